@@ -1,0 +1,3 @@
+from pawflow.cli import main
+
+main()

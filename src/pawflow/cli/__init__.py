@@ -1,0 +1,24 @@
+"""The ``pawflow`` command line: thin commands over the library."""
+
+from __future__ import annotations
+
+import typer
+
+from pawflow.cli import demo
+
+app = typer.Typer(
+    name="pawflow",
+    help="Ask a person something and wait for the answer durably.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+demo.register(app)
+
+
+@app.callback()
+def _root() -> None:
+    """Ask a person something and wait for the answer durably."""
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,51 @@
+"""``pawflow demo``: ask a question, answer it, and watch the waiting requester resume."""
+
+from __future__ import annotations
+
+import threading
+
+import typer
+from rich.console import Console
+
+from pawflow.durable.delivery import Delivery
+from pawflow.store import DEFAULT_URL, open_store
+
+console = Console()
+
+
+def demo(
+    db: str = typer.Option(DEFAULT_URL, "--db", envvar="PAWFLOW_DB", help="Store URL."),
+) -> None:
+    """Ask, answer, resume: the whole durable cycle on the embedded store."""
+    with open_store(db) as store:
+        conversation = store.create_conversation("demo", "Demo")
+        question = store.request_interaction(
+            "demo",
+            conversation.id,
+            "choice",
+            "Which environment should I deploy to?",
+            options=["staging", "production"],
+            requester={"type": "flow", "name": "deploy"},
+            expires_in="1d",
+        )
+        console.print(f"[bold]asked[/] {question.id}: {question.message} {question.options}")
+
+        resumed = threading.Event()
+
+        def on_resume(delivery: Delivery) -> None:
+            outcome = delivery.continuation.value
+            console.print(f"[bold green]resumed[/] {delivery.continuation.target} with {outcome}")
+            resumed.set()
+
+        store.register_handler("demo", on_resume)
+        parked = store.park("demo:deploy", signal_id=question.signal_id, timeout="1d")
+        console.print(f"[bold]parked[/] {parked.id} on {question.signal_id}")
+
+        answered = store.respond_interaction(question.id, "staging", user="demo")
+        console.print(f"[bold]answered[/] {answered.answer!r} by {answered.answered_by}")
+        if not resumed.wait(10):
+            raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)

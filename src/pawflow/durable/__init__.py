@@ -1,0 +1,1 @@
+"""Durable signals, parked continuations, timers, delivery and the sweeper."""

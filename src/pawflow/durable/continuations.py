@@ -1,0 +1,197 @@
+"""Durable signals and the continuations parked on them or on a deadline.
+
+A signal remembers its latest value: a continuation parked on a signal that has already
+fired is resolved at once (no lost-notify race). Parking and firing take the same per-signal
+lock, so one of them always sees the other.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pawflow.clock import from_millis, to_millis
+from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
+
+if TYPE_CHECKING:
+    from pawflow.store._db import Tx
+
+Outcome = Literal["signaled", "timeout", "elapsed", "cancelled"]
+
+RESOLVED_NOTICE = "resolved"
+SIGNAL_NOTICE_PREFIX = "signal:"
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """Something parked until a signal or a deadline, to be handed to ``target``."""
+
+    id: str
+    target: str
+    signal_id: str | None
+    deadline: datetime | None
+    payload: bytes
+    status: Literal["parked", "resolved"]
+    outcome: Outcome | None
+    value: Any
+    attempts: int
+    created_at: datetime
+
+    @property
+    def target_kind(self) -> str:
+        """The part of ``target`` before the first ``:`` names its delivery handler."""
+        return self.target.split(":", 1)[0]
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Continuation:
+        return cls(
+            id=row["id"],
+            target=row["target"],
+            signal_id=row["signal_id"],
+            deadline=None if row["deadline"] is None else from_millis(row["deadline"]),
+            payload=bytes(row["payload"]),
+            status=row["status"],
+            outcome=row["outcome"],
+            value=None if row["value"] is None else json.loads(row["value"]),
+            attempts=row["attempts"],
+            created_at=from_millis(row["created_at"]),
+        )
+
+
+@dataclass(frozen=True)
+class SignalValue:
+    signal_id: str
+    value: Any
+    fired_at: datetime
+
+
+def read_signal(tx: Tx, signal_id: str) -> SignalValue | None:
+    row = tx.one("SELECT value, fired_at FROM signals WHERE signal_id = ?", (signal_id,))
+    if row is None:
+        return None
+    return SignalValue(signal_id, json.loads(row["value"]), from_millis(row["fired_at"]))
+
+
+def fire_signal(tx: Tx, signal_id: str, value: Any, now: datetime) -> int:
+    """Remember ``value`` as the signal's latest and resolve everything parked on it."""
+    encoded = json.dumps(value)
+    at = to_millis(now)
+    tx.lock_key(signal_id)
+    tx.execute(
+        "INSERT INTO signals (signal_id, value, fired_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (signal_id) DO UPDATE SET value = excluded.value,"
+        " fired_at = excluded.fired_at, fire_count = signals.fire_count + 1",
+        (signal_id, encoded, at),
+    )
+    resolved = tx.execute(
+        "UPDATE continuations SET status = 'resolved', outcome = 'signaled', value = ?,"
+        " resolved_at = ?, next_attempt_at = ?"
+        " WHERE status = 'parked' AND signal_id = ?",
+        (encoded, at, at, signal_id),
+    )
+    tx.notify(SIGNAL_NOTICE_PREFIX + signal_id)
+    if resolved:
+        tx.notify(RESOLVED_NOTICE)
+    return resolved
+
+
+def park(
+    tx: Tx,
+    target: str,
+    *,
+    now: datetime,
+    payload: bytes,
+    payload_cap: int,
+    signal_id: str | None = None,
+    deadline: datetime | None = None,
+) -> Continuation:
+    """Park a continuation on a signal (with an optional deadline) or until a deadline."""
+    if not target or ":" not in target:
+        raise InvalidInput(f"invalid delivery target {target!r}: expected 'kind:key'")
+    if signal_id is None and deadline is None:
+        raise InvalidInput("a continuation needs a signal, a deadline, or both")
+    if signal_id is not None and not signal_id:
+        raise InvalidInput("signal_id must not be empty")
+    if len(payload) > payload_cap:
+        raise PayloadTooLarge(
+            f"payload of {len(payload)} bytes exceeds the cap of {payload_cap} bytes"
+        )
+    at = to_millis(now)
+    status: str = "parked"
+    outcome: str | None = None
+    value: str | None = None
+    if signal_id is not None:
+        tx.lock_key(signal_id)
+        fired = tx.one("SELECT value FROM signals WHERE signal_id = ?", (signal_id,))
+        if fired is not None:
+            status, outcome, value = "resolved", "signaled", fired["value"]
+    continuation_id = secrets.token_urlsafe(16)
+    tx.execute(
+        "INSERT INTO continuations (id, target, signal_id, deadline, payload, status, outcome,"
+        " value, next_attempt_at, created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            continuation_id,
+            target,
+            signal_id,
+            None if deadline is None else to_millis(deadline),
+            payload,
+            status,
+            outcome,
+            value,
+            at if status == "resolved" else None,
+            at,
+            at if status == "resolved" else None,
+        ),
+    )
+    if status == "resolved":
+        tx.notify(RESOLVED_NOTICE)
+    return get_continuation(tx, continuation_id)
+
+
+def get_continuation(tx: Tx, continuation_id: str) -> Continuation:
+    row = tx.one("SELECT * FROM continuations WHERE id = ?", (continuation_id,))
+    if row is None:
+        raise NotFound("continuation")
+    return Continuation.from_row(row)
+
+
+def cancel_continuation(tx: Tx, continuation_id: str, now: datetime) -> bool:
+    """Release a parked continuation with outcome ``cancelled``; False if not parked."""
+    at = to_millis(now)
+    changed = tx.execute(
+        "UPDATE continuations SET status = 'resolved', outcome = 'cancelled',"
+        " resolved_at = ?, next_attempt_at = ? WHERE id = ? AND status = 'parked'",
+        (at, at, continuation_id),
+    )
+    if changed:
+        tx.notify(RESOLVED_NOTICE)
+    return bool(changed)
+
+
+def release_due(tx: Tx, now: datetime, limit: int) -> int:
+    """Time out waits and fire timers whose deadline has come (one leased batch)."""
+    at = to_millis(now)
+    due = tx.all(
+        "SELECT id, signal_id FROM continuations WHERE status = 'parked' AND deadline <= ?"
+        " ORDER BY deadline LIMIT ?" + tx.skip_locked,
+        (at, limit),
+    )
+    for row in due:
+        outcome = "elapsed" if row["signal_id"] is None else "timeout"
+        tx.execute(
+            "UPDATE continuations SET status = 'resolved', outcome = ?, resolved_at = ?,"
+            " next_attempt_at = ? WHERE id = ? AND status = 'parked'",
+            (outcome, at, at, row["id"]),
+        )
+    if due:
+        tx.notify(RESOLVED_NOTICE)
+    return len(due)
+
+
+def pending_for_target(tx: Tx, target: str) -> int:
+    """How many continuations (parked or undelivered) still belong to ``target``."""
+    row = tx.one("SELECT count(*) AS n FROM continuations WHERE target = ?", (target,))
+    return 0 if row is None else int(row["n"])

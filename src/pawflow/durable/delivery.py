@@ -1,0 +1,143 @@
+"""Handing resolved continuations to their targets, exactly once.
+
+Targets are named ``kind:key`` (``flow:<instance>``, ``agent:<name>``, …); a handler
+registered for a kind takes the continuations whose target it accepts. A continuation is
+deleted in the same transaction in which its handler takes it, so a crash at any point
+either leaves it to deliver again or has it delivered, never both. A handler that cannot take
+it now raises (``Undeliverable`` or anything else): the transaction rolls back and the
+continuation stays resolved, retried with backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from pawflow.clock import to_millis
+from pawflow.durable.continuations import Continuation
+from pawflow.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from pawflow.store._db import Database, Tx
+
+log = logging.getLogger("pawflow.delivery")
+
+MAX_BACKOFF = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A resolved continuation being handed on, inside the transaction that consumes it.
+
+    Durable effects the handler writes through ``tx`` commit together with the consumption.
+    """
+
+    continuation: Continuation
+    tx: Tx
+
+
+@runtime_checkable
+class DeliveryHandler(Protocol):
+    def accepts(self, target: str) -> bool:
+        """Whether this process can take continuations for ``target`` now."""
+        ...
+
+    def deliver(self, delivery: Delivery) -> None: ...
+
+
+class FunctionHandler:
+    """A handler made of a function; accepts every target of its kind."""
+
+    def __init__(self, deliver: Callable[[Delivery], None]) -> None:
+        self._deliver = deliver
+
+    def accepts(self, target: str) -> bool:
+        return True
+
+    def deliver(self, delivery: Delivery) -> None:
+        self._deliver(delivery)
+
+
+class DeliveryRegistry:
+    def __init__(self) -> None:
+        self._handlers: dict[str, DeliveryHandler] = {}
+        self._lock = threading.Lock()
+
+    def register(self, kind: str, handler: DeliveryHandler | Callable[[Delivery], None]) -> None:
+        if not kind or ":" in kind:
+            raise InvalidInput(f"invalid target kind {kind!r}")
+        resolved = handler if isinstance(handler, DeliveryHandler) else FunctionHandler(handler)
+        with self._lock:
+            self._handlers[kind] = resolved
+
+    def unregister(self, kind: str) -> None:
+        with self._lock:
+            self._handlers.pop(kind, None)
+
+    def kinds(self) -> list[str]:
+        with self._lock:
+            return sorted(self._handlers)
+
+    def handler_for(self, target: str) -> DeliveryHandler | None:
+        with self._lock:
+            handler = self._handlers.get(target.split(":", 1)[0])
+        if handler is None or not handler.accepts(target):
+            return None
+        return handler
+
+
+def backoff(attempts: int) -> timedelta:
+    return min(timedelta(seconds=2 ** min(attempts, 16)), MAX_BACKOFF)
+
+
+def deliver_due(db: Database, registry: DeliveryRegistry, now: datetime, *, limit: int) -> int:
+    """Deliver resolved continuations whose handlers live here; returns how many."""
+    kinds = registry.kinds()
+    if not kinds:
+        return 0
+    matches = " OR ".join("target LIKE ?" for _ in kinds)
+    with db.transaction(write=False) as tx:
+        candidates = tx.all(
+            "SELECT id, target FROM continuations WHERE status = 'resolved'"
+            f" AND next_attempt_at <= ? AND ({matches}) ORDER BY next_attempt_at LIMIT ?",
+            (to_millis(now), *[f"{kind}:%" for kind in kinds], limit),
+        )
+    delivered = 0
+    for candidate in candidates:
+        handler = registry.handler_for(candidate["target"])
+        if handler is not None and deliver_one(db, handler, candidate["id"], now):
+            delivered += 1
+    return delivered
+
+
+def deliver_one(db: Database, handler: DeliveryHandler, continuation_id: str, now: datetime) -> bool:
+    try:
+        with db.transaction() as tx:
+            row = tx.one(
+                "SELECT * FROM continuations WHERE id = ? AND status = 'resolved'" + tx.skip_locked,
+                (continuation_id,),
+            )
+            if row is None:
+                return False  # taken by another process, or already delivered
+            handler.deliver(Delivery(Continuation.from_row(row), tx))
+            tx.execute("DELETE FROM continuations WHERE id = ?", (continuation_id,))
+        return True
+    except Exception as exc:  # noqa: BLE001 - any handler failure means "retry later"
+        log.info("delivery of %s deferred: %s", continuation_id, exc)
+        with db.transaction() as tx:
+            row = tx.one("SELECT attempts FROM continuations WHERE id = ?", (continuation_id,))
+            if row is not None:
+                tx.execute(
+                    "UPDATE continuations SET attempts = attempts + 1, next_attempt_at = ?,"
+                    " last_error = ? WHERE id = ? AND status = 'resolved'",
+                    (
+                        to_millis(now + backoff(int(row["attempts"]))),
+                        str(exc)[:1000],
+                        continuation_id,
+                    ),
+                )
+        return False

@@ -1,0 +1,331 @@
+"""The two database backends behind one small transaction interface.
+
+SQL is written once with ``?`` placeholders; the PostgreSQL backend rewrites them. The
+backends differ only in a few hooks: how a transaction starts, how a row is locked for a
+lease, how other processes are told that something changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import psycopg.errors
+import psycopg_pool
+from psycopg.rows import dict_row
+
+from pawflow.errors import Conflict, StoreError, StoreUnavailable
+
+Row = dict[str, Any]
+Params = Sequence[Any]
+
+NOTIFY_CHANNEL = "pawflow"
+
+
+class Tx:
+    """One open transaction. Statements use ``?`` placeholders on every backend."""
+
+    def __init__(self, db: Database, cursor: Any) -> None:
+        self._db = db
+        self._cursor = cursor
+        self._after_commit: list[Callable[[], None]] = []
+        self._notices: set[str] = set()
+
+    @property
+    def dialect(self) -> str:
+        return self._db.dialect
+
+    def execute(self, sql: str, params: Params = ()) -> int:
+        """Run a statement; returns the number of rows it changed."""
+        self._db.run(self._cursor, sql, params)
+        return int(self._cursor.rowcount)
+
+    def one(self, sql: str, params: Params = ()) -> Row | None:
+        self._db.run(self._cursor, sql, params)
+        row = self._cursor.fetchone()
+        return None if row is None else dict(row)
+
+    def all(self, sql: str, params: Params = ()) -> list[Row]:
+        self._db.run(self._cursor, sql, params)
+        return [dict(row) for row in self._cursor.fetchall()]
+
+    def lock_key(self, key: str) -> None:
+        """Serialize transactions that touch ``key`` (a signal id) until commit."""
+        self._db.lock_key(self, key)
+
+    @property
+    def skip_locked(self) -> str:
+        """Suffix for a lease query: rows another process holds are passed over."""
+        return self._db.skip_locked
+
+    def notify(self, notice: str) -> None:
+        """Tell other processes (after commit) that something changed."""
+        self._notices.add(notice)
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        self._after_commit.append(callback)
+
+
+class Database:
+    """Connections, transactions and cross-process notices for one database."""
+
+    dialect: str = ""
+    skip_locked: str = ""
+
+    def __init__(self) -> None:
+        self._local_listeners: list[Callable[[str], None]] = []
+
+    def run(self, cursor: Any, sql: str, params: Params) -> None:
+        raise NotImplementedError
+
+    def lock_key(self, tx: Tx, key: str) -> None:
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[Tx]:
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+    def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback`` with each notice from any process; returns a stop function."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _finish(self, tx: Tx) -> None:
+        for callback in tx._after_commit:
+            callback()
+        # Listeners in this process hear of the commit at once, without a round trip.
+        for notice in tx._notices:
+            for listener in list(self._local_listeners):
+                listener(notice)
+
+
+def _sqlite_busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and (
+        "locked" in str(exc) or "busy" in str(exc)
+    )
+
+
+class SqliteDatabase(Database):
+    """One SQLite file in WAL mode; every write transaction starts ``BEGIN IMMEDIATE``.
+
+    Each thread keeps its own connection. Other processes learn of changes by watching
+    ``PRAGMA data_version``, which moves whenever another connection commits.
+    """
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str, *, busy_timeout: float = 30.0) -> None:
+        super().__init__()
+        self.path = path
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.busy_timeout = busy_timeout
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, isolation_level=None, timeout=self.busy_timeout, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreUnavailable("the store is closed")
+            conn = self.connect()
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    def run(self, cursor: Any, sql: str, params: Params) -> None:
+        try:
+            cursor.execute(sql, params)
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"constraint violated: {exc}") from exc
+        except sqlite3.Error as exc:
+            if _sqlite_busy(exc):
+                raise
+            raise StoreError(f"database error: {exc}") from exc
+
+    def lock_key(self, tx: Tx, key: str) -> None:
+        """Nothing to do: ``BEGIN IMMEDIATE`` already serializes every writer."""
+
+    @contextlib.contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[Tx]:
+        conn = self._connection()
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                break
+            except sqlite3.OperationalError as exc:
+                # busy_timeout covers nearly every wait; this covers the rest (WAL recovery).
+                if not _sqlite_busy(exc) or time.monotonic() > deadline:
+                    raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
+                time.sleep(0.005)
+        tx = Tx(self, conn.cursor())
+        try:
+            yield tx
+        except BaseException as exc:
+            conn.execute("ROLLBACK")
+            if _sqlite_busy(exc):
+                raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise StoreUnavailable(f"commit failed: {exc}") from exc
+        self._finish(tx)
+
+    def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        # In this process, commits call listeners directly; other processes' commits are
+        # seen by polling data_version on a connection of the watcher's own.
+        self._local_listeners.append(callback)
+        stop = threading.Event()
+
+        def watch() -> None:
+            conn = self.connect()
+            try:
+                last = conn.execute("PRAGMA data_version").fetchone()[0]
+                while not stop.wait(0.02):
+                    version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    if version != last:
+                        last = version
+                        callback("changed")
+            except sqlite3.Error:
+                pass
+            finally:
+                conn.close()
+
+        thread = threading.Thread(target=watch, name="pawflow-sqlite-watch", daemon=True)
+        thread.start()
+
+        def stop_listening() -> None:
+            stop.set()
+            with contextlib.suppress(ValueError):
+                self._local_listeners.remove(callback)
+            thread.join(timeout=5)
+
+        return stop_listening
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            for conn in self._connections:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._connections.clear()
+
+
+class PostgresDatabase(Database):
+    """A PostgreSQL database through a connection pool; notices travel by LISTEN/NOTIFY."""
+
+    dialect = "postgres"
+    skip_locked = " FOR UPDATE SKIP LOCKED"
+
+    def __init__(self, url: str, *, max_connections: int = 10, timeout: float = 30.0) -> None:
+        super().__init__()
+        self.url = url
+        self._sql_cache: dict[str, str] = {}
+        try:
+            self.pool: psycopg_pool.ConnectionPool[psycopg.Connection[Any]] = (
+                psycopg_pool.ConnectionPool(
+                    url,
+                    min_size=1,
+                    max_size=max_connections,
+                    timeout=timeout,
+                    kwargs={"row_factory": dict_row, "autocommit": False},
+                    open=True,
+                )
+            )
+            self.pool.wait(timeout=timeout)
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            raise StoreUnavailable(f"cannot reach PostgreSQL: {exc}") from exc
+
+    def _translate(self, sql: str) -> str:
+        cached = self._sql_cache.get(sql)
+        if cached is None:
+            cached = sql.replace("%", "%%").replace("?", "%s")
+            self._sql_cache[sql] = cached
+        return cached
+
+    def run(self, cursor: Any, sql: str, params: Params) -> None:
+        try:
+            cursor.execute(self._translate(sql), params)
+        except psycopg.errors.IntegrityError as exc:
+            raise Conflict(f"constraint violated: {exc}") from exc
+        except psycopg.errors.OperationalError as exc:
+            raise StoreUnavailable(f"database unavailable: {exc}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"database error: {exc}") from exc
+
+    def lock_key(self, tx: Tx, key: str) -> None:
+        tx.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+
+    @contextlib.contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[Tx]:
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                tx = Tx(self, conn.cursor())
+                yield tx
+                for notice in tx._notices:
+                    tx.execute("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, notice))
+        except psycopg_pool.PoolTimeout as exc:
+            raise StoreUnavailable(f"no database connection available: {exc}") from exc
+        except psycopg.errors.OperationalError as exc:
+            raise StoreUnavailable(f"database unavailable: {exc}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"database error: {exc}") from exc
+        self._finish(tx)
+
+    def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        stop = threading.Event()
+
+        def watch() -> None:
+            while not stop.is_set():
+                try:
+                    with psycopg.connect(self.url, autocommit=True) as conn:
+                        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                        callback("changed")  # anything missed while (re)connecting
+                        while not stop.is_set():
+                            for note in conn.notifies(timeout=0.25):
+                                callback(note.payload)
+                except psycopg.Error:
+                    if stop.wait(0.5):
+                        return
+
+        self._local_listeners.append(callback)
+        thread = threading.Thread(target=watch, name="pawflow-pg-listen", daemon=True)
+        thread.start()
+
+        def stop_listening() -> None:
+            stop.set()
+            with contextlib.suppress(ValueError):
+                self._local_listeners.remove(callback)
+            thread.join(timeout=5)
+
+        return stop_listening
+
+    def close(self) -> None:
+        self.pool.close()

@@ -1,0 +1,171 @@
+"""Users, conversations with their members, and uploads: who may see and answer what."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime
+from typing import Literal
+
+from pawflow.clock import from_millis, to_millis
+from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
+from pawflow.records import Access, Conversation, FileRef
+from pawflow.store._db import Tx
+
+MAX_NAME = 200
+
+
+def _check_name(what: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_NAME:
+        raise InvalidInput(f"{what} must be a non-empty string of at most {MAX_NAME} characters")
+    return value
+
+
+def ensure_user(tx: Tx, user: str, now: datetime) -> str:
+    _check_name("user", user)
+    tx.execute(
+        "INSERT INTO users (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+        (user, to_millis(now)),
+    )
+    return user
+
+
+def create_conversation(tx: Tx, owner: str, title: str, now: datetime) -> Conversation:
+    if not isinstance(title, str) or len(title) > 500:
+        raise InvalidInput("title must be a string of at most 500 characters")
+    ensure_user(tx, owner, now)
+    conversation_id = secrets.token_urlsafe(16)
+    tx.execute(
+        "INSERT INTO conversations (id, owner, title, created_at) VALUES (?, ?, ?, ?)",
+        (conversation_id, owner, title, to_millis(now)),
+    )
+    return get_conversation(tx, conversation_id, user=owner)
+
+
+def conversation_access(tx: Tx, conversation_id: str, user: str) -> Access | None:
+    row = tx.one(
+        "SELECT c.owner, m.access FROM conversations c LEFT JOIN conversation_members m"
+        " ON m.conversation_id = c.id AND m.user_id = ? WHERE c.id = ?",
+        (user, conversation_id),
+    )
+    if row is None:
+        return None
+    if row["owner"] == user:
+        return "owner"
+    access: Access | None = row["access"]
+    return access
+
+
+def get_conversation(tx: Tx, conversation_id: str, *, user: str) -> Conversation:
+    """The conversation as ``user`` sees it; members (owner, read, write) may read it."""
+    access = conversation_access(tx, conversation_id, user)
+    row = tx.one("SELECT * FROM conversations WHERE id = ?", (conversation_id,))
+    if access is None or row is None:
+        raise NotFound("conversation")
+    members = tx.all(
+        "SELECT user_id, access FROM conversation_members WHERE conversation_id = ?"
+        " ORDER BY user_id",
+        (conversation_id,),
+    )
+    return Conversation(
+        id=row["id"],
+        owner=row["owner"],
+        title=row["title"],
+        created_at=from_millis(row["created_at"]),
+        access=access,
+        members={m["user_id"]: m["access"] for m in members},
+    )
+
+
+def list_conversations(tx: Tx, *, user: str) -> list[Conversation]:
+    rows = tx.all(
+        "SELECT id FROM conversations WHERE owner = ? UNION"
+        " SELECT conversation_id AS id FROM conversation_members WHERE user_id = ?",
+        (user, user),
+    )
+    found = [get_conversation(tx, row["id"], user=user) for row in rows]
+    return sorted(found, key=lambda c: (c.created_at, c.id))
+
+
+def share_conversation(
+    tx: Tx,
+    conversation_id: str,
+    *,
+    user: str,
+    with_user: str,
+    access: Literal["read", "write"],
+    now: datetime,
+) -> Conversation:
+    """Only the owner shares; sharing again changes the access."""
+    if access not in ("read", "write"):
+        raise InvalidInput("access must be 'read' or 'write'")
+    if conversation_access(tx, conversation_id, user) != "owner":
+        raise NotFound("conversation")
+    if with_user == user:
+        raise InvalidInput("the owner already has every access")
+    ensure_user(tx, with_user, now)
+    tx.execute(
+        "INSERT INTO conversation_members (conversation_id, user_id, access) VALUES (?, ?, ?)"
+        " ON CONFLICT (conversation_id, user_id) DO UPDATE SET access = excluded.access",
+        (conversation_id, with_user, access),
+    )
+    return get_conversation(tx, conversation_id, user=user)
+
+
+def conversation_audience(tx: Tx, conversation_id: str, *, writers_only: bool) -> set[str]:
+    """The owner and the collaborators (only those with write access, if asked)."""
+    rows = tx.all(
+        "SELECT owner AS user_id FROM conversations WHERE id = ? UNION"
+        " SELECT user_id FROM conversation_members WHERE conversation_id = ?"
+        + (" AND access = 'write'" if writers_only else ""),
+        (conversation_id, conversation_id),
+    )
+    return {row["user_id"] for row in rows}
+
+
+def add_file(
+    tx: Tx,
+    owner: str,
+    name: str,
+    media_type: str,
+    content: bytes,
+    *,
+    max_bytes: int,
+    now: datetime,
+) -> FileRef:
+    _check_name("file name", name)
+    _check_name("media type", media_type)
+    if len(content) > max_bytes:
+        raise PayloadTooLarge(f"file of {len(content)} bytes exceeds the cap of {max_bytes} bytes")
+    ensure_user(tx, owner, now)
+    ref = FileRef(
+        id=secrets.token_urlsafe(16),
+        name=name,
+        size=len(content),
+        media_type=media_type.lower(),
+        sha256=hashlib.sha256(content).hexdigest(),
+    )
+    tx.execute(
+        "INSERT INTO files (id, owner, name, size, media_type, sha256, content, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (ref.id, owner, ref.name, ref.size, ref.media_type, ref.sha256, content, to_millis(now)),
+    )
+    return ref
+
+
+def get_file(tx: Tx, file_id: str, *, user: str) -> FileRef:
+    """An upload ``user`` made; anyone else's is not found."""
+    row = tx.one(
+        "SELECT id, name, size, media_type, sha256 FROM files WHERE id = ? AND owner = ?",
+        (file_id, user),
+    )
+    if row is None:
+        raise NotFound("file")
+    return FileRef(**row)
+
+
+def file_content(tx: Tx, file_id: str) -> bytes:
+    row = tx.one("SELECT content FROM files WHERE id = ?", (file_id,))
+    if row is None:
+        raise NotFound("file")
+    return bytes(row["content"])

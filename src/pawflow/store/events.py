@@ -1,0 +1,57 @@
+"""The durable event log: one row per recipient, written in the transaction it announces."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from pawflow.clock import from_millis, to_millis
+from pawflow.records import Event
+from pawflow.store._db import Tx
+
+EVENT_NOTICE = "event"
+
+
+def append_event(
+    tx: Tx,
+    audience: Iterable[str],
+    conversation_id: str | None,
+    type_: str,
+    data: dict[str, Any],
+    now: datetime,
+) -> None:
+    recipients = sorted(set(audience))
+    if not recipients:
+        return
+    # Sequence numbers must become visible in order, or a reader resuming after seq N could
+    # skip a smaller one committed later; one writer at a time keeps them in commit order.
+    tx.lock_key("pawflow:events")
+    encoded = json.dumps(data)
+    at = to_millis(now)
+    for user in recipients:
+        tx.execute(
+            "INSERT INTO events (user_id, conversation_id, type, data, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (user, conversation_id, type_, encoded, at),
+        )
+    tx.notify(EVENT_NOTICE)
+
+
+def events_after(tx: Tx, user: str, after_seq: int, limit: int) -> list[Event]:
+    rows = tx.all(
+        "SELECT seq, type, conversation_id, data, created_at FROM events"
+        " WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        (user, after_seq, limit),
+    )
+    return [
+        Event(
+            seq=row["seq"],
+            type=row["type"],
+            conversation_id=row["conversation_id"],
+            data=json.loads(row["data"]),
+            created_at=from_millis(row["created_at"]),
+        )
+        for row in rows
+    ]

@@ -1,0 +1,280 @@
+"""Interactions in the store: publish, read within scope, and the one way out of ``pending``.
+
+Answering, cancelling and expiring are conditional updates (``… WHERE status =
+'pending'``): of any number of concurrent attempts exactly one changes the row, and in the
+same transaction it fires the request's signal and logs the event.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from datetime import datetime
+from typing import Any, Literal
+
+from pawflow.clock import to_millis
+from pawflow.durable.continuations import fire_signal
+from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending
+from pawflow.interactions import (
+    CONFIRMATION_KINDS,
+    Kind,
+    normalize_answer,
+    normalize_options,
+    parse_kind,
+    prepare_request,
+)
+from pawflow.records import Interaction, Requester
+from pawflow.store._db import Tx
+from pawflow.store.conversations import (
+    conversation_access,
+    conversation_audience,
+    ensure_user,
+    get_file,
+)
+from pawflow.store.events import append_event
+
+MAX_MESSAGE = 20_000
+SignalFamily = Literal["confirmation", "interaction"]
+Outcome = Literal["answered", "cancelled", "expired"]
+
+
+def _row(tx: Tx, request_id: str) -> dict[str, Any] | None:
+    if not isinstance(request_id, str) or not request_id:
+        return None
+    return tx.one("SELECT * FROM interactions WHERE id = ?", (request_id,))
+
+
+def may_answer(tx: Tx, row: dict[str, Any], user: str) -> bool:
+    return row["owner"] == user or conversation_access(tx, row["conversation_id"], user) in (
+        "owner",
+        "write",
+    )
+
+
+def request(
+    tx: Tx,
+    *,
+    owner: str,
+    conversation_id: str,
+    kind: str,
+    message: str,
+    options: object,
+    title: str | None,
+    response_schema: dict[str, Any] | None,
+    expires_at: datetime | None,
+    requester: Requester,
+    signal_family: SignalFamily | None,
+    ui_surface: dict[str, Any] | None,
+    now: datetime,
+) -> Interaction:
+    parsed_kind = parse_kind(kind)
+    if not isinstance(message, str) or not message.strip():
+        raise InvalidInput("message is required", [FieldError("message", "required")])
+    if len(message) > MAX_MESSAGE:
+        raise InvalidInput("message is too long", [FieldError("message", f"at most {MAX_MESSAGE}")])
+    if title is not None and (not isinstance(title, str) or len(title) > 500):
+        raise InvalidInput("title is invalid", [FieldError("title", "a string of at most 500")])
+    if response_schema is not None and not isinstance(response_schema, dict):
+        raise InvalidInput(
+            "response_schema must be an object", [FieldError("response_schema", "expected an object")]
+        )
+    if expires_at is not None and expires_at <= now:
+        raise InvalidInput("expires_at is in the past", [FieldError("expires_at", "in the past")])
+    parsed_options = None if options is None else normalize_options(options)
+    final_options, schema = prepare_request(parsed_kind, parsed_options, response_schema)
+    ensure_user(tx, owner, now)
+    if conversation_access(tx, conversation_id, owner) is None:
+        raise NotFound("conversation")
+    family = signal_family or (
+        "confirmation" if parsed_kind in CONFIRMATION_KINDS else "interaction"
+    )
+    request_id = secrets.token_urlsafe(16)
+    tx.execute(
+        "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
+        " response_schema, owner, conversation_id, requester, signal_id, status,"
+        " created_at, expires_at, ui_surface)"
+        " VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+        (
+            request_id,
+            parsed_kind.value,
+            title,
+            message,
+            None if final_options is None else json.dumps([o.model_dump() for o in final_options]),
+            json.dumps(schema),
+            owner,
+            conversation_id,
+            json.dumps(requester.model_dump()),
+            f"{family}:{request_id}",
+            to_millis(now),
+            None if expires_at is None else to_millis(expires_at),
+            None if ui_surface is None else json.dumps(ui_surface),
+        ),
+    )
+    record = Interaction.from_row(_must(tx, request_id))
+    _announce(tx, record, "interaction_request", now)
+    return record
+
+
+def _must(tx: Tx, request_id: str) -> dict[str, Any]:
+    row = _row(tx, request_id)
+    if row is None:
+        raise NotFound()
+    return row
+
+
+def _announce(tx: Tx, record: Interaction, type_: str, now: datetime) -> None:
+    audience = conversation_audience(tx, record.conversation_id, writers_only=True)
+    audience.add(record.owner)
+    append_event(tx, audience, record.conversation_id, type_, record.to_dict(), now)
+
+
+def get(tx: Tx, request_id: str, *, user: str) -> Interaction:
+    row = _row(tx, request_id)
+    if row is None or row["owner"] != user:
+        raise NotFound()
+    return Interaction.from_row(row)
+
+
+def list_for(
+    tx: Tx,
+    *,
+    user: str,
+    status: str | None,
+    conversation_id: str | None,
+    kind: str | None,
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[Interaction], str | None]:
+    """The user's interactions, oldest first, a page at a time."""
+    clauses = ["owner = ?"]
+    params: list[Any] = [user]
+    if status is not None:
+        if status not in ("pending", "answered", "cancelled", "expired"):
+            raise InvalidInput(
+                "unknown status",
+                [FieldError("status", "one of pending, answered, cancelled, expired")],
+            )
+        clauses.append("status = ?")
+        params.append(status)
+    if conversation_id is not None:
+        clauses.append("conversation_id = ?")
+        params.append(conversation_id)
+    if kind is not None:
+        clauses.append("kind = ?")
+        params.append(parse_kind(kind).value)
+    if cursor is not None:
+        created, after_id = _decode_cursor(cursor)
+        clauses.append("(created_at > ? OR (created_at = ? AND id > ?))")
+        params.extend([created, created, after_id])
+    if not 1 <= limit <= 1000:
+        raise InvalidInput("limit out of range", [FieldError("limit", "between 1 and 1000")])
+    rows = tx.all(
+        f"SELECT * FROM interactions WHERE {' AND '.join(clauses)}"
+        " ORDER BY created_at, id LIMIT ?",
+        (*params, limit + 1),
+    )
+    page = [Interaction.from_row(row) for row in rows[:limit]]
+    next_cursor = None
+    if len(rows) > limit:
+        last = rows[limit - 1]
+        next_cursor = _encode_cursor(last["created_at"], last["id"])
+    return page, next_cursor
+
+
+def _encode_cursor(created: int, request_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{created}.{request_id}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        created, request_id = raw.split(".", 1)
+        return int(created), request_id
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInput("invalid cursor", [FieldError("cursor", "not a cursor")]) from exc
+
+
+def leave_pending(
+    tx: Tx,
+    row: dict[str, Any],
+    outcome: Outcome,
+    *,
+    answer: Any,
+    by: str | None,
+    now: datetime,
+) -> Interaction | None:
+    """Move one request out of ``pending``; None when another attempt won first."""
+    at = to_millis(now)
+    changed = tx.execute(
+        "UPDATE interactions SET status = ?, answer = ?, answered_by = ?, answered_at = ?"
+        " WHERE id = ? AND status = 'pending'",
+        (outcome, None if outcome != "answered" else json.dumps(answer), by, at, row["id"]),
+    )
+    if not changed:
+        return None
+    record = Interaction.from_row(_must(tx, row["id"]))
+    fire_signal(tx, record.signal_id, {"status": outcome, "answer": record.answer}, now)
+    _announce(tx, record, "interaction_answered", now)
+    return record
+
+
+def _expired(row: dict[str, Any], now: datetime) -> bool:
+    return row["expires_at"] is not None and row["expires_at"] <= to_millis(now)
+
+
+def respond(
+    tx: Tx, request_id: str, answer: Any, *, user: str, now: datetime
+) -> Interaction | NotPending:
+    """Validate, normalize and record an answer.
+
+    A request found past its deadline is expired here and now (the caller commits that and
+    raises the returned ``NotPending``), so an answer never beats an expiry that is due.
+    """
+    row = _row(tx, request_id)
+    if row is None or not may_answer(tx, row, user):
+        raise NotFound()
+    if row["status"] != "pending":
+        raise NotPending(row["status"])
+    if _expired(row, now):
+        leave_pending(tx, row, "expired", answer=None, by=None, now=now)
+        return NotPending("expired")
+
+    def resolve_file(file_id: str) -> dict[str, Any] | None:
+        try:
+            return get_file(tx, file_id, user=user).to_dict()
+        except NotFound:
+            return None
+
+    normalized = normalize_answer(
+        Kind(row["kind"]), json.loads(row["response_schema"]), answer, resolve_file=resolve_file
+    )
+    record = leave_pending(tx, row, "answered", answer=normalized, by=user, now=now)
+    if record is None:
+        current = _must(tx, request_id)
+        raise NotPending(current["status"])
+    return record
+
+
+def cancel(tx: Tx, request_id: str, *, user: str, now: datetime) -> Interaction:
+    row = _row(tx, request_id)
+    if row is None or not may_answer(tx, row, user):
+        raise NotFound()
+    record = leave_pending(tx, row, "cancelled", answer=None, by=user, now=now)
+    if record is None:
+        raise NotPending(_must(tx, request_id)["status"])
+    return record
+
+
+def expire_due(tx: Tx, now: datetime, limit: int) -> int:
+    """Expire one leased batch of requests whose deadline has passed."""
+    rows = tx.all(
+        "SELECT * FROM interactions WHERE status = 'pending' AND expires_at <= ?"
+        " ORDER BY expires_at LIMIT ?" + tx.skip_locked,
+        (to_millis(now), limit),
+    )
+    return sum(
+        1
+        for row in rows
+        if leave_pending(tx, row, "expired", answer=None, by=None, now=now) is not None
+    )

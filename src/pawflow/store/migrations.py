@@ -1,0 +1,201 @@
+"""Versioned, in-place, additive schema migrations.
+
+Each backend keeps an append-only numbered list of SQL files in ``sql/<backend>/``
+(``0001_initial.sql``, ``0002_….sql``: position = version) and ``current.sql``, the schema
+those files add up to. Every step runs in one transaction together with its version bump.
+
+A database made by the earlier confirmations-only schema (a ``confirmations`` table and its
+``durable_signals``) is upgraded by the first step: its rows are copied into
+``interactions`` as contract version 1, keeping their ``confirmation:<id>`` signals, and
+verified before the version marker is written. A failed check rolls everything back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from pawflow.errors import Conflict, InvalidInput, MigrationError, StoreError
+from pawflow.interactions import CONFIRMATION_KINDS, normalize_options, parse_kind, prepare_request
+from pawflow.store._db import Database, Tx
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+def _sql_dir(dialect: str) -> Any:
+    return resources.files("pawflow.store").joinpath("sql", dialect)
+
+
+def migrations_for(dialect: str) -> list[Migration]:
+    found: list[Migration] = []
+    for entry in sorted(_sql_dir(dialect).iterdir(), key=lambda e: e.name):
+        stem = entry.name.removesuffix(".sql")
+        if not entry.name.endswith(".sql") or not stem[:4].isdigit():
+            continue
+        found.append(Migration(int(stem[:4]), stem[5:], entry.read_text("utf-8")))
+    for position, migration in enumerate(found, start=1):
+        if migration.version != position:
+            raise StoreError(f"migration {migration.name} is numbered {migration.version}, not {position}")
+    return found
+
+
+def current_schema(dialect: str) -> str:
+    return str(_sql_dir(dialect).joinpath("current.sql").read_text("utf-8"))
+
+
+def statements(sql: str) -> list[str]:
+    lines = [line for line in sql.splitlines() if not line.lstrip().startswith("--")]
+    return [part.strip() for part in "\n".join(lines).split(";") if part.strip()]
+
+
+def table_exists(tx: Tx, name: str) -> bool:
+    if tx.dialect == "sqlite":
+        query = "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?"
+    else:
+        query = "SELECT 1 AS found FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?"
+    return tx.one(query, (name,)) is not None
+
+
+def schema_version(tx: Tx) -> int:
+    if not table_exists(tx, "pawflow_schema"):
+        return 0
+    row = tx.one("SELECT version FROM pawflow_schema")
+    return 0 if row is None else int(row["version"])
+
+
+def migrate(db: Database) -> int:
+    """Bring the database to the newest version; returns it. Re-running is a no-op."""
+    version = 0
+    for migration in migrations_for(db.dialect):
+        with db.transaction() as tx:
+            tx.lock_key("pawflow:migrate")
+            version = schema_version(tx)
+            if migration.version <= version:
+                continue
+            if version == 0:
+                tx.execute("CREATE TABLE pawflow_schema (version INTEGER NOT NULL)")
+                tx.execute("INSERT INTO pawflow_schema (version) VALUES (0)")
+            if tx.dialect == "sqlite":
+                # Checked explicitly before the marker, so a violation names its check.
+                tx.execute("PRAGMA defer_foreign_keys = ON")
+            for statement in statements(migration.sql):
+                tx.execute(statement)
+            data_step = DATA_STEPS.get(migration.version)
+            if data_step is not None:
+                data_step(tx)
+            tx.execute("UPDATE pawflow_schema SET version = ?", (migration.version,))
+            version = migration.version
+    return version
+
+
+# --- the upgrade from the confirmations-only schema -------------------------------------
+
+
+def _millis(seconds: Any) -> int | None:
+    return None if seconds is None else int(float(seconds) * 1000)
+
+
+def _check(name: str, failed: bool, detail: str) -> None:
+    if failed:
+        raise MigrationError(name, detail)
+
+
+def _copy_confirmation(tx: Tx, row: dict[str, Any]) -> None:
+    kind = parse_kind(row["mode"])
+    raw_options = json.loads(row["options"]) if row["options"] else None
+    options = normalize_options(raw_options) if raw_options else None
+    options, schema = prepare_request(kind, options, None)
+    requester = json.loads(row["requester"]) if row["requester"] else {"type": "api", "name": "legacy"}
+    created = _millis(row["created_at"])
+    for user in {row["owner"], row["answered_by"]} - {None}:
+        tx.execute(
+            "INSERT INTO users (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+            (user, created),
+        )
+    tx.execute(
+        "INSERT INTO conversations (id, owner, title, created_at) VALUES (?, ?, '', ?)"
+        " ON CONFLICT (id) DO NOTHING",
+        (row["conversation_id"], row["owner"], created),
+    )
+    tx.execute(
+        "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
+        " response_schema, owner, conversation_id, requester, signal_id, status, answer,"
+        " answered_by, answered_at, created_at, expires_at)"
+        " VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            row["id"],
+            kind.value,
+            row["title"],
+            row["message"],
+            json.dumps([o.model_dump() for o in options]) if options else None,
+            json.dumps(schema),
+            row["owner"],
+            row["conversation_id"],
+            json.dumps(requester),
+            row["signal_id"],
+            row["status"],
+            row["answer"],
+            row["answered_by"],
+            _millis(row["answered_at"]),
+            created,
+            _millis(row["expires_at"]),
+        ),
+    )
+
+
+def upgrade_confirmations(tx: Tx) -> None:
+    if not table_exists(tx, "confirmations"):
+        return
+    family = sorted(kind.value for kind in CONFIRMATION_KINDS)
+    marks = ", ".join("?" for _ in family)
+    bad_kind = tx.one(
+        "SELECT count(*) AS n FROM confirmations WHERE status = 'pending'"
+        f" AND (mode IS NULL OR mode NOT IN ({marks}))",
+        family,
+    )
+    _check("pending rows have a kind", bad_kind is not None and bad_kind["n"] > 0,
+           f"{bad_kind and bad_kind['n']} pending row(s) without confirm/choice/multi")
+    bad_signal = tx.one(
+        "SELECT count(*) AS n FROM confirmations WHERE status = 'pending'"
+        " AND (signal_id IS NULL OR signal_id <> 'confirmation:' || id)"
+    )
+    _check("pending rows have a signal", bad_signal is not None and bad_signal["n"] > 0,
+           f"{bad_signal and bad_signal['n']} pending row(s) without their confirmation:<id> signal")
+
+    rows = tx.all("SELECT * FROM confirmations ORDER BY created_at, id")
+    for row in rows:
+        try:
+            _copy_confirmation(tx, row)
+        except (InvalidInput, Conflict) as exc:
+            raise MigrationError("rows copy", f"confirmation {row['id']}: {exc}") from exc
+    if table_exists(tx, "durable_signals"):
+        tx.execute(
+            "INSERT INTO signals (signal_id, value, fired_at)"
+            " SELECT signal_id, payload, CAST(created_at * 1000 AS BIGINT) FROM durable_signals"
+        )
+
+    copied = tx.one(
+        "SELECT count(*) AS n FROM interactions WHERE id IN (SELECT id FROM confirmations)"
+    )
+    _check("row count", copied is None or copied["n"] != len(rows),
+           f"{len(rows)} confirmation(s), {copied and copied['n']} interaction(s) copied")
+    orphans = tx.one(
+        "SELECT count(*) AS n FROM interactions i"
+        " LEFT JOIN users u ON u.id = i.owner"
+        " LEFT JOIN conversations c ON c.id = i.conversation_id"
+        " WHERE u.id IS NULL OR c.id IS NULL"
+    )
+    dangling = orphans["n"] if orphans else 0
+    if tx.dialect == "sqlite":
+        dangling += len(tx.all("PRAGMA foreign_key_check"))
+    _check("foreign keys", dangling > 0, f"{dangling} row(s) reference missing users or conversations")
+
+DATA_STEPS: dict[int, Callable[[Tx], None]] = {1: upgrade_confirmations}

@@ -1,0 +1,363 @@
+"""The store: one interface over SQLite and PostgreSQL for everything PawFlow keeps.
+
+Every method that changes state is one transaction. Records come back as pydantic models;
+backend errors never escape untranslated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pawflow import durations
+from pawflow.clock import Clock, SystemClock
+from pawflow.durable import continuations as cont
+from pawflow.durable.continuations import Continuation, SignalValue
+from pawflow.durable.delivery import Delivery, DeliveryHandler, DeliveryRegistry, deliver_due
+from pawflow.durable.sweeper import SweepReport, SweepStep
+from pawflow.errors import InvalidInput, NotPending
+from pawflow.records import Conversation, Event, FileRef, Interaction, Requester
+from pawflow.store import conversations as convs
+from pawflow.store import events, migrations
+from pawflow.store import interactions as inter
+from pawflow.store._db import Database, Tx
+
+DEFAULT_PAYLOAD_CAP = 1024 * 1024
+DEFAULT_FILE_CAP = 10 * 1024 * 1024
+SWEEP_BATCH = 500
+
+
+class Store:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        clock: Clock | None = None,
+        payload_cap: int = DEFAULT_PAYLOAD_CAP,
+        file_cap: int = DEFAULT_FILE_CAP,
+    ) -> None:
+        self.db = db
+        self.clock: Clock = clock or SystemClock()
+        self.payload_cap = payload_cap
+        self.file_cap = file_cap
+        self.deliveries = DeliveryRegistry()
+        self.sweep_steps: list[SweepStep] = []
+        self._changed = threading.Condition()
+        self._change_count = 0
+        self._stop_listening: Any = None
+        self._listen_lock = threading.Lock()
+        self._delivering = threading.local()
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    @property
+    def dialect(self) -> str:
+        return self.db.dialect
+
+    def migrate(self) -> int:
+        return migrations.migrate(self.db)
+
+    def close(self) -> None:
+        if self._stop_listening is not None:
+            self._stop_listening()
+            self._stop_listening = None
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    @contextlib.contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[Tx]:
+        """A raw transaction, for modules that keep their own tables in this store."""
+        with self.db.transaction(write=write) as tx:
+            yield tx
+
+    # -- users, conversations, uploads ----------------------------------------------------
+
+    def ensure_user(self, user: str) -> str:
+        with self.db.transaction() as tx:
+            return convs.ensure_user(tx, user, self.now())
+
+    def create_conversation(self, owner: str, title: str = "") -> Conversation:
+        with self.db.transaction() as tx:
+            return convs.create_conversation(tx, owner, title, self.now())
+
+    def get_conversation(self, conversation_id: str, *, user: str) -> Conversation:
+        with self.db.transaction(write=False) as tx:
+            return convs.get_conversation(tx, conversation_id, user=user)
+
+    def list_conversations(self, *, user: str) -> list[Conversation]:
+        with self.db.transaction(write=False) as tx:
+            return convs.list_conversations(tx, user=user)
+
+    def share_conversation(
+        self,
+        conversation_id: str,
+        *,
+        user: str,
+        with_user: str,
+        access: Literal["read", "write"],
+    ) -> Conversation:
+        with self.db.transaction() as tx:
+            return convs.share_conversation(
+                tx, conversation_id, user=user, with_user=with_user, access=access, now=self.now()
+            )
+
+    def add_file(self, owner: str, name: str, media_type: str, content: bytes) -> FileRef:
+        with self.db.transaction() as tx:
+            return convs.add_file(
+                tx, owner, name, media_type, content, max_bytes=self.file_cap, now=self.now()
+            )
+
+    def get_file(self, file_id: str, *, user: str) -> FileRef:
+        with self.db.transaction(write=False) as tx:
+            return convs.get_file(tx, file_id, user=user)
+
+    # -- interactions ---------------------------------------------------------------------
+
+    def request_interaction(
+        self,
+        owner: str,
+        conversation_id: str,
+        kind: str,
+        message: str,
+        *,
+        options: object = None,
+        title: str | None = None,
+        response_schema: dict[str, Any] | None = None,
+        expires_in: str | int | timedelta | None = None,
+        expires_at: str | datetime | None = None,
+        requester: Requester | dict[str, Any] | None = None,
+        signal_family: Literal["confirmation", "interaction"] | None = None,
+        ui_surface: dict[str, Any] | None = None,
+    ) -> Interaction:
+        """Publish a question for ``owner`` into a conversation they belong to."""
+        now = self.now()
+        if expires_in is not None and expires_at is not None:
+            raise InvalidInput("give expires_in or expires_at, not both")
+        deadline = (
+            durations.parse_deadline(expires_at)
+            if expires_at is not None
+            else durations.deadline_after(now, expires_in)
+        )
+        if isinstance(requester, dict):
+            try:
+                requester = Requester.model_validate(requester)
+            except ValueError as exc:
+                raise InvalidInput(f"invalid requester: {exc}") from exc
+        with self.db.transaction() as tx:
+            return inter.request(
+                tx,
+                owner=owner,
+                conversation_id=conversation_id,
+                kind=kind,
+                message=message,
+                options=options,
+                title=title,
+                response_schema=response_schema,
+                expires_at=deadline,
+                requester=requester or Requester(),
+                signal_family=signal_family,
+                ui_surface=ui_surface,
+                now=now,
+            )
+
+    def get_interaction(self, request_id: str, *, user: str) -> Interaction:
+        with self.db.transaction(write=False) as tx:
+            return inter.get(tx, request_id, user=user)
+
+    def list_interactions(
+        self,
+        *,
+        user: str,
+        status: str | None = None,
+        conversation_id: str | None = None,
+        kind: str | None = None,
+        limit: int = 1000,
+        cursor: str | None = None,
+    ) -> list[Interaction]:
+        return self.page_interactions(
+            user=user,
+            status=status,
+            conversation_id=conversation_id,
+            kind=kind,
+            limit=limit,
+            cursor=cursor,
+        )[0]
+
+    def page_interactions(
+        self,
+        *,
+        user: str,
+        status: str | None = None,
+        conversation_id: str | None = None,
+        kind: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> tuple[list[Interaction], str | None]:
+        """A page of the user's interactions, oldest first, and the cursor of the next."""
+        with self.db.transaction(write=False) as tx:
+            return inter.list_for(
+                tx,
+                user=user,
+                status=status,
+                conversation_id=conversation_id,
+                kind=kind,
+                limit=limit,
+                cursor=cursor,
+            )
+
+    def respond_interaction(self, request_id: str, answer: Any, *, user: str) -> Interaction:
+        with self.db.transaction() as tx:
+            outcome = inter.respond(tx, request_id, answer, user=user, now=self.now())
+        if isinstance(outcome, NotPending):
+            raise outcome
+        return outcome
+
+    def cancel_interaction(self, request_id: str, *, user: str) -> Interaction:
+        with self.db.transaction() as tx:
+            return inter.cancel(tx, request_id, user=user, now=self.now())
+
+    # -- durable signals and continuations -------------------------------------------------
+
+    def notify_signal(self, signal_id: str, value: Any = None) -> int:
+        """Fire a signal; returns how many parked continuations it resolved."""
+        if not isinstance(signal_id, str) or not signal_id:
+            raise InvalidInput("signal_id must be a non-empty string")
+        with self.db.transaction() as tx:
+            return cont.fire_signal(tx, signal_id, value, self.now())
+
+    def get_signal(self, signal_id: str) -> SignalValue | None:
+        with self.db.transaction(write=False) as tx:
+            return cont.read_signal(tx, signal_id)
+
+    def wait_signal(self, signal_id: str, timeout: float) -> SignalValue | None:
+        """Block until the signal has fired (or already had), at most ``timeout`` seconds."""
+        self._ensure_listening()
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._changed:
+                seen = self._change_count
+            fired = self.get_signal(signal_id)
+            remaining = deadline - time.monotonic()
+            if fired is not None or remaining <= 0:
+                return fired
+            with self._changed:
+                self._changed.wait_for(lambda: self._change_count != seen, timeout=remaining)
+
+    def park(
+        self,
+        target: str,
+        *,
+        signal_id: str | None = None,
+        timeout: str | int | timedelta | None = None,
+        until: str | datetime | None = None,
+        payload: bytes = b"",
+    ) -> Continuation:
+        """Park a continuation for ``target`` on a signal (optional ``timeout``) or ``until``."""
+        now = self.now()
+        if timeout is not None and until is not None:
+            raise InvalidInput("give a timeout or an until, not both")
+        deadline = (
+            durations.parse_deadline(until)
+            if until is not None
+            else durations.deadline_after(now, timeout)
+        )
+        with self.db.transaction() as tx:
+            return cont.park(
+                tx,
+                target,
+                now=now,
+                payload=payload,
+                payload_cap=self.payload_cap,
+                signal_id=signal_id,
+                deadline=deadline,
+            )
+
+    def get_continuation(self, continuation_id: str) -> Continuation:
+        with self.db.transaction(write=False) as tx:
+            return cont.get_continuation(tx, continuation_id)
+
+    def cancel_continuation(self, continuation_id: str) -> bool:
+        with self.db.transaction() as tx:
+            return cont.cancel_continuation(tx, continuation_id, self.now())
+
+    def pending_continuations(self, target: str) -> int:
+        with self.db.transaction(write=False) as tx:
+            return cont.pending_for_target(tx, target)
+
+    def deliver_due(self, limit: int = SWEEP_BATCH) -> int:
+        """Hand resolved continuations to the handlers registered in this process."""
+        if getattr(self._delivering, "active", False):
+            self._delivering.again = True  # a delivery resolved more: the outer loop goes on
+            return 0
+        self._delivering.active = True
+        delivered = 0
+        try:
+            while True:
+                self._delivering.again = False
+                delivered += deliver_due(self.db, self.deliveries, self.now(), limit=limit)
+                if not self._delivering.again:
+                    return delivered
+        finally:
+            self._delivering.active = False
+
+    def register_handler(
+        self, kind: str, handler: DeliveryHandler | Callable[[Delivery], None]
+    ) -> None:
+        """Deliver continuations for targets ``kind:…`` to ``handler`` from now on.
+
+        Deliveries happen as soon as anything resolves, here or in another process; the
+        sweeper retries those a handler could not take.
+        """
+        self.deliveries.register(kind, handler)
+        self._ensure_listening()
+        self.deliver_due()
+
+    # -- sweeping -------------------------------------------------------------------------
+
+    def sweep(self) -> SweepReport:
+        """One sweeper pass: expire, release what is due, deliver, then the extra steps."""
+        report = SweepReport()
+        now = self.now()
+        for name, step in (("expired", inter.expire_due), ("released", cont.release_due)):
+            while True:
+                with self.db.transaction() as tx:
+                    done = step(tx, now, SWEEP_BATCH)
+                report.add({name: done})
+                if done < SWEEP_BATCH:
+                    break
+        report.add({"delivered": self.deliver_due()})
+        for extra in self.sweep_steps:
+            report.add(extra(self))
+        return report
+
+    # -- events ---------------------------------------------------------------------------
+
+    def events_after(self, user: str, after_seq: int = 0, limit: int = 500) -> list[Event]:
+        with self.db.transaction(write=False) as tx:
+            return events.events_after(tx, user, after_seq, limit)
+
+    # -- change notices -------------------------------------------------------------------
+
+    def _ensure_listening(self) -> None:
+        with self._listen_lock:
+            if self._stop_listening is None:
+                self._stop_listening = self.db.listen(self._on_notice)
+
+    def _on_notice(self, notice: str) -> None:
+        with self._changed:
+            self._change_count += 1
+            self._changed.notify_all()
+        if notice in (cont.RESOLVED_NOTICE, "changed") and self.deliveries.kinds():
+            self.deliver_due()

@@ -1,0 +1,88 @@
+"""Helpers for tests of PawFlow and of code built on it: a fake clock, throwaway stores."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import psycopg
+
+from pawflow.clock import Clock, FakeClock
+from pawflow.store import Store, open_store
+
+T = TypeVar("T")
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "PAWFLOW_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+def eventually(check: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.01) -> T:
+    """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s: {check}")
+        time.sleep(interval)
+
+
+def postgres_available(admin_url: str = POSTGRES_ADMIN_URL) -> bool:
+    try:
+        with psycopg.connect(admin_url, connect_timeout=3):
+            return True
+    except psycopg.Error:
+        return False
+
+
+@contextlib.contextmanager
+def throwaway_postgres(admin_url: str = POSTGRES_ADMIN_URL) -> Iterator[str]:
+    """Create a fresh database, yield its URL, drop it afterwards."""
+    name = "pawflow_test_" + secrets.token_hex(6)
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base, _, _ = admin_url.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def temporary_store(
+    backend: str, directory: Path, *, clock: Clock | None = None
+) -> Iterator[Store]:
+    """A migrated store on ``sqlite`` (in ``directory``) or a throwaway ``postgres`` database."""
+    if backend == "sqlite":
+        store = open_store(f"sqlite:///{directory / 'pawflow.db'}", clock=clock)
+        try:
+            yield store
+        finally:
+            store.close()
+    elif backend == "postgres":
+        with throwaway_postgres() as url:
+            store = open_store(url, clock=clock)
+            try:
+                yield store
+            finally:
+                store.close()
+    else:
+        raise ValueError(f"unknown backend {backend!r}")
+
+
+__all__ = [
+    "POSTGRES_ADMIN_URL",
+    "FakeClock",
+    "eventually",
+    "postgres_available",
+    "temporary_store",
+    "throwaway_postgres",
+]

@@ -1,0 +1,51 @@
+"""Shared fixtures: every store test runs on SQLite and on a throwaway PostgreSQL database."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pawflow.clock import FakeClock
+from pawflow.store import Store
+from pawflow.testing import postgres_available, temporary_store
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+_postgres_up: bool | None = None
+
+
+def require_postgres() -> None:
+    """Skip locally when no PostgreSQL runs; in CI that is a failure, never a skip."""
+    global _postgres_up
+    if _postgres_up is None:
+        _postgres_up = postgres_available()
+    if not _postgres_up:
+        if IN_CI:
+            pytest.fail("PostgreSQL is not reachable on 127.0.0.1:5432 (required in CI)")
+        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest) -> str:
+    if request.param == "postgres":
+        require_postgres()
+    return str(request.param)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def store(backend: str, tmp_path: Path, clock: FakeClock) -> Iterator[Store]:
+    with temporary_store(backend, tmp_path, clock=clock) as opened:
+        yield opened
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path, clock: FakeClock) -> Iterator[Store]:
+    with temporary_store("sqlite", tmp_path, clock=clock) as opened:
+        yield opened
