@@ -149,3 +149,30 @@ class Event(BaseModel):
     conversation_id: str | None
     data: dict[str, Any]
     created_at: datetime
+
+
+class Message(BaseModel):
+    """One entry of a conversation's history."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq: int
+    id: str
+    conversation_id: str
+    role: Literal["user", "assistant", "system", "notification"]
+    author: str
+    content: str
+    data: dict[str, Any] | None = None
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "id": self.id,
+            "conversation_id": self.conversation_id,
+            "role": self.role,
+            "author": self.author,
+            "content": self.content,
+            "data": self.data,
+            "created_at": iso(self.created_at),
+        }

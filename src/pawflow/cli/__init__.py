@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pawflow.cli import demo
+from pawflow.cli import demo, flows, server
 
 app = typer.Typer(
     name="pawflow",
@@ -13,6 +13,8 @@ app = typer.Typer(
     add_completion=False,
 )
 demo.register(app)
+server.register(app)
+flows.register(app)
 
 
 @app.callback()

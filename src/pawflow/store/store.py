@@ -20,9 +20,9 @@ from pawflow.durable.continuations import Continuation, SignalValue
 from pawflow.durable.delivery import Delivery, DeliveryHandler, DeliveryRegistry, deliver_due
 from pawflow.durable.sweeper import SweepReport, SweepStep
 from pawflow.errors import InvalidInput, NotPending
-from pawflow.records import Conversation, Event, FileRef, Interaction, Requester
+from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
 from pawflow.store import conversations as convs
-from pawflow.store import events, migrations
+from pawflow.store import events, messages, migrations
 from pawflow.store import interactions as inter
 from pawflow.store._db import Database, Tx
 
@@ -341,6 +341,55 @@ class Store:
         for extra in self.sweep_steps:
             report.add(extra(self))
         return report
+
+    # -- history and notifications -------------------------------------------------------
+
+    def append_message(
+        self,
+        conversation_id: str,
+        content: str,
+        *,
+        role: messages.Role = "user",
+        author: str,
+        data: dict[str, Any] | None = None,
+    ) -> Message:
+        """Add to a conversation's history (no access check: callers decide who may)."""
+        with self.db.transaction() as tx:
+            return messages.append_message(
+                tx, conversation_id, role=role, author=author, content=content, data=data,
+                now=self.now(),
+            )
+
+    def get_history(
+        self, conversation_id: str, *, user: str, after_seq: int = 0, limit: int = 500
+    ) -> list[Message]:
+        with self.db.transaction(write=False) as tx:
+            return messages.history(
+                tx, conversation_id, user=user, after_seq=after_seq, limit=limit
+            )
+
+    def notify_user(
+        self,
+        user: str,
+        message: str,
+        *,
+        title: str | None = None,
+        urgency: messages.Urgency = "normal",
+        conversation_id: str | None = None,
+    ) -> Literal["sent", "queued"]:
+        with self.db.transaction() as tx:
+            return messages.notify_user(
+                tx, user, message=message, title=title, urgency=urgency,
+                conversation_id=conversation_id, now=self.now(),
+            )
+
+    def mark_live(self, client_id: str, user: str, ttl: timedelta) -> None:
+        with self.db.transaction() as tx:
+            messages.mark_live(tx, client_id, user, ttl, self.now())
+
+    def drop_live(self, client_id: str) -> None:
+        with self.db.transaction() as tx:
+            messages.drop_live(tx, client_id)
 
     # -- events ---------------------------------------------------------------------------
 

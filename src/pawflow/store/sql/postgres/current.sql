@@ -96,3 +96,22 @@ CREATE TABLE events (
     created_at BIGINT NOT NULL
 );
 CREATE INDEX events_user ON events (user_id, seq);
+
+CREATE TABLE messages (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'notification')),
+    author TEXT NOT NULL,
+    content TEXT NOT NULL,
+    data TEXT,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX messages_conversation ON messages (conversation_id, seq);
+
+CREATE TABLE live_clients (
+    client_id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX live_clients_user ON live_clients (user_id, expires_at);

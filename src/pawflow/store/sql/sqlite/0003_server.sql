@@ -1,0 +1,1 @@
+-- Reserved; filled by the issue that builds this part.
