@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: $(STAMP)
-	$(PY) -m pawflow demo
+	$(PY) -m pawflow serve --demo
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests benchmarks

@@ -13,7 +13,9 @@ from dateutil.relativedelta import relativedelta
 
 from pawflow.errors import InvalidDuration
 
-ACCEPTED_FORMS = "a number followed by s, m, h, d, w, mo or y (90s, 5m, 12h, 3d, 2w, 1mo, 1y), or 0 for never"
+ACCEPTED_FORMS = (
+    "a number followed by s, m, h, d, w, mo or y (90s, 5m, 12h, 3d, 2w, 1mo, 1y), or 0 for never"
+)
 
 _DURATION = re.compile(r"^\s*(\d+)\s*(s|m|h|d|w|mo|y)?\s*$")
 _UNITS: dict[str, relativedelta] = {
@@ -68,7 +70,7 @@ def deadline_after(now: datetime, spec: str | int | timedelta | None) -> datetim
         return None
     try:
         return now + step
-    except OverflowError as exc:
+    except (OverflowError, ValueError) as exc:  # relativedelta says ValueError past 9999
         raise InvalidDuration(f"invalid duration {spec!r}: it reaches past the year 9999") from exc
 
 
@@ -78,7 +80,9 @@ def parse_deadline(value: str | datetime) -> datetime:
         when = value
     elif isinstance(value, str):
         try:
-            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+            when = datetime.fromisoformat(
+                value.strip().replace("Z", "+00:00").replace("z", "+00:00")
+            )
         except ValueError as exc:
             raise InvalidDuration(
                 f"invalid deadline {value!r}: expected ISO-8601 with a timezone, "
@@ -90,4 +94,7 @@ def parse_deadline(value: str | datetime) -> datetime:
         raise InvalidDuration(
             f"invalid deadline {value!r}: it must carry a timezone, such as Z or +02:00"
         )
-    return when.astimezone(UTC)
+    try:
+        return when.astimezone(UTC)
+    except OverflowError as exc:  # 9999-12-31T23:00-01:00 is past the last representable day
+        raise InvalidDuration(f"invalid deadline {value!r}: it is out of range") from exc

@@ -14,7 +14,8 @@ Every failure a caller can see is one of these; backend errors (``sqlite3``,
     ├── StoreError              the store failed (translated backend error)
     │   ├── StoreUnavailable    the database cannot be reached or stays busy
     │   └── MigrationError      an upgrade check failed (``check``); nothing changed
-    └── Undeliverable           a handler cannot take a continuation now; retried later
+    ├── Undeliverable           a handler cannot take a continuation now; retried later
+    └── ModelError              a model provider failed (``retryable``, ``status``)
 """
 
 from __future__ import annotations
@@ -101,3 +102,17 @@ class MigrationError(StoreError):
 
 class Undeliverable(PawFlowError):
     """A delivery handler cannot take a continuation now; it stays resolved and is retried."""
+
+
+class ModelError(PawFlowError):
+    """A model provider failed: unreachable, timed out, refused the request, or spoke nonsense.
+
+    ``retryable`` says whether trying again could help (timeouts, 5xx); ``status`` is the HTTP
+    status when there was one.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+        self.status = status

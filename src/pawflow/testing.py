@@ -22,7 +22,9 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 
 
-def eventually(check: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.01) -> T:
+def eventually(
+    check: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.01
+) -> T:
     """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:

@@ -105,9 +105,9 @@ def test_multi_rejects_duplicates_and_unknowns_with_item_paths() -> None:
 
 def test_multi_item_counts() -> None:
     schema = {"minItems": 1, "maxItems": 2}
-    assert errors(Kind.MULTI, [], schema, OPTS) == [FieldError("", "must have at least 1 items")]
+    assert errors(Kind.MULTI, [], schema, OPTS) == [FieldError("", "choose at least 1 option")]
     assert errors(Kind.MULTI, ["red", "green", "blue"], schema, OPTS) == [
-        FieldError("", "must have at most 2 items")
+        FieldError("", "choose at most 2 options")
     ]
 
 
@@ -323,6 +323,8 @@ def test_date() -> None:
         ("2026-11-29 05:30-04:30", "2026-11-29T10:00:00Z"),
         ("2026-11-29t10:00:00.250z", "2026-11-29T10:00:00.250000Z"),
         ("2026-11-29T10:00:00.000+00:00", "2026-11-29T10:00:00Z"),
+        ("20261129T120000+0200", "2026-11-29T10:00:00Z"),
+        ("2026-11-29T13:00+03", "2026-11-29T10:00:00Z"),
     ],
 )
 def test_datetime_normalizes_to_utc(raw: str, value: str) -> None:
@@ -331,6 +333,9 @@ def test_datetime_normalizes_to_utc(raw: str, value: str) -> None:
 
 def test_datetime_rejections() -> None:
     assert errors(Kind.DATETIME, "2026-11-29T10:00:00") == [FieldError("", "needs a timezone")]
+    assert errors(Kind.DATETIME, "2026-11-29T10:00:00+00:00:00.5") == [
+        FieldError("", "the timezone must be Z or an offset such as +02:00")
+    ]
     assert errors(Kind.DATETIME, "0001-01-01T00:00:00+01:00") == [
         FieldError("", "date is out of range")
     ]
@@ -358,7 +363,7 @@ def test_file_constraints() -> None:
     assert answer(Kind.FILE, "f-png", schema) == PNG
     assert errors(Kind.FILE, "f-pdf", schema) == [
         FieldError("", "the file must be at most 4096 bytes"),
-        FieldError("", 'the file type must be one of: ["image/*", "text/plain"]'),
+        FieldError("", "the file type must be one of: image/*, text/plain"),
     ]
 
 
@@ -450,6 +455,14 @@ def test_form_collects_every_field_error() -> None:
 @pytest.mark.parametrize("raw", [None, [], "amount=5", 5])
 def test_form_needs_an_object(raw: object) -> None:
     assert errors(Kind.FORM, raw, FORM) == [FieldError("", "expected an object of named fields")]
+
+
+def test_form_keys_that_are_not_text_are_unknown_fields() -> None:
+    raw = {"amount": 5, "day": "2026-01-01", 7: "x", 10**5000: "y"}
+    assert errors(Kind.FORM, raw, FORM) == [
+        FieldError("7", "unknown field"),
+        FieldError("<key>", "unknown field"),
+    ]
 
 
 def test_invalid_answer_message_summarizes() -> None:

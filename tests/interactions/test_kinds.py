@@ -113,6 +113,12 @@ def test_bad_options_name_the_place(raw: object, path: str) -> None:
     assert path in paths(caught.value)
 
 
+def test_option_keys_that_are_not_text_are_reported() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        normalize_options([{"value": "a", 10**5000: 1}])
+    assert paths(caught.value) == ["options[0].<key>"]
+
+
 def test_all_option_problems_are_reported() -> None:
     with pytest.raises(InvalidInput) as caught:
         normalize_options(["a", "a", {"value": ""}, 7])

@@ -1,9 +1,270 @@
-"""Commands of the server part (filled by the issue that builds it)."""
+"""``pawflow serve``, ``pawflow users``, and the terminal basics ``inbox`` and ``answer``."""
 
 from __future__ import annotations
 
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from pawflow.client import ApiError, Client
+from pawflow.errors import InvalidInput, NotFound, NotPending, PawFlowError
+from pawflow.interactions import Kind
+from pawflow.records import Interaction
+from pawflow.server.settings import ServerSettings
+from pawflow.store import DEFAULT_URL, open_store
+
+console = Console()
+errors = Console(stderr=True)
+
+users_app = typer.Typer(help="Manage the users of a PawFlow store.", no_args_is_help=True)
+
+DB_OPTION = typer.Option(DEFAULT_URL, "--db", envvar="PAWFLOW_DB", help="Store URL.")
+SERVER_OPTION = typer.Option(
+    "http://127.0.0.1:8765", "--server", envvar="PAWFLOW_SERVER", help="Server URL."
+)
+TOKEN_OPTION = typer.Option(
+    None, "--token", envvar="PAWFLOW_TOKEN", help="API token (pawflow users add NAME)."
+)
+
+
+def _say(text: str) -> None:
+    """Print and flush at once: the operator (or a test) reads these lines while we serve."""
+    typer.echo(text)
+    sys.stdout.flush()
+
+
+# -- serve -------------------------------------------------------------------------------------
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", envvar="PAWFLOW_HOST", help="Address to bind."),
+    port: int = typer.Option(8765, envvar="PAWFLOW_PORT", help="Port to bind."),
+    db: str = DB_OPTION,
+    public_url: str | None = typer.Option(
+        None, envvar="PAWFLOW_PUBLIC_URL", help="URL browsers use (sign-in links, Origin)."
+    ),
+    demo: bool = typer.Option(
+        False, "--demo", help="Make sure a local user and a Demo conversation exist."
+    ),
+    log_level: str = typer.Option("info", envvar="PAWFLOW_LOG_LEVEL", help="Server log level."),
+) -> None:
+    """Run the server: web chat at /, the API under /api, /healthz, /openapi.json.
+
+    Other settings come from PAWFLOW_* variables (PAWFLOW_SWEEP_INTERVAL, PAWFLOW_MAX_BODY,
+    PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, …; see pawflow.server.settings).
+    """
+    from pawflow.server import serve as serving
+
+    try:
+        settings = ServerSettings.from_env(host=host, port=port, db=db, public_url=public_url)
+    except InvalidInput as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    prepared = serving.prepare(settings, demo=demo)
+    for line in prepared.lines:
+        _say(line)
+    serving.run(prepared, settings, log_level=log_level)
+
+
+# -- users -------------------------------------------------------------------------------------
+
+
+@users_app.command("add")
+def users_add(
+    name: str = typer.Argument(..., help="The new user's name."),
+    db: str = DB_OPTION,
+    label: str = typer.Option("", help="A note kept with the token."),
+) -> None:
+    """Create a user (or give one another token); the token is the last line printed."""
+    from pawflow.server.auth import issue_token, validate_user_name
+
+    try:
+        validate_user_name(name)
+    except InvalidInput as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    with open_store(db) as store:
+        token = issue_token(store, name, label=label)
+    _say(f"API token for {name} (shown once; send it as 'Authorization: Bearer <token>'):")
+    _say(token)
+
+
+@users_app.command("signin-link")
+def users_signin_link(
+    name: str = typer.Argument(..., help="Who signs in."),
+    db: str = DB_OPTION,
+    url: str = typer.Option(
+        "http://127.0.0.1:8765", envvar="PAWFLOW_PUBLIC_URL", help="The server's URL."
+    ),
+) -> None:
+    """Print a one-time browser sign-in link for a user."""
+    from pawflow.server.auth import issue_signin_link, validate_user_name
+
+    try:
+        validate_user_name(name)
+    except InvalidInput as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    with open_store(db) as store:
+        ttl = ServerSettings.from_env().signin_ttl
+        _say(issue_signin_link(store, name, base_url=url, ttl=ttl))
+
+
+@users_app.command("revoke")
+def users_revoke(name: str = typer.Argument(...), db: str = DB_OPTION) -> None:
+    """Revoke every API token of a user."""
+    from pawflow.server.auth import revoke_tokens
+
+    with open_store(db) as store, store.transaction() as tx:
+        count = revoke_tokens(tx, name)
+    _say(f"revoked {count} token(s) of {name}")
+
+
+# -- inbox and answer --------------------------------------------------------------------------
+
+
+def _client(server: str, token: str | None) -> Client:
+    if not token:
+        errors.print(
+            "[red]No token:[/] pass --token or set PAWFLOW_TOKEN (pawflow users add NAME)."
+        )
+        raise typer.Exit(2)
+    return Client(server, token)
+
+
+def _fail(exc: PawFlowError) -> typer.Exit:
+    if isinstance(exc, InvalidInput):
+        errors.print("[red]Refused:[/] fix this and try again:")
+        for error in exc.errors:
+            errors.print(f"  {error.path or 'answer'}: {error.message}")
+    elif isinstance(exc, NotPending):
+        errors.print(f"[yellow]Too late:[/] that request is already {exc.status}.")
+    elif isinstance(exc, NotFound):
+        errors.print(f"[red]Not found:[/] no such {exc.what} for you.")
+    elif isinstance(exc, ApiError):
+        errors.print(f"[red]Server said {exc.status}:[/] {exc.message}")
+    else:
+        errors.print(f"[red]Error:[/] {exc}")
+    return typer.Exit(1)
+
+
+def inbox(
+    server: str = SERVER_OPTION,
+    token: str | None = TOKEN_OPTION,
+    conversation: str | None = typer.Option(None, help="Only this conversation (id)."),
+) -> None:
+    """List your pending requests across conversations, oldest first."""
+    with _client(server, token) as client:
+        try:
+            pending = list(client.iter_interactions(status="pending", conversation_id=conversation))
+            titles = {c.id: c.title for c in client.list_conversations()}
+        except PawFlowError as exc:
+            raise _fail(exc) from exc
+    if not pending:
+        console.print("Nothing is waiting for you.")
+        return
+    table = Table(title=f"{len(pending)} pending")
+    table.add_column("id", no_wrap=True)  # copied into pawflow answer: never folded
+    table.add_column("kind", no_wrap=True)
+    table.add_column("question", overflow="fold", ratio=3)
+    for column in ("options", "conversation"):
+        table.add_column(column, overflow="fold", ratio=1)
+    table.add_column("expires (UTC)", no_wrap=True)
+    for item in pending:
+        question = item.message if not item.title else f"[bold]{item.title}[/]\n{item.message}"
+        options = ", ".join(o["value"] for o in item.options or [])
+        expires = "" if item.expires_at is None else item.expires_at.strftime("%Y-%m-%d %H:%M")
+        table.add_row(
+            item.id,
+            item.kind,
+            question,
+            options,
+            titles.get(item.conversation_id) or item.conversation_id,
+            expires,
+        )
+    console.print(table)
+
+
+def answer(
+    request_id: str = typer.Argument(..., help="The request's id (see pawflow inbox)."),
+    value: str = typer.Argument(
+        ...,
+        help="confirm: yes/no; choice: a value; multi: a,b; form: JSON; file: a path; "
+        "'-' reads the value from standard input.",
+    ),
+    server: str = SERVER_OPTION,
+    token: str | None = TOKEN_OPTION,
+) -> None:
+    """Answer a pending request; the value is read according to the request's kind."""
+    if value == "-":
+        value = sys.stdin.read().rstrip("\n")
+    with _client(server, token) as client:
+        try:
+            record = client.get_interaction(request_id)
+            typed = typed_answer(record, value, client)
+            done = client.respond_interaction(request_id, typed)
+        except PawFlowError as exc:
+            raise _fail(exc) from exc
+    console.print(f"Answered [bold]{done.id}[/]: {json.dumps(done.answer)}")
+
+
+_YES = frozenset({"y", "yes", "true", "1", "ok", "confirm"})
+_NO = frozenset({"n", "no", "false", "0", "deny"})
+
+
+def typed_answer(record: Interaction, value: str, client: Client) -> Any:
+    """The JSON value for ``value`` as text typed for a request of ``record``'s kind.
+
+    Only the reading of text happens here; the server validates and normalizes.
+    """
+    kind = Kind(record.kind)
+    if kind is Kind.CONFIRM:
+        word = value.strip().lower()
+        return True if word in _YES else False if word in _NO else value
+    if kind is Kind.CHOICE:
+        return _option(record, value.strip())
+    if kind is Kind.MULTI:
+        parts = [part.strip() for part in value.split(",") if part.strip()]
+        return [_option(record, part) for part in parts]
+    if kind is Kind.INTEGER:
+        text = value.strip()
+        return int(text) if text.lstrip("+-").isdigit() else text
+    if kind is Kind.FORM:
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            raise InvalidInput(
+                'a form answer is a JSON object, such as \'{"name": "Ada"}\''
+            ) from exc
+    if kind is Kind.FILE:
+        path = Path(value).expanduser()
+        if not path.is_file():
+            raise InvalidInput(f"no such file: {value}")
+        return client.upload(path, request_id=record.id).to_dict()
+    return value
+
+
+def _option(record: Interaction, text: str) -> str:
+    """An option's value from its value, its label, or its 1-based position."""
+    options = record.options or []
+    values = [o["value"] for o in options]
+    if text in values:
+        return text
+    for option in options:
+        if option["label"].casefold() == text.casefold():
+            return option["value"]
+    if text.isdigit() and 1 <= int(text) <= len(values):
+        return values[int(text) - 1]
+    return text
 
 
 def register(app: typer.Typer) -> None:
     """Add this part's commands to the ``pawflow`` app."""
+    app.command("serve")(serve)
+    app.add_typer(users_app, name="users")
+    app.command("inbox")(inbox)
+    app.command("answer")(answer)

@@ -129,9 +129,10 @@ def park(
         if fired is not None:
             status, outcome, value = "resolved", "signaled", fired["value"]
     continuation_id = secrets.token_urlsafe(16)
-    tx.execute(
+    row = tx.one(
         "INSERT INTO continuations (id, target, signal_id, deadline, payload, status, outcome,"
-        " value, next_attempt_at, created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " value, next_attempt_at, created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " RETURNING *",
         (
             continuation_id,
             target,
@@ -148,7 +149,8 @@ def park(
     )
     if status == "resolved":
         tx.notify(RESOLVED_NOTICE)
-    return get_continuation(tx, continuation_id)
+    assert row is not None
+    return Continuation.from_row(row)
 
 
 def get_continuation(tx: Tx, continuation_id: str) -> Continuation:

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pawflow.clock import to_millis
 from pawflow.durable.continuations import Continuation
@@ -95,49 +95,43 @@ def backoff(attempts: int) -> timedelta:
 
 
 def deliver_due(db: Database, registry: DeliveryRegistry, now: datetime, *, limit: int) -> int:
-    """Deliver resolved continuations whose handlers live here; returns how many."""
+    """Deliver resolved continuations whose handlers live here; returns how many.
+
+    One transaction leases the due batch and hands each row on; a handler's failure rolls
+    back only its own savepoint and books the retry.
+    """
     kinds = registry.kinds()
     if not kinds:
         return 0
     matches = " OR ".join("target LIKE ?" for _ in kinds)
-    with db.transaction(write=False) as tx:
-        candidates = tx.all(
-            "SELECT id, target FROM continuations WHERE status = 'resolved'"
-            f" AND next_attempt_at <= ? AND ({matches}) ORDER BY next_attempt_at LIMIT ?",
+    delivered = 0
+    with db.transaction() as tx:
+        rows = tx.all(
+            "SELECT * FROM continuations WHERE status = 'resolved'"
+            f" AND next_attempt_at <= ? AND ({matches}) ORDER BY next_attempt_at LIMIT ?"
+            + tx.skip_locked,
             (to_millis(now), *[f"{kind}:%" for kind in kinds], limit),
         )
-    delivered = 0
-    for candidate in candidates:
-        handler = registry.handler_for(candidate["target"])
-        if handler is not None and deliver_one(db, handler, candidate["id"], now):
-            delivered += 1
+        for row in rows:
+            handler = registry.handler_for(row["target"])
+            if handler is not None and _hand_over(tx, handler, row, now):
+                delivered += 1
     return delivered
 
 
-def deliver_one(db: Database, handler: DeliveryHandler, continuation_id: str, now: datetime) -> bool:
+def _hand_over(tx: Tx, handler: DeliveryHandler, row: dict[str, Any], now: datetime) -> bool:
+    tx.execute("SAVEPOINT delivery")
     try:
-        with db.transaction() as tx:
-            row = tx.one(
-                "SELECT * FROM continuations WHERE id = ? AND status = 'resolved'" + tx.skip_locked,
-                (continuation_id,),
-            )
-            if row is None:
-                return False  # taken by another process, or already delivered
-            handler.deliver(Delivery(Continuation.from_row(row), tx))
-            tx.execute("DELETE FROM continuations WHERE id = ?", (continuation_id,))
-        return True
-    except Exception as exc:  # noqa: BLE001 - any handler failure means "retry later"
-        log.info("delivery of %s deferred: %s", continuation_id, exc)
-        with db.transaction() as tx:
-            row = tx.one("SELECT attempts FROM continuations WHERE id = ?", (continuation_id,))
-            if row is not None:
-                tx.execute(
-                    "UPDATE continuations SET attempts = attempts + 1, next_attempt_at = ?,"
-                    " last_error = ? WHERE id = ? AND status = 'resolved'",
-                    (
-                        to_millis(now + backoff(int(row["attempts"]))),
-                        str(exc)[:1000],
-                        continuation_id,
-                    ),
-                )
+        handler.deliver(Delivery(Continuation.from_row(row), tx))
+    except Exception as exc:  # any handler failure means "retry later"
+        log.info("delivery of %s deferred: %s", row["id"], exc)
+        tx.execute("ROLLBACK TO SAVEPOINT delivery")
+        tx.execute(
+            "UPDATE continuations SET attempts = attempts + 1, next_attempt_at = ?,"
+            " last_error = ? WHERE id = ?",
+            (to_millis(now + backoff(int(row["attempts"]))), str(exc)[:1000], row["id"]),
+        )
         return False
+    tx.execute("RELEASE SAVEPOINT delivery")
+    tx.execute("DELETE FROM continuations WHERE id = ?", (row["id"],))
+    return True

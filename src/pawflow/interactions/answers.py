@@ -29,9 +29,10 @@ from pawflow.interactions.kinds import (
     Kind,
     clip,
     is_clean_text,
+    join_path,
     kind_of_property,
+    name_of,
     parse_kind,
-    schema_error,
     summarize,
 )
 
@@ -48,6 +49,7 @@ _NO = frozenset({"no", "n", "false"})
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_OFFSET = re.compile(r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)$")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s.][^@\s]*")
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+")
 # Every character str.splitlines() breaks on: a "single line" must contain none of them.
@@ -183,6 +185,76 @@ def _compiled(schema_json: str) -> jsonschema.Draft202012Validator:
 def validator_for(schema: Mapping[str, Any]) -> jsonschema.Draft202012Validator:
     """A validator for ``schema``, built once per distinct schema."""
     return _compiled(json.dumps(schema, sort_keys=True))
+
+
+# --- jsonschema errors as field errors ------------------------------------------------
+
+_TYPE_NAMES = {
+    "boolean": "true or false",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "array": "a list",
+    "object": "an object",
+    "null": "null",
+}
+_FORMAT_NAMES = {
+    "email": "an email address",
+    "uri": "a URI with a scheme, such as https://…",
+    "date": "a date as YYYY-MM-DD",
+    "date-time": "a date and time with a timezone",
+    "regex": "a regular expression",
+}
+
+
+def show(value: object) -> str:
+    """A schema value as it reads in a message: numbers plainly, text clipped."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return clip(value if isinstance(value, str) else json.dumps(value, default=str))
+
+
+def schema_error(error: jsonschema.ValidationError, prefix: str) -> FieldError:
+    """A short, human FieldError for one jsonschema error (its own messages quote inputs)."""
+    path = join_path(prefix, error.absolute_path)
+    keyword = str(error.validator)
+    expected = error.validator_value
+    if keyword == "type":
+        names = expected if isinstance(expected, list) else [expected]
+        message = "expected " + " or ".join(_TYPE_NAMES.get(str(n), str(n)) for n in names)
+    elif keyword == "enum" and isinstance(expected, list):
+        shown = ", ".join(show(v) for v in expected[:10]) + (", …" if len(expected) > 10 else "")
+        message = f"must be one of: {shown}"
+    elif keyword == "format":
+        message = f"must be {_FORMAT_NAMES.get(str(expected), 'a valid ' + show(expected))}"
+    elif keyword in _COUNTED and isinstance(expected, int):
+        template, unit = _COUNTED[keyword]
+        message = template.format(expected, unit + ("" if expected == 1 else "s"))
+    elif keyword == "mediaTypes" and isinstance(expected, list):
+        message = "the file type must be one of: " + ", ".join(show(v) for v in expected[:10])
+    else:
+        message = _MESSAGES.get(keyword, "is not valid ({})").format(show(expected))
+    return FieldError(path, message)
+
+
+_MESSAGES = {
+    "minimum": "must be at least {}",
+    "maximum": "must be at most {}",
+    "exclusiveMinimum": "must be greater than {}",
+    "exclusiveMaximum": "must be less than {}",
+    "multipleOf": "must be a multiple of {}",
+    "pattern": "must match the pattern {}",
+    "uniqueItems": "must not repeat values",
+    "maxBytes": "the file must be at most {} bytes",
+    "required": "is missing a required field",
+    "additionalProperties": "has an unknown field",
+}
+_COUNTED = {
+    "minLength": ("must be at least {} {} long", "character"),
+    "maxLength": ("must be at most {} {} long", "character"),
+    "minItems": ("choose at least {} {}", "option"),
+    "maxItems": ("choose at most {} {}", "option"),
+}
 
 
 # --- coercion, one function per kind ------------------------------------------------------
@@ -346,6 +418,10 @@ def _datetime(raw: object) -> str:
         raise _Reject("expected a date and time such as 2026-11-29T10:00:00Z") from None
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise _Reject("needs a timezone")
+    # Python also reads offsets with seconds (and silently drops their fractions); ISO 8601
+    # offsets are whole minutes.
+    if not _OFFSET.search(raw.strip().upper()):
+        raise _Reject("the timezone must be Z or an offset such as +02:00")
     try:
         moment = moment.astimezone(UTC)
     except (OverflowError, ValueError):
@@ -428,7 +504,7 @@ def _form(
     required = set(schema.get("required", []))
     for name in raw:
         if name not in properties:
-            errors.append(FieldError(clip(str(name), 64), "unknown field"))
+            errors.append(FieldError(name_of(name), "unknown field"))
     result: dict[str, Any] = {}
     for name, field_schema in properties.items():
         # null stands for "left empty", which is fine unless the field is required.

@@ -81,6 +81,16 @@ def clip(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def name_of(key: object) -> str:
+    """A dict key as it reads in a path; keys that are not text come from Python callers."""
+    if isinstance(key, str):
+        return clip(key)
+    try:
+        return clip(repr(key))
+    except ValueError:  # an int too long to print
+        return "<key>"
+
+
 def join_path(prefix: str, parts: Iterable[str | int]) -> str:
     """``"a"`` + ``["b", 1]`` → ``"a.b[1]"``: the path form every FieldError uses."""
     path = prefix
@@ -147,7 +157,7 @@ def _options(raw: object, path: str, labels: object = None) -> list[Option]:
         elif isinstance(item, Mapping):
             for key in item:
                 if key not in ("value", "label"):
-                    errors.append(FieldError(f"{at}.{clip(str(key))}", "unknown key"))
+                    errors.append(FieldError(f"{at}.{name_of(key)}", "unknown key"))
             value, label, value_at = item.get("value"), item.get("label"), f"{at}.value"
             if label is not None and (not isinstance(label, str) or not label.strip()):
                 errors.append(FieldError(f"{at}.label", "must be a non-empty string"))
@@ -287,7 +297,7 @@ def _check_keywords(
 ) -> list[FieldError]:
     errors = []
     for key in schema:
-        name = clip(str(key))
+        name = name_of(key)
         if key in allowed:
             continue
         if key in _ALL_KEYWORDS:
@@ -339,6 +349,9 @@ def _field(kind: Kind, schema: object, path: str, top: bool) -> tuple[dict[str, 
         errors.append(FieldError(f"{path}.type", message))
     if "x-pawflow-kind" in schema and schema["x-pawflow-kind"] != kind.value:
         errors.append(FieldError(f"{path}.x-pawflow-kind", f'must be "{kind}" here'))
+    for key in ("title", "description"):
+        if key in schema and not isinstance(schema[key], str):
+            errors.append(FieldError(f"{path}.{key}", "expected a string"))
     if "$schema" in schema and str(schema["$schema"]).rstrip("#") != SCHEMA_DIALECT:
         errors.append(FieldError(f"{path}.$schema", f"only {SCHEMA_DIALECT} is supported"))
     if errors:
@@ -448,7 +461,7 @@ def _check_form(schema: object, path: str) -> dict[str, Any]:
         raise invalid("invalid response_schema", [FieldError(f"{path}.properties", message)])
     fields: dict[str, Any] = {}
     for name, field_schema in properties.items():
-        at = f"{path}.properties.{clip(str(name))}"
+        at = f"{path}.properties.{name_of(name)}"
         if not isinstance(name, str) or not FIELD_NAME.fullmatch(name):
             message = "field names start with a letter or _ and use letters, digits, _ and -"
             errors.append(FieldError(at, message))
@@ -489,7 +502,10 @@ def _metaschema_validator() -> jsonschema.protocols.Validator:
 
 def _check_dialect(schema: dict[str, Any], path: str) -> None:
     """The effective schema must also be valid JSON Schema 2020-12 by the metaschema."""
-    errors = [schema_error(e, path) for e in _metaschema_validator().iter_errors(schema)]
+    errors = [
+        FieldError(join_path(path, e.absolute_path), f"is not valid JSON Schema ({e.validator})")
+        for e in _metaschema_validator().iter_errors(schema)
+    ]
     if errors:
         raise invalid("invalid response_schema", errors)
 
@@ -581,67 +597,3 @@ def prepare_request(
     _set_enum(kind, effective, final)
     _check_dialect(effective, "response_schema")
     return final, effective
-
-
-# --- jsonschema errors as field errors ----------------------------------------------------
-
-_TYPE_NAMES = {
-    "boolean": "true or false",
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "array": "a list",
-    "object": "an object",
-    "null": "null",
-}
-_FORMAT_NAMES = {
-    "email": "an email address",
-    "uri": "a URI with a scheme, such as https://…",
-    "date": "a date as YYYY-MM-DD",
-    "date-time": "a date and time with a timezone",
-    "regex": "a regular expression",
-}
-
-
-def show(value: object) -> str:
-    """A schema value as it reads in a message: numbers plainly, text clipped."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
-        return str(int(value))
-    return clip(value if isinstance(value, str) else json.dumps(value, default=str))
-
-
-def schema_error(error: jsonschema.ValidationError, prefix: str) -> FieldError:
-    """A short, human FieldError for one jsonschema error (its own messages quote inputs)."""
-    path = join_path(prefix, error.absolute_path)
-    keyword = str(error.validator)
-    expected = error.validator_value
-    if keyword == "type":
-        names = expected if isinstance(expected, list) else [expected]
-        message = "expected " + " or ".join(_TYPE_NAMES.get(str(n), str(n)) for n in names)
-    elif keyword == "enum" and isinstance(expected, list):
-        shown = ", ".join(show(v) for v in expected[:10]) + (", …" if len(expected) > 10 else "")
-        message = f"must be one of: {shown}"
-    elif keyword == "format":
-        message = f"must be {_FORMAT_NAMES.get(str(expected), 'a valid ' + show(expected))}"
-    else:
-        message = _MESSAGES.get(keyword, "is not valid ({})").format(show(expected))
-    return FieldError(path, message)
-
-
-_MESSAGES = {
-    "minimum": "must be at least {}",
-    "maximum": "must be at most {}",
-    "exclusiveMinimum": "must be greater than {}",
-    "exclusiveMaximum": "must be less than {}",
-    "multipleOf": "must be a multiple of {}",
-    "minLength": "must be at least {} characters long",
-    "maxLength": "must be at most {} characters long",
-    "pattern": "must match the pattern {}",
-    "minItems": "must have at least {} items",
-    "maxItems": "must have at most {} items",
-    "uniqueItems": "must not repeat values",
-    "maxBytes": "the file must be at most {} bytes",
-    "mediaTypes": "the file type must be one of: {}",
-    "required": "is missing a required field",
-    "additionalProperties": "has an unknown field",
-}

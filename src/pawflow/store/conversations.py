@@ -112,15 +112,23 @@ def share_conversation(
     return get_conversation(tx, conversation_id, user=user)
 
 
-def conversation_audience(tx: Tx, conversation_id: str, *, writers_only: bool) -> set[str]:
-    """The owner and the collaborators (only those with write access, if asked)."""
+def conversation_members(tx: Tx, conversation_id: str) -> dict[str, Access]:
+    """Everyone in the conversation with their access; empty if it does not exist."""
     rows = tx.all(
-        "SELECT owner AS user_id FROM conversations WHERE id = ? UNION"
-        " SELECT user_id FROM conversation_members WHERE conversation_id = ?"
-        + (" AND access = 'write'" if writers_only else ""),
+        "SELECT owner AS user_id, 'owner' AS access FROM conversations WHERE id = ? UNION ALL"
+        " SELECT user_id, access FROM conversation_members WHERE conversation_id = ?",
         (conversation_id, conversation_id),
     )
-    return {row["user_id"] for row in rows}
+    return {row["user_id"]: row["access"] for row in rows}
+
+
+def conversation_audience(tx: Tx, conversation_id: str, *, writers_only: bool) -> set[str]:
+    """The owner and the collaborators (only those with write access, if asked)."""
+    return {
+        user
+        for user, access in conversation_members(tx, conversation_id).items()
+        if access != "read" or not writers_only
+    }
 
 
 def add_file(

@@ -29,7 +29,7 @@ from pawflow.store._db import Tx
 from pawflow.store.conversations import (
     conversation_access,
     conversation_audience,
-    ensure_user,
+    conversation_members,
     get_file,
 )
 from pawflow.store.events import append_event
@@ -77,24 +77,25 @@ def request(
         raise InvalidInput("title is invalid", [FieldError("title", "a string of at most 500")])
     if response_schema is not None and not isinstance(response_schema, dict):
         raise InvalidInput(
-            "response_schema must be an object", [FieldError("response_schema", "expected an object")]
+            "response_schema must be an object",
+            [FieldError("response_schema", "expected an object")],
         )
     if expires_at is not None and expires_at <= now:
         raise InvalidInput("expires_at is in the past", [FieldError("expires_at", "in the past")])
     parsed_options = None if options is None else normalize_options(options)
     final_options, schema = prepare_request(parsed_kind, parsed_options, response_schema)
-    ensure_user(tx, owner, now)
-    if conversation_access(tx, conversation_id, owner) is None:
+    members = conversation_members(tx, conversation_id)
+    if owner not in members:
         raise NotFound("conversation")
     family = signal_family or (
         "confirmation" if parsed_kind in CONFIRMATION_KINDS else "interaction"
     )
     request_id = secrets.token_urlsafe(16)
-    tx.execute(
+    row = tx.one(
         "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
         " response_schema, owner, conversation_id, requester, signal_id, status,"
         " created_at, expires_at, ui_surface)"
-        " VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+        " VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING *",
         (
             request_id,
             parsed_kind.value,
@@ -111,8 +112,10 @@ def request(
             None if ui_surface is None else json.dumps(ui_surface),
         ),
     )
-    record = Interaction.from_row(_must(tx, request_id))
-    _announce(tx, record, "interaction_request", now)
+    assert row is not None
+    record = Interaction.from_row(row)
+    writers = {user for user, access in members.items() if access != "read"}
+    _announce(tx, record, "interaction_request", now, writers)
     return record
 
 
@@ -123,10 +126,13 @@ def _must(tx: Tx, request_id: str) -> dict[str, Any]:
     return row
 
 
-def _announce(tx: Tx, record: Interaction, type_: str, now: datetime) -> None:
-    audience = conversation_audience(tx, record.conversation_id, writers_only=True)
-    audience.add(record.owner)
-    append_event(tx, audience, record.conversation_id, type_, record.to_dict(), now)
+def _announce(
+    tx: Tx, record: Interaction, type_: str, now: datetime, writers: set[str] | None = None
+) -> None:
+    """Log the event for those who can act on the request: its owner and the writers."""
+    if writers is None:
+        writers = conversation_audience(tx, record.conversation_id, writers_only=True)
+    append_event(tx, writers | {record.owner}, record.conversation_id, type_, record.to_dict(), now)
 
 
 def get(tx: Tx, request_id: str, *, user: str) -> Interaction:
@@ -170,8 +176,7 @@ def list_for(
     if not 1 <= limit <= 1000:
         raise InvalidInput("limit out of range", [FieldError("limit", "between 1 and 1000")])
     rows = tx.all(
-        f"SELECT * FROM interactions WHERE {' AND '.join(clauses)}"
-        " ORDER BY created_at, id LIMIT ?",
+        f"SELECT * FROM interactions WHERE {' AND '.join(clauses)} ORDER BY created_at, id LIMIT ?",
         (*params, limit + 1),
     )
     page = [Interaction.from_row(row) for row in rows[:limit]]
@@ -206,14 +211,14 @@ def leave_pending(
 ) -> Interaction | None:
     """Move one request out of ``pending``; None when another attempt won first."""
     at = to_millis(now)
-    changed = tx.execute(
+    updated = tx.one(
         "UPDATE interactions SET status = ?, answer = ?, answered_by = ?, answered_at = ?"
-        " WHERE id = ? AND status = 'pending'",
+        " WHERE id = ? AND status = 'pending' RETURNING *",
         (outcome, None if outcome != "answered" else json.dumps(answer), by, at, row["id"]),
     )
-    if not changed:
+    if updated is None:
         return None
-    record = Interaction.from_row(_must(tx, row["id"]))
+    record = Interaction.from_row(updated)
     fire_signal(tx, record.signal_id, {"status": outcome, "answer": record.answer}, now)
     _announce(tx, record, "interaction_answered", now)
     return record

@@ -43,7 +43,9 @@ def migrations_for(dialect: str) -> list[Migration]:
         found.append(Migration(int(stem[:4]), stem[5:], entry.read_text("utf-8")))
     for position, migration in enumerate(found, start=1):
         if migration.version != position:
-            raise StoreError(f"migration {migration.name} is numbered {migration.version}, not {position}")
+            raise StoreError(
+                f"migration {migration.name} is numbered {migration.version}, not {position}"
+            )
     return found
 
 
@@ -60,7 +62,9 @@ def table_exists(tx: Tx, name: str) -> bool:
     if tx.dialect == "sqlite":
         query = "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?"
     else:
-        query = "SELECT 1 AS found FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?"
+        query = (
+            "SELECT 1 AS found FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?"
+        )
     return tx.one(query, (name,)) is not None
 
 
@@ -113,7 +117,9 @@ def _copy_confirmation(tx: Tx, row: dict[str, Any]) -> None:
     raw_options = json.loads(row["options"]) if row["options"] else None
     options = normalize_options(raw_options) if raw_options else None
     options, schema = prepare_request(kind, options, None)
-    requester = json.loads(row["requester"]) if row["requester"] else {"type": "api", "name": "legacy"}
+    requester = (
+        json.loads(row["requester"]) if row["requester"] else {"type": "api", "name": "legacy"}
+    )
     created = _millis(row["created_at"])
     for user in {row["owner"], row["answered_by"]} - {None}:
         tx.execute(
@@ -161,14 +167,20 @@ def upgrade_confirmations(tx: Tx) -> None:
         f" AND (mode IS NULL OR mode NOT IN ({marks}))",
         family,
     )
-    _check("pending rows have a kind", bad_kind is not None and bad_kind["n"] > 0,
-           f"{bad_kind and bad_kind['n']} pending row(s) without confirm/choice/multi")
+    _check(
+        "pending rows have a kind",
+        bad_kind is not None and bad_kind["n"] > 0,
+        f"{bad_kind and bad_kind['n']} pending row(s) without confirm/choice/multi",
+    )
     bad_signal = tx.one(
         "SELECT count(*) AS n FROM confirmations WHERE status = 'pending'"
         " AND (signal_id IS NULL OR signal_id <> 'confirmation:' || id)"
     )
-    _check("pending rows have a signal", bad_signal is not None and bad_signal["n"] > 0,
-           f"{bad_signal and bad_signal['n']} pending row(s) without their confirmation:<id> signal")
+    _check(
+        "pending rows have a signal",
+        bad_signal is not None and bad_signal["n"] > 0,
+        f"{bad_signal and bad_signal['n']} pending row(s) without their confirmation:<id> signal",
+    )
 
     rows = tx.all("SELECT * FROM confirmations ORDER BY created_at, id")
     for row in rows:
@@ -185,8 +197,11 @@ def upgrade_confirmations(tx: Tx) -> None:
     copied = tx.one(
         "SELECT count(*) AS n FROM interactions WHERE id IN (SELECT id FROM confirmations)"
     )
-    _check("row count", copied is None or copied["n"] != len(rows),
-           f"{len(rows)} confirmation(s), {copied and copied['n']} interaction(s) copied")
+    _check(
+        "row count",
+        copied is None or copied["n"] != len(rows),
+        f"{len(rows)} confirmation(s), {copied and copied['n']} interaction(s) copied",
+    )
     orphans = tx.one(
         "SELECT count(*) AS n FROM interactions i"
         " LEFT JOIN users u ON u.id = i.owner"
@@ -196,6 +211,9 @@ def upgrade_confirmations(tx: Tx) -> None:
     dangling = orphans["n"] if orphans else 0
     if tx.dialect == "sqlite":
         dangling += len(tx.all("PRAGMA foreign_key_check"))
-    _check("foreign keys", dangling > 0, f"{dangling} row(s) reference missing users or conversations")
+    _check(
+        "foreign keys", dangling > 0, f"{dangling} row(s) reference missing users or conversations"
+    )
+
 
 DATA_STEPS: dict[int, Callable[[Tx], None]] = {1: upgrade_confirmations}

@@ -253,7 +253,8 @@ class Store:
             if fired is not None or remaining <= 0:
                 return fired
             with self._changed:
-                self._changed.wait_for(lambda: self._change_count != seen, timeout=remaining)
+                if self._change_count == seen:
+                    self._changed.wait(timeout=remaining)
 
     def park(
         self,
@@ -330,13 +331,18 @@ class Store:
         """One sweeper pass: expire, release what is due, deliver, then the extra steps."""
         report = SweepReport()
         now = self.now()
-        for name, step in (("expired", inter.expire_due), ("released", cont.release_due)):
-            while True:
-                with self.db.transaction() as tx:
-                    done = step(tx, now, SWEEP_BATCH)
-                report.add({name: done})
-                if done < SWEEP_BATCH:
-                    break
+        # Deliveries wait for the end of the pass, so the report counts them in one place.
+        self._delivering.active = True
+        try:
+            for name, step in (("expired", inter.expire_due), ("released", cont.release_due)):
+                while True:
+                    with self.db.transaction() as tx:
+                        done = step(tx, now, SWEEP_BATCH)
+                    report.add({name: done})
+                    if done < SWEEP_BATCH:
+                        break
+        finally:
+            self._delivering.active = False
         report.add({"delivered": self.deliver_due()})
         for extra in self.sweep_steps:
             report.add(extra(self))
@@ -356,7 +362,12 @@ class Store:
         """Add to a conversation's history (no access check: callers decide who may)."""
         with self.db.transaction() as tx:
             return messages.append_message(
-                tx, conversation_id, role=role, author=author, content=content, data=data,
+                tx,
+                conversation_id,
+                role=role,
+                author=author,
+                content=content,
+                data=data,
                 now=self.now(),
             )
 
@@ -379,8 +390,13 @@ class Store:
     ) -> Literal["sent", "queued"]:
         with self.db.transaction() as tx:
             return messages.notify_user(
-                tx, user, message=message, title=title, urgency=urgency,
-                conversation_id=conversation_id, now=self.now(),
+                tx,
+                user,
+                message=message,
+                title=title,
+                urgency=urgency,
+                conversation_id=conversation_id,
+                now=self.now(),
             )
 
     def mark_live(self, client_id: str, user: str, ttl: timedelta) -> None:

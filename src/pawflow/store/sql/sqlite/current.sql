@@ -115,3 +115,100 @@ CREATE TABLE live_clients (
     expires_at INTEGER NOT NULL
 );
 CREATE INDEX live_clients_user ON live_clients (user_id, expires_at);
+
+-- The server: API tokens, browser sessions, one-time sign-in links, event-log retention.
+-- Secrets are stored as SHA-256 hex digests, never in the clear.
+CREATE TABLE api_tokens (
+    token_hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users (id),
+    label TEXT NOT NULL DEFAULT '',
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX api_tokens_user ON api_tokens (user_id);
+
+CREATE TABLE web_sessions (
+    session_hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users (id),
+    csrf_token TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX web_sessions_expiry ON web_sessions (expires_at);
+
+CREATE TABLE signin_links (
+    token_hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users (id),
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX signin_links_expiry ON signin_links (expires_at);
+
+CREATE TABLE server_state (
+    key TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+
+CREATE INDEX events_created ON events (created_at);
+
+CREATE TABLE agent_assignments (
+    conversation_id TEXT PRIMARY KEY REFERENCES conversations (id),
+    agent TEXT NOT NULL,
+    assigned_at INTEGER NOT NULL
+);
+
+CREATE TABLE agent_wakeups (
+    id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    user_id TEXT NOT NULL,
+    source TEXT NOT NULL UNIQUE,
+    text TEXT NOT NULL,
+    data TEXT NOT NULL,
+    status TEXT NOT NULL
+        CHECK (status IN ('scheduled', 'running', 'done', 'absorbed', 'failed')),
+    due_at INTEGER NOT NULL,
+    lease_until INTEGER,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    message_id TEXT,
+    tool_started_at INTEGER,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    finished_at INTEGER
+);
+CREATE INDEX agent_wakeups_due ON agent_wakeups (due_at) WHERE status = 'scheduled';
+CREATE INDEX agent_wakeups_leased ON agent_wakeups (lease_until) WHERE status = 'running';
+CREATE INDEX agent_wakeups_conversation ON agent_wakeups (conversation_id, created_at);
+
+CREATE TABLE checkpoints (
+    run_id TEXT NOT NULL,
+    step_id TEXT NOT NULL,
+    session_id TEXT,
+    agent TEXT NOT NULL,
+    halt_reason TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    pinned INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, step_id)
+);
+CREATE INDEX checkpoints_session ON checkpoints (session_id, created_at)
+    WHERE session_id IS NOT NULL;
+CREATE INDEX checkpoints_expiry ON checkpoints (expires_at) WHERE pinned = 0;
+
+-- Flows (0004).
+CREATE TABLE flow_deployments (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    base_dir TEXT,
+    user_id TEXT NOT NULL REFERENCES users (id),
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    status TEXT NOT NULL CHECK (status IN ('running', 'stopped')),
+    status_reason TEXT,
+    version INTEGER NOT NULL DEFAULT 1,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (user_id, conversation_id, name)
+);
+CREATE INDEX flow_deployments_status ON flow_deployments (status);

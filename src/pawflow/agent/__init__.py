@@ -1,0 +1,63 @@
+"""Agents: one governed loop, model providers, tools, durable wakeups and checkpoints."""
+
+from __future__ import annotations
+
+from pawflow.agent.checkpoints import Checkpoint, CheckpointStore
+from pawflow.agent.governance import Budget, Governance, Halt, Limits, deny_pattern
+from pawflow.agent.loop import (
+    AgentLoop,
+    ApprovedCall,
+    LoopEvent,
+    RunFinished,
+    RunRequest,
+    RunResult,
+)
+from pawflow.agent.models import (
+    ChatMessage,
+    Model,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    OpenAIChatModel,
+    ScriptedModel,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+)
+from pawflow.agent.spec import AgentSpec
+from pawflow.agent.tools import Tool, Toolbox, ToolContext, ToolOutcome, tool
+from pawflow.agent.wakeups import Wakeup, WakeupPoller
+
+__all__ = [
+    "AgentLoop",
+    "AgentSpec",
+    "ApprovedCall",
+    "Budget",
+    "ChatMessage",
+    "Checkpoint",
+    "CheckpointStore",
+    "Governance",
+    "Halt",
+    "Limits",
+    "LoopEvent",
+    "Model",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelSettings",
+    "OpenAIChatModel",
+    "RunFinished",
+    "RunRequest",
+    "RunResult",
+    "ScriptedModel",
+    "TextDelta",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolOutcome",
+    "ToolSpec",
+    "Toolbox",
+    "Wakeup",
+    "WakeupPoller",
+    "deny_pattern",
+    "tool",
+]

@@ -1,0 +1,249 @@
+"""The tools every agent has: ``request_confirmation`` and ``ask_user``; and in-chat approval.
+
+``request_confirmation`` publishes an interaction and, in the same transaction, parks a
+continuation for ``agent:<name>`` on its signal. The agent then ends its turn; the answer
+(or a cancel, or the expiry) comes back later as a wakeup, in a new turn. With
+``wait_seconds`` it first waits that long for a quick answer and, if one comes, takes it in
+the same turn, so that no wakeup follows for it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pawflow import durations
+from pawflow.agent import wakeups
+from pawflow.agent.models.base import ToolCall
+from pawflow.agent.tools import (
+    AWAITING_APPROVAL,
+    AWAITING_CONFIRMATION,
+    AWAITING_USER_INPUT,
+    Tool,
+    ToolContext,
+    ToolOutcome,
+)
+from pawflow.durable import continuations as cont
+from pawflow.errors import InvalidInput
+from pawflow.records import Interaction, Requester
+from pawflow.store import interactions as inter
+
+MAX_WAIT_SECONDS = 120
+PAYLOAD_VERSION = 1
+
+
+def target_of(agent: str) -> str:
+    return f"agent:{agent}"
+
+
+def publish_request(
+    ctx: ToolContext,
+    *,
+    kind: str,
+    message: str,
+    options: list[str] | None = None,
+    title: str | None = None,
+    expires_in: str | None = None,
+    purpose: Literal["confirmation", "approval"] = "confirmation",
+    extra: dict[str, Any] | None = None,
+) -> Interaction:
+    """Ask the user, and park the agent's continuation on the answer: one transaction."""
+    store = ctx.store
+    now = store.now()
+    deadline: datetime | None = durations.deadline_after(now, expires_in)
+    requester = Requester(type="agent", name=ctx.agent)
+    with store.transaction() as tx:
+        interaction = inter.request(
+            tx,
+            owner=ctx.user,
+            conversation_id=ctx.conversation_id,
+            kind=kind,
+            message=message,
+            options=options,
+            title=title,
+            response_schema=None,
+            expires_at=deadline,
+            requester=requester,
+            signal_family=None,
+            ui_surface=None,
+            now=now,
+        )
+        payload = {
+            "v": PAYLOAD_VERSION,
+            "purpose": purpose,
+            "agent": ctx.agent,
+            "conversation_id": ctx.conversation_id,
+            "user": ctx.user,
+            "request_id": interaction.id,
+            "signal_id": interaction.signal_id,
+            "question": message,
+            "kind": interaction.kind,
+            "run_id": ctx.run_id,
+            **(extra or {}),
+        }
+        cont.park(
+            tx,
+            target_of(ctx.agent),
+            now=now,
+            payload=json.dumps(payload).encode("utf-8"),
+            payload_cap=store.payload_cap,
+            signal_id=interaction.signal_id,
+        )
+    return interaction
+
+
+# --- how outcomes read, to the model and in the wakeup --------------------------------
+
+
+def outcome_sentence(question: str, status: str, answer: Any) -> str:
+    asked = json.dumps(question, ensure_ascii=False)
+    if status == "answered":
+        return f"The user answered {asked}: {json.dumps(answer, ensure_ascii=False)}"
+    if status == "cancelled":
+        return f"The user cancelled {asked} without answering."
+    if status == "expired":
+        return f"The request {asked} expired without an answer."
+    return f"The request {asked} ended ({status})."
+
+
+def wakeup_text(agent: str, request_id: str, question: str, status: str, answer: Any) -> str:
+    """``[agent:<name>] [confirmation:<id>] The user answered <what was asked>: <answer JSON>``."""
+    return f"[agent:{agent}] [confirmation:{request_id}] " + outcome_sentence(
+        question, status, answer
+    )
+
+
+# --- the tools ------------------------------------------------------------------------
+
+
+def request_confirmation(
+    ctx: ToolContext,
+    message: str,
+    mode: Literal["confirm", "choice", "multi"] = "confirm",
+    options: list[str] | None = None,
+    title: str | None = None,
+    expires_in: str | None = None,
+    wait_seconds: float | None = None,
+) -> ToolOutcome:
+    """Ask the user to confirm a decision, or to pick one or several options, durably.
+
+    The question is shown in the chat and in the user's pending inbox; they may answer
+    minutes or days later. Unless answered within wait_seconds, this returns "pending":
+    end your turn then. You will be woken with the answer (or told it was cancelled or
+    expired) and continue from there. Use it for decisions that must not be lost.
+
+    Args:
+        message: The question, complete enough to answer days later without context.
+        mode: confirm (yes/no), choice (exactly one option) or multi (several options).
+        options: The options for choice and multi.
+        title: A short title for the question.
+        expires_in: How long the question stays open, e.g. 2h, 3d, 1mo; absent = forever.
+        wait_seconds: Wait this many seconds (at most 120) for a quick answer first.
+    """
+    if wait_seconds is not None and not 0 <= wait_seconds <= MAX_WAIT_SECONDS:
+        raise InvalidInput(f"wait_seconds must be between 0 and {MAX_WAIT_SECONDS}")
+    if mode in ("choice", "multi") and not options:
+        raise InvalidInput(f"mode {mode} needs options")
+    interaction = publish_request(
+        ctx,
+        kind=mode,
+        message=message,
+        options=options if mode != "confirm" else None,
+        title=title,
+        expires_in=expires_in,
+    )
+    data = {"request_id": interaction.id, "signal_id": interaction.signal_id}
+    if wait_seconds:
+        fired = ctx.store.wait_signal(interaction.signal_id, wait_seconds)
+        if fired is not None and isinstance(fired.value, dict):
+            with ctx.store.transaction() as tx:
+                ours = wakeups.absorb(
+                    tx,
+                    source=interaction.signal_id,
+                    target=target_of(ctx.agent),
+                    signal_id=interaction.signal_id,
+                )
+            if ours:
+                status = str(fired.value.get("status"))
+                answer = fired.value.get("answer")
+                return ToolOutcome(
+                    outcome_sentence(message, status, answer),
+                    data={**data, "status": status, "answer": answer},
+                )
+    return ToolOutcome(
+        f"pending: the question was published as request {interaction.id}. End your turn now;"
+        " you will be woken with the answer.",
+        end_turn=True,
+        halt_reason=AWAITING_CONFIRMATION,
+        reply=f"I've asked: {message} I'll carry on when you answer.",
+        data=data,
+    )
+
+
+def ask_user(question: str) -> ToolOutcome:
+    """Ask the user a quick question in the live exchange, and end the turn to hear the reply.
+
+    Use it when you need something from the user to go on and they are here now. For
+    decisions that must survive until a later day, use request_confirmation.
+
+    Args:
+        question: The question, as the user will read it.
+    """
+    return ToolOutcome(
+        "asked the user; their reply comes as the next message",
+        end_turn=True,
+        halt_reason=AWAITING_USER_INPUT,
+        reply=question,
+    )
+
+
+def describe_call(call: ToolCall) -> str:
+    """``deploy(environment="production")``: a call as a person reads it."""
+    try:
+        arguments = call.parsed_arguments()
+    except ValueError:
+        return f"{call.name}({call.arguments})"
+    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return f"{call.name}({shown})"
+
+
+def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcome:
+    """Ask, in the chat, whether a consequential call may run; the turn ends on it."""
+    shown = describe_call(call)
+    question = f"Allow {ctx.agent} to run {shown}?"
+    interaction = publish_request(
+        ctx,
+        kind="confirm",
+        message=question,
+        title="Approval needed",
+        purpose="approval",
+        extra={"tool_call": call.to_dict()},
+    )
+    return ToolOutcome(
+        f"pending: {call.name} needs the user's approval (request {interaction.id}); it has"
+        " not run. End your turn now; you will be woken with the decision.",
+        end_turn=True,
+        halt_reason=AWAITING_APPROVAL,
+        reply=f"I need your approval to run {shown}.",
+        data={"request_id": interaction.id, "signal_id": interaction.signal_id},
+    )
+
+
+def _request_confirmation_tool() -> Tool:
+    made = Tool.from_function(request_confirmation)
+    schema = json.loads(json.dumps(made.parameters))
+    schema["properties"]["wait_seconds"].update(minimum=0, maximum=MAX_WAIT_SECONDS)
+    schema["properties"]["options"]["minItems"] = 1
+    return Tool(
+        name=made.name,
+        description=made.description,
+        parameters=schema,
+        function=request_confirmation,
+        context_param=made.context_param,
+    )
+
+
+def builtin_tools() -> list[Tool]:
+    """Fresh instances of the tools every agent gets."""
+    return [_request_confirmation_tool(), Tool.from_function(ask_user)]

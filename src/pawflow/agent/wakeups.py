@@ -1,0 +1,267 @@
+"""Scheduled agent wakeups: a durable queue of system-marked turns, each delivered once.
+
+A wakeup is written in the same transaction that consumes the continuation it comes from
+(the answer to an agent's question), so an answer never gets lost or doubled on the way.
+Running one is a claim — a conditional update from ``scheduled`` to ``running`` under a
+lease — and in that same transaction the wakeup's text enters the conversation as a
+``system`` message. Of several pollers (threads or processes) exactly one claims it; a
+poller that dies mid-turn leaves a lease that expires, and the next claim re-runs the turn
+without posting the message again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pawflow.clock import from_millis, to_millis
+from pawflow.durable.delivery import backoff
+from pawflow.records import Message
+from pawflow.store._db import Tx
+from pawflow.store.messages import append_message
+
+log = logging.getLogger("pawflow.agent.wakeups")
+
+WakeupStatus = Literal["scheduled", "running", "done", "absorbed", "failed"]
+DEFAULT_LEASE = timedelta(minutes=10)
+MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class Wakeup:
+    id: str
+    agent: str
+    conversation_id: str
+    user: str
+    source: str
+    text: str
+    data: dict[str, Any]
+    status: WakeupStatus
+    due_at: datetime
+    attempts: int
+    message_id: str | None
+    tool_started: bool
+    last_error: str | None
+    created_at: datetime
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Wakeup:
+        return cls(
+            id=row["id"],
+            agent=row["agent"],
+            conversation_id=row["conversation_id"],
+            user=row["user_id"],
+            source=row["source"],
+            text=row["text"],
+            data=json.loads(row["data"]),
+            status=row["status"],
+            due_at=from_millis(row["due_at"]),
+            attempts=row["attempts"],
+            message_id=row["message_id"],
+            tool_started=row["tool_started_at"] is not None,
+            last_error=row["last_error"],
+            created_at=from_millis(row["created_at"]),
+        )
+
+
+def schedule(
+    tx: Tx,
+    *,
+    agent: str,
+    conversation_id: str,
+    user: str,
+    source: str,
+    text: str,
+    data: dict[str, Any],
+    now: datetime,
+    due_at: datetime | None = None,
+) -> bool:
+    """Schedule a wakeup; ``source`` (``confirmation:<id>``) makes it once-only. False if known."""
+    at = to_millis(now)
+    changed = tx.execute(
+        "INSERT INTO agent_wakeups (id, agent, conversation_id, user_id, source, text, data,"
+        " status, due_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'scheduled', ?, ?)"
+        " ON CONFLICT (source) DO NOTHING",
+        (
+            secrets.token_urlsafe(12),
+            agent,
+            conversation_id,
+            user,
+            source,
+            text,
+            json.dumps(data),
+            at if due_at is None else to_millis(due_at),
+            at,
+        ),
+    )
+    return bool(changed)
+
+
+def get(tx: Tx, wakeup_id: str) -> Wakeup | None:
+    row = tx.one("SELECT * FROM agent_wakeups WHERE id = ?", (wakeup_id,))
+    return None if row is None else Wakeup.from_row(row)
+
+
+def by_source(tx: Tx, source: str) -> Wakeup | None:
+    row = tx.one("SELECT * FROM agent_wakeups WHERE source = ?", (source,))
+    return None if row is None else Wakeup.from_row(row)
+
+
+def for_conversation(tx: Tx, conversation_id: str) -> list[Wakeup]:
+    rows = tx.all(
+        "SELECT * FROM agent_wakeups WHERE conversation_id = ? ORDER BY created_at, id",
+        (conversation_id,),
+    )
+    return [Wakeup.from_row(row) for row in rows]
+
+
+def due(tx: Tx, now: datetime, limit: int) -> list[Wakeup]:
+    """Wakeups ready to run: scheduled and due, or running under a lease that ran out."""
+    at = to_millis(now)
+    rows = tx.all(
+        "SELECT * FROM agent_wakeups WHERE (status = 'scheduled' AND due_at <= ?)"
+        " OR (status = 'running' AND lease_until <= ?) ORDER BY due_at, id LIMIT ?",
+        (at, at, limit),
+    )
+    return [Wakeup.from_row(row) for row in rows]
+
+
+def claim(tx: Tx, wakeup: Wakeup, now: datetime, lease: timedelta) -> Message | bool | None:
+    """Take a due wakeup for this poller; False when another took it first.
+
+    The first claim also posts the wakeup's text as a system-marked message (returned); a
+    re-claim after a lapsed lease returns None and posts nothing again.
+    """
+    at = to_millis(now)
+    changed = tx.execute(
+        "UPDATE agent_wakeups SET status = 'running', lease_until = ?, attempts = attempts + 1"
+        " WHERE id = ? AND ((status = 'scheduled' AND due_at <= ?)"
+        " OR (status = 'running' AND lease_until <= ?))",
+        (to_millis(now + lease), wakeup.id, at, at),
+    )
+    if not changed:
+        return False
+    current = get(tx, wakeup.id)
+    if current is None or current.message_id is not None:
+        return None
+    message = append_message(
+        tx,
+        wakeup.conversation_id,
+        role="system",
+        author=f"agent:{wakeup.agent}",
+        content=wakeup.text,
+        data={"wakeup": wakeup.id, "source": wakeup.source, **wakeup.data},
+        now=now,
+    )
+    tx.execute("UPDATE agent_wakeups SET message_id = ? WHERE id = ?", (message.id, wakeup.id))
+    return message
+
+
+def mark_tool_started(tx: Tx, wakeup_id: str, now: datetime) -> bool:
+    """Journal that the wakeup's approved call is about to run; False if it already was."""
+    return bool(
+        tx.execute(
+            "UPDATE agent_wakeups SET tool_started_at = ? WHERE id = ? AND tool_started_at IS NULL",
+            (to_millis(now), wakeup_id),
+        )
+    )
+
+
+def finish(tx: Tx, wakeup_id: str, now: datetime) -> None:
+    tx.execute(
+        "UPDATE agent_wakeups SET status = 'done', lease_until = NULL, finished_at = ?"
+        " WHERE id = ? AND status = 'running'",
+        (to_millis(now), wakeup_id),
+    )
+
+
+def retry_later(tx: Tx, wakeup: Wakeup, error: str, now: datetime) -> WakeupStatus:
+    """Put a failed run back in the queue with backoff, or give up after a few attempts."""
+    row = tx.one("SELECT attempts FROM agent_wakeups WHERE id = ?", (wakeup.id,))
+    attempts = 0 if row is None else int(row["attempts"])
+    status: WakeupStatus = "failed" if attempts >= MAX_ATTEMPTS else "scheduled"
+    tx.execute(
+        "UPDATE agent_wakeups SET status = ?, due_at = ?, lease_until = NULL, last_error = ?,"
+        " finished_at = ? WHERE id = ? AND status = 'running'",
+        (
+            status,
+            to_millis(now + backoff(attempts)),
+            error[:1000],
+            to_millis(now) if status == "failed" else None,
+            wakeup.id,
+        ),
+    )
+    return status
+
+
+def absorb(tx: Tx, *, source: str, target: str, signal_id: str) -> bool:
+    """Take an answer for the turn that is still waiting on it, so no wakeup follows.
+
+    The answer is either still a resolved continuation (deleted here) or already a scheduled
+    wakeup (marked ``absorbed``). False when a poller already claimed it: then the wakeup
+    carries the answer, and the waiting turn must not.
+    """
+    # The continuation first: on PostgreSQL a delivery in flight holds its row; once it
+    # commits, the wakeup it wrote is visible to the next statement.
+    deleted = tx.execute(
+        "DELETE FROM continuations WHERE target = ? AND signal_id = ?", (target, signal_id)
+    )
+    absorbed = tx.execute(
+        "UPDATE agent_wakeups SET status = 'absorbed' WHERE source = ? AND status = 'scheduled'",
+        (source,),
+    )
+    if deleted or absorbed:
+        return True
+    # Neither: nothing was ever parked (the answer is ours) unless a wakeup exists.
+    return by_source(tx, source) is None
+
+
+class WakeupPoller:
+    """Runs due wakeups on a thread of its own: every ``interval`` seconds, or when woken."""
+
+    def __init__(self, run_due: Callable[[], int], *, interval: float = 1.0) -> None:
+        if interval <= 0:
+            raise ValueError("the poll interval must be positive")
+        self._run_due = run_due
+        self.interval = interval
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.passes = 0
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="pawflow-wakeups", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+            self._thread = None
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                self._run_due()
+            except Exception:  # a failed pass must not end the loop; the next one retries
+                log.exception("wakeup pass failed")
+            self.passes += 1
+            self._wake.wait(self.interval)

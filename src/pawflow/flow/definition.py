@@ -1,0 +1,286 @@
+"""Flow definitions: YAML in, a validated graph of configured tasks out.
+
+::
+
+    name: greet
+    start: make            # optional: the first task listed
+    tasks:
+      make:
+        type: generateFlowFile
+        properties: {content: hello}
+        next: shout        # short for {success: shout}
+      shout:
+        type: log
+        properties: {message: "${uuid} says hi"}
+
+Every problem is reported at once, each with its place (``tasks.shout.properties.level``),
+so a typo never surfaces later as a FlowFile lost at run time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pawflow.durations import parse_duration
+from pawflow.errors import FieldError, InvalidInput, PawFlowError
+from pawflow.flow.registry import TaskRegistry, default_registry, import_tasks
+from pawflow.flow.task import Task
+
+NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}")
+TOP_KEYS = ("name", "description", "start", "queue_capacity", "idle_stop", "imports", "tasks")
+TASK_KEYS = ("type", "description", "properties", "next")
+DEFAULT_QUEUE_CAPACITY = 10_000
+
+
+class FlowDefinitionError(InvalidInput):
+    """A flow definition that cannot run; ``errors`` names each problem's place."""
+
+    def __str__(self) -> str:
+        lines = [self.message]
+        lines += [
+            f"  {e.path}: {e.message}" if e.path else f"  {e.message}"
+            for e in self.errors
+            if e.path or e.message not in self.message
+        ]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class FlowDefinition:
+    name: str
+    start: str
+    tasks: Mapping[str, Task]
+    connections: Mapping[str, Mapping[str, tuple[str, ...]]]
+    description: str = ""
+    queue_capacity: int = DEFAULT_QUEUE_CAPACITY
+    idle_stop: str | None = None
+    imports: tuple[str, ...] = ()
+    source: str = ""
+    base_dir: Path | None = field(default=None, compare=False)
+
+    def targets(self, task_id: str, relationship: str) -> tuple[str, ...]:
+        """Where ``relationship`` of ``task_id`` leads; unconnected fallbacks follow on."""
+        links = self.connections.get(task_id, {})
+        seen = {relationship}
+        while relationship not in links:
+            fallback = self.tasks[task_id].fallbacks.get(relationship)
+            if fallback is None or fallback in seen:
+                return ()
+            seen.add(fallback)
+            relationship = fallback
+        return links[relationship]
+
+    def resolve_relationship(self, task_id: str, relationship: str) -> str:
+        """The relationship a FlowFile actually leaves by (after fallbacks)."""
+        links = self.connections.get(task_id, {})
+        current, seen = relationship, {relationship}
+        while current not in links:
+            fallback = self.tasks[task_id].fallbacks.get(current)
+            if fallback is None or fallback in seen:
+                return relationship
+            seen.add(fallback)
+            current = fallback
+        return current
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses duplicate keys (a repeated task id would vanish)."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in result:
+            mark = key_node.start_mark
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", mark)
+        result[key] = loader.construct_object(value_node, deep=True)
+    return result
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _read_yaml(text: str, source_name: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise FlowDefinitionError(
+            f"{source_name} is not valid YAML{where}: {problem}",
+            [FieldError("", f"not valid YAML{where}: {problem}")],
+        ) from exc
+
+
+def load_flow(path: str | Path, *, registry: TaskRegistry | None = None) -> FlowDefinition:
+    """Read and validate the flow in the YAML file ``path``."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from exc
+    return parse_flow(
+        text, registry=registry, base_dir=file.resolve().parent, source_name=str(file)
+    )
+
+
+def parse_flow(
+    text: str,
+    *,
+    registry: TaskRegistry | None = None,
+    base_dir: Path | None = None,
+    source_name: str = "flow",
+) -> FlowDefinition:
+    """Validate a flow written in YAML; raises ``FlowDefinitionError`` with every problem."""
+    tasks_registry = registry or default_registry
+    document = _read_yaml(text, source_name)
+    errors: list[FieldError] = []
+
+    def fail() -> FlowDefinitionError:
+        count = len(errors)
+        noun = "problem" if count == 1 else "problems"
+        return FlowDefinitionError(f"{source_name}: {count} {noun} in the flow", errors)
+
+    if not isinstance(document, Mapping):
+        errors.append(FieldError("", "a flow is a mapping with a 'tasks' key"))
+        raise fail()
+    for key in document:
+        if key not in TOP_KEYS:
+            errors.append(FieldError(str(key), f"unknown key; expected {', '.join(TOP_KEYS)}"))
+
+    name = document.get("name", Path(source_name).stem if source_name != "flow" else "flow")
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        errors.append(FieldError("name", "letters, digits, '_', '-', '.' (at most 100)"))
+        name = "flow"
+    description = document.get("description") or ""
+    if not isinstance(description, str):
+        errors.append(FieldError("description", "expected text"))
+        description = ""
+    capacity = document.get("queue_capacity", DEFAULT_QUEUE_CAPACITY)
+    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+        errors.append(FieldError("queue_capacity", "expected a whole number of at least 1"))
+        capacity = DEFAULT_QUEUE_CAPACITY
+    idle_stop = document.get("idle_stop")
+    if idle_stop is not None:
+        try:
+            parse_duration(str(idle_stop))
+            idle_stop = str(idle_stop)
+        except PawFlowError as exc:
+            errors.append(FieldError("idle_stop", str(exc)))
+            idle_stop = None
+
+    imports = document.get("imports") or []
+    if not isinstance(imports, list) or not all(isinstance(i, str) for i in imports):
+        errors.append(FieldError("imports", "expected a list of modules or .py files"))
+        imports = []
+    for index, spec in enumerate(imports):
+        try:
+            import_tasks(spec, base_dir)
+        except InvalidInput as exc:
+            errors.append(FieldError(f"imports[{index}]", exc.message))
+        except Exception as exc:
+            errors.append(FieldError(f"imports[{index}]", f"{type(exc).__name__}: {exc}"))
+
+    raw_tasks = document.get("tasks")
+    if not isinstance(raw_tasks, Mapping) or not raw_tasks:
+        errors.append(FieldError("tasks", "a flow needs at least one task (a mapping: id → task)"))
+        raise fail()
+
+    tasks: dict[str, Task] = {}
+    raw_next: dict[str, tuple[str, Any]] = {}
+    for task_id, raw_task in raw_tasks.items():
+        path = f"tasks.{task_id}"
+        if not isinstance(task_id, str) or not NAME.fullmatch(task_id):
+            errors.append(FieldError(path, "task ids are letters, digits, '_', '-', '.'"))
+            continue
+        if not isinstance(raw_task, Mapping):
+            errors.append(FieldError(path, "expected a mapping with 'type'"))
+            continue
+        for key in raw_task:
+            if key not in TASK_KEYS:
+                errors.append(
+                    FieldError(f"{path}.{key}", f"unknown key; expected {', '.join(TASK_KEYS)}")
+                )
+        type_name = raw_task.get("type")
+        if not isinstance(type_name, str):
+            errors.append(FieldError(f"{path}.type", "every task needs a type"))
+            continue
+        properties = raw_task.get("properties") or {}
+        if not isinstance(properties, Mapping):
+            errors.append(FieldError(f"{path}.properties", "expected a mapping"))
+            continue
+        try:
+            tasks[task_id] = tasks_registry.create(task_id, type_name, properties, path)
+        except InvalidInput as exc:
+            errors.extend(exc.errors)
+            continue
+        if raw_task.get("next") is not None:
+            raw_next[task_id] = (path, raw_task["next"])
+
+    connections: dict[str, dict[str, tuple[str, ...]]] = {}
+    for task_id, (path, raw) in raw_next.items():
+        connections[task_id] = _connections(
+            tasks[task_id], raw, f"{path}.next", set(raw_tasks), errors
+        )
+
+    start = document.get("start", next(iter(raw_tasks)))
+    if not isinstance(start, str) or start not in raw_tasks:
+        errors.append(FieldError("start", f"no task named {start!r}"))
+    if errors:
+        raise fail()
+    return FlowDefinition(
+        name=name,
+        start=start,
+        tasks=tasks,
+        connections=connections,
+        description=description,
+        queue_capacity=capacity,
+        idle_stop=idle_stop,
+        imports=tuple(imports),
+        source=text,
+        base_dir=base_dir,
+    )
+
+
+def _connections(
+    task: Task, raw: Any, path: str, task_ids: set[Any], errors: list[FieldError]
+) -> dict[str, tuple[str, ...]]:
+    if isinstance(raw, str | list):
+        raw = {"success": raw}
+    if not isinstance(raw, Mapping):
+        errors.append(FieldError(path, "expected a task id, or a mapping relationship → task(s)"))
+        return {}
+    relationships = task.all_relationships()
+    links: dict[str, tuple[str, ...]] = {}
+    for relationship, targets in raw.items():
+        where = f"{path}.{relationship}"
+        if isinstance(relationship, bool):
+            errors.append(FieldError(where, "YAML reads yes/no/on/off as booleans: quote it"))
+            continue
+        if relationship not in relationships:
+            errors.append(
+                FieldError(
+                    where,
+                    f"{task.type_name} has no relationship {relationship!r};"
+                    f" it has {', '.join(relationships)}",
+                )
+            )
+            continue
+        listed = [targets] if isinstance(targets, str) else targets
+        if not isinstance(listed, list) or not all(isinstance(t, str) for t in listed):
+            errors.append(FieldError(where, "expected a task id or a list of task ids"))
+            continue
+        for target in listed:
+            if target not in task_ids:
+                errors.append(FieldError(where, f"no task named {target!r}"))
+        links[str(relationship)] = tuple(listed)
+    return links

@@ -1,0 +1,278 @@
+"""Deployments: flow definitions stored with their scope, for the server to run.
+
+A deployment is keyed by (user, conversation, flow name): deploying the same flow into the
+same conversation again replaces its definition and keeps its id, so FlowFiles parked by
+the earlier version still find their instance (``flow:<deployment id>``).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pawflow.clock import from_millis, iso, to_millis
+from pawflow.durable import continuations as cont
+from pawflow.errors import InvalidInput, NotFound
+from pawflow.flow.definition import FlowDefinition, parse_flow
+from pawflow.flow.executors import target_of
+from pawflow.flow.flowfile import FlowFile
+from pawflow.flow.registry import TaskRegistry
+from pawflow.flow.runtime import PARK_MODE_INJECT
+from pawflow.flow.task import FlowScope
+from pawflow.store import Store
+from pawflow.store._db import Tx
+from pawflow.store.conversations import conversation_access
+
+Status = Literal["running", "stopped"]
+CHANGED_NOTICE = "flows"
+
+
+@dataclass(frozen=True)
+class Deployment:
+    id: str
+    name: str
+    definition: str
+    base_dir: str | None
+    user: str
+    conversation_id: str
+    status: Status
+    status_reason: str | None
+    version: int
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Deployment:
+        return cls(
+            id=row["id"],
+            name=row["name"],
+            definition=row["definition"],
+            base_dir=row["base_dir"],
+            user=row["user_id"],
+            conversation_id=row["conversation_id"],
+            status=row["status"],
+            status_reason=row["status_reason"],
+            version=int(row["version"]),
+            last_error=row["last_error"],
+            created_at=from_millis(row["created_at"]),
+            updated_at=from_millis(row["updated_at"]),
+        )
+
+    def load(self, registry: TaskRegistry | None = None) -> FlowDefinition:
+        """The validated flow this deployment runs."""
+        return parse_flow(
+            self.definition,
+            registry=registry,
+            base_dir=Path(self.base_dir) if self.base_dir else None,
+            source_name=f"deployment {self.id} ({self.name})",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "user": self.user,
+            "conversation_id": self.conversation_id,
+            "status": self.status,
+            "status_reason": self.status_reason,
+            "version": self.version,
+            "last_error": self.last_error,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+        }
+
+
+# -- rows ---------------------------------------------------------------------------------
+
+
+def get(tx: Tx, deployment_id: str) -> Deployment:
+    row = tx.one("SELECT * FROM flow_deployments WHERE id = ?", (deployment_id,))
+    if row is None:
+        raise NotFound("flow deployment")
+    return Deployment.from_row(row)
+
+
+def all_deployments(
+    tx: Tx, *, user: str | None = None, status: Status | None = None
+) -> list[Deployment]:
+    clauses, params = [], []
+    if user is not None:
+        clauses.append("user_id = ?")
+        params.append(user)
+    if status is not None:
+        clauses.append("status = ?")
+        params.append(status)
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = tx.all(f"SELECT * FROM flow_deployments{where} ORDER BY created_at, id", params)
+    return [Deployment.from_row(row) for row in rows]
+
+
+def set_status(
+    tx: Tx, deployment_id: str, status: Status, *, reason: str | None, now: datetime
+) -> Deployment:
+    changed = tx.execute(
+        "UPDATE flow_deployments SET status = ?, status_reason = ?, last_error = NULL,"
+        " updated_at = ? WHERE id = ?",
+        (status, reason, to_millis(now), deployment_id),
+    )
+    if not changed:
+        raise NotFound("flow deployment")
+    tx.notify(CHANGED_NOTICE)
+    return get(tx, deployment_id)
+
+
+def record_error(tx: Tx, deployment_id: str, error: str | None) -> None:
+    tx.execute(
+        "UPDATE flow_deployments SET last_error = ? WHERE id = ?",
+        (None if error is None else error[:2000], deployment_id),
+    )
+
+
+# -- operations on a store ------------------------------------------------------------------
+
+
+def deploy(
+    store: Store,
+    definition: str,
+    *,
+    conversation_id: str,
+    user: str | None = None,
+    base_dir: str | Path | None = None,
+    registry: TaskRegistry | None = None,
+) -> tuple[Deployment, bool]:
+    """Store (or replace) a running deployment; returns it and whether it is new.
+
+    The definition is validated first. ``user`` defaults to the conversation's owner and
+    needs write access to the conversation (see ``scope_in``).
+    """
+    directory = Path(base_dir).resolve() if base_dir is not None else None
+    flow = parse_flow(definition, registry=registry, base_dir=directory)
+    with store.transaction() as tx:
+        deploying_user = scope_in(tx, conversation_id, user).user
+        at = to_millis(store.now())
+        existing = tx.one(
+            "SELECT id, definition, base_dir FROM flow_deployments WHERE user_id = ?"
+            " AND conversation_id = ? AND name = ?",
+            (deploying_user, conversation_id, flow.name),
+        )
+        unchanged = existing is not None and (existing["definition"], existing["base_dir"]) == (
+            definition,
+            _text(directory),
+        )
+        if existing is not None and unchanged:
+            # The same definition again: keep the version, so a running instance goes on.
+            tx.execute(
+                "UPDATE flow_deployments SET status = 'running', status_reason = NULL,"
+                " updated_at = ? WHERE id = ?",
+                (at, existing["id"]),
+            )
+            deployment_id, created = str(existing["id"]), False
+        elif existing is not None:
+            tx.execute(
+                "UPDATE flow_deployments SET definition = ?, base_dir = ?, status = 'running',"
+                " status_reason = NULL, last_error = NULL, version = version + 1,"
+                " updated_at = ? WHERE id = ?",
+                (definition, _text(directory), at, existing["id"]),
+            )
+            deployment_id, created = str(existing["id"]), False
+        else:
+            deployment_id, created = secrets.token_urlsafe(12), True
+            tx.execute(
+                "INSERT INTO flow_deployments (id, name, definition, base_dir, user_id,"
+                " conversation_id, status, version, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, 'running', 1, ?, ?)",
+                (
+                    deployment_id,
+                    flow.name,
+                    definition,
+                    _text(directory),
+                    deploying_user,
+                    conversation_id,
+                    at,
+                    at,
+                ),
+            )
+        tx.notify(CHANGED_NOTICE)
+        return get(tx, deployment_id), created
+
+
+def scope_in(tx: Tx, conversation_id: str, user: str | None) -> FlowScope:
+    """The scope a flow acting for ``user`` (default: the owner) gets in a conversation.
+
+    The user needs write access there: it is whom the flow asks, and where.
+    """
+    row = tx.one("SELECT owner FROM conversations WHERE id = ?", (conversation_id,))
+    if row is None:
+        raise NotFound("conversation")
+    acting = user or str(row["owner"])
+    if conversation_access(tx, conversation_id, acting) not in ("owner", "write"):
+        raise InvalidInput(
+            f"{acting} cannot run flows in conversation {conversation_id}:"
+            " it needs write access there"
+        )
+    return FlowScope(acting, conversation_id)
+
+
+def resolve_scope(store: Store, conversation_id: str, user: str | None = None) -> FlowScope:
+    with store.transaction(write=False) as tx:
+        return scope_in(tx, conversation_id, user)
+
+
+def _text(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def get_deployment(store: Store, deployment_id: str) -> Deployment:
+    with store.transaction(write=False) as tx:
+        return get(tx, deployment_id)
+
+
+def list_deployments(
+    store: Store, *, user: str | None = None, status: Status | None = None
+) -> list[Deployment]:
+    with store.transaction(write=False) as tx:
+        return all_deployments(tx, user=user, status=status)
+
+
+def change_status(
+    store: Store, deployment_id: str, status: Status, *, reason: str | None = None
+) -> Deployment:
+    with store.transaction() as tx:
+        return set_status(tx, deployment_id, status, reason=reason, now=store.now())
+
+
+def inject(
+    store: Store,
+    deployment_id: str,
+    flowfile: FlowFile,
+    task_id: str | None = None,
+    *,
+    registry: TaskRegistry | None = None,
+) -> str:
+    """Hand a FlowFile to a deployment from any process, durably; returns the task id.
+
+    It travels as an already-resolved continuation, so whichever process runs the
+    instance takes it (now, or when the instance next starts).
+    """
+    deployment = get_deployment(store, deployment_id)
+    flow = deployment.load(registry)
+    entry = task_id or flow.start
+    if entry not in flow.tasks:
+        raise InvalidInput(f"flow {flow.name!r} has no task {entry!r}")
+    signal_id = f"flow-inject:{secrets.token_urlsafe(16)}"
+    now = store.now()
+    with store.transaction() as tx:
+        cont.park(
+            tx,
+            target_of(deployment_id),
+            now=now,
+            payload=flowfile.encode({"task": entry, "mode": PARK_MODE_INJECT}),
+            payload_cap=store.payload_cap,
+            signal_id=signal_id,
+        )
+        cont.fire_signal(tx, signal_id, None, now)
+    return entry

@@ -1,0 +1,280 @@
+"""``POST /api/actions/{name}``: the JSON action API over the store (R-7.3).
+
+Every action names things as the record does and answers with the record's contract JSON:
+one record as ``{"interaction": …}``, a page as ``{"interactions": […], "next_cursor": …}``.
+Reads are scoped to the owner; answering and cancelling are also open to collaborators with
+write access. The ``*_confirmation`` aliases reach only the confirm/choice/multi kinds: any
+other request is, through them, exactly as unknown as an id that does not exist.
+
+The handlers are plain functions: FastAPI runs them on worker threads, where the store's
+blocking calls belong.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from pawflow.errors import FieldError, InvalidInput, NotFound
+from pawflow.interactions import CONFIRMATION_KINDS
+from pawflow.records import Interaction
+from pawflow.server import models as m
+from pawflow.server.auth import Principal, authenticate, user_exists
+from pawflow.server.bodies import StrictJSONRoute
+from pawflow.server.context import context_of
+from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.store import Store
+from pawflow.store.conversations import conversation_access
+
+router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
+
+Caller = Annotated[Principal, Depends(authenticate)]
+_CONFIRMATION_KINDS = tuple(sorted(kind.value for kind in CONFIRMATION_KINDS))
+
+
+def _action(
+    name: str, response: type[BaseModel], summary: str
+) -> Callable[[Callable[..., JSONResponse]], Callable[..., JSONResponse]]:
+    statuses = (400, 401, 403, 404, 409, 413, 422, 429, 503)
+    return router.post(
+        f"/{name}",
+        name=name,
+        summary=summary,
+        response_model=response,
+        responses={k: v for k, v in ERROR_RESPONSES.items() if k in statuses},
+        operation_id=name,
+    )
+
+
+def _interaction(record: Interaction) -> JSONResponse:
+    return JSONResponse({"interaction": record.to_dict()})
+
+
+def _store(request: Request) -> Store:
+    return context_of(request).store
+
+
+def _require_write(store: Store, conversation_id: str, user: str) -> None:
+    """Publishing and posting need owner or write access; anything less is not found."""
+    with store.transaction(write=False) as tx:
+        access = conversation_access(tx, conversation_id, user)
+    if access not in ("owner", "write"):
+        raise NotFound("conversation")
+
+
+def _require_confirmation(store: Store, request_id: str) -> None:
+    """Through the aliases, a request of another kind does not exist."""
+    with store.transaction(write=False) as tx:
+        row = tx.one("SELECT kind FROM interactions WHERE id = ?", (request_id,))
+    if row is None or row["kind"] not in _CONFIRMATION_KINDS:
+        raise NotFound()
+
+
+# -- interactions ----------------------------------------------------------------------------
+
+
+@_action("request_interaction", m.InteractionEnvelope, "Publish a request for input")
+def request_interaction(
+    body: m.RequestInteraction, principal: Caller, request: Request
+) -> JSONResponse:
+    store = _store(request)
+    _require_write(store, body.conversation_id, principal.user)
+    options = (
+        None
+        if body.options is None
+        else [o if isinstance(o, str) else o.model_dump(exclude_none=True) for o in body.options]
+    )
+    record = store.request_interaction(
+        principal.user,
+        body.conversation_id,
+        body.kind.value,
+        body.message,
+        options=options,
+        title=body.title,
+        response_schema=body.response_schema,
+        expires_in=body.expires_in,
+        expires_at=body.expires_at,
+        requester={"type": "api", "name": principal.user},
+        ui_surface=body.ui_surface,
+    )
+    return _interaction(record)
+
+
+@_action("get_interaction", m.InteractionEnvelope, "Read one of the caller's requests")
+def get_interaction(body: m.RequestRef, principal: Caller, request: Request) -> JSONResponse:
+    return _interaction(_store(request).get_interaction(body.request_id, user=principal.user))
+
+
+def _page(
+    store: Store, user: str, body: m.ListInteractions, kinds: tuple[str, ...] | None
+) -> JSONResponse:
+    if kinds is None or body.kind is not None:
+        items, cursor = store.page_interactions(
+            user=user,
+            status=body.status,
+            conversation_id=body.conversation_id,
+            kind=None if body.kind is None else str(body.kind),
+            limit=body.limit,
+            cursor=body.cursor,
+        )
+    else:
+        items, cursor = page_of_kinds(store, user, body, kinds)
+    return JSONResponse({"interactions": [item.to_dict() for item in items], "next_cursor": cursor})
+
+
+@_action("list_interactions", m.InteractionPage, "List the caller's requests, a page at a time")
+def list_interactions(
+    principal: Caller,
+    request: Request,
+    body: Annotated[m.ListInteractions, Body()] = m.ListInteractions(),  # noqa: B008
+) -> JSONResponse:
+    return _page(_store(request), principal.user, body, None)
+
+
+@_action("respond_interaction", m.InteractionEnvelope, "Answer a pending request")
+def respond_interaction(body: m.Respond, principal: Caller, request: Request) -> JSONResponse:
+    store = _store(request)
+    return _interaction(
+        store.respond_interaction(body.request_id, body.answer, user=principal.user)
+    )
+
+
+@_action("cancel_interaction", m.InteractionEnvelope, "Cancel a pending request")
+def cancel_interaction(body: m.RequestRef, principal: Caller, request: Request) -> JSONResponse:
+    return _interaction(_store(request).cancel_interaction(body.request_id, user=principal.user))
+
+
+# -- the confirmation-family aliases ---------------------------------------------------------
+
+
+@_action("list_confirmations", m.InteractionPage, "List confirm/choice/multi requests")
+def list_confirmations(
+    principal: Caller,
+    request: Request,
+    body: Annotated[m.ListConfirmations, Body()] = m.ListConfirmations(),  # noqa: B008
+) -> JSONResponse:
+    return _page(_store(request), principal.user, body, _CONFIRMATION_KINDS)
+
+
+@_action("respond_confirmation", m.InteractionEnvelope, "Answer a confirm/choice/multi request")
+def respond_confirmation(body: m.Respond, principal: Caller, request: Request) -> JSONResponse:
+    store = _store(request)
+    _require_confirmation(store, body.request_id)
+    return _interaction(
+        store.respond_interaction(body.request_id, body.answer, user=principal.user)
+    )
+
+
+@_action("cancel_confirmation", m.InteractionEnvelope, "Cancel a confirm/choice/multi request")
+def cancel_confirmation(body: m.RequestRef, principal: Caller, request: Request) -> JSONResponse:
+    store = _store(request)
+    _require_confirmation(store, body.request_id)
+    return _interaction(store.cancel_interaction(body.request_id, user=principal.user))
+
+
+def page_of_kinds(
+    store: Store, user: str, body: m.ListInteractions, kinds: tuple[str, ...]
+) -> tuple[list[Interaction], str | None]:
+    """The store's listing (same order, same cursors) narrowed to several kinds at once."""
+    clauses = ["owner = ?", f"kind IN ({', '.join('?' for _ in kinds)})"]
+    params: list[Any] = [user, *kinds]
+    if body.status is not None:
+        clauses.append("status = ?")
+        params.append(body.status)
+    if body.conversation_id is not None:
+        clauses.append("conversation_id = ?")
+        params.append(body.conversation_id)
+    if body.cursor is not None:
+        created, after_id = _decode_cursor(body.cursor)
+        clauses.append("(created_at > ? OR (created_at = ? AND id > ?))")
+        params.extend([created, created, after_id])
+    with store.transaction(write=False) as tx:
+        rows = tx.all(
+            f"SELECT * FROM interactions WHERE {' AND '.join(clauses)}"
+            " ORDER BY created_at, id LIMIT ?",
+            (*params, body.limit + 1),
+        )
+    page = [Interaction.from_row(row) for row in rows[: body.limit]]
+    cursor = None
+    if len(rows) > body.limit:
+        last = rows[body.limit - 1]
+        cursor = _encode_cursor(int(last["created_at"]), str(last["id"]))
+    return page, cursor
+
+
+def _encode_cursor(created: int, request_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{created}.{request_id}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        created, request_id = raw.split(".", 1)
+        return int(created), request_id
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInput("invalid cursor", [FieldError("cursor", "not a cursor")]) from exc
+
+
+# -- conversations ---------------------------------------------------------------------------
+
+
+@_action("create_conversation", m.ConversationEnvelope, "Start a conversation")
+def create_conversation(
+    principal: Caller,
+    request: Request,
+    body: Annotated[m.CreateConversation, Body()] = m.CreateConversation(),  # noqa: B008
+) -> JSONResponse:
+    conversation = _store(request).create_conversation(principal.user, body.title)
+    return JSONResponse({"conversation": conversation.to_dict()})
+
+
+@_action("list_conversations", m.ConversationList, "List the conversations the caller is in")
+def list_conversations(
+    principal: Caller,
+    request: Request,
+    body: Annotated[m.ListConversations, Body()] = m.ListConversations(),  # noqa: B008
+) -> JSONResponse:
+    found = _store(request).list_conversations(user=principal.user)
+    return JSONResponse({"conversations": [c.to_dict() for c in found]})
+
+
+@_action("get_history", m.History, "Read a conversation's messages")
+def get_history(body: m.GetHistory, principal: Caller, request: Request) -> JSONResponse:
+    found = _store(request).get_history(
+        body.conversation_id, user=principal.user, after_seq=body.after_seq, limit=body.limit
+    )
+    return JSONResponse({"messages": [message.to_dict() for message in found]})
+
+
+@_action("send_message", m.MessageEnvelope, "Post a message to a conversation")
+def send_message(body: m.SendMessage, principal: Caller, request: Request) -> JSONResponse:
+    ctx = context_of(request)
+    _require_write(ctx.store, body.conversation_id, principal.user)
+    message = ctx.store.append_message(
+        body.conversation_id, body.content, role="user", author=principal.user
+    )
+    ctx.dispatch_message(body.conversation_id, message)
+    return JSONResponse({"message": message.to_dict()})
+
+
+@_action("share_conversation", m.ConversationEnvelope, "Give another user read or write access")
+def share_conversation(
+    body: m.ShareConversation, principal: Caller, request: Request
+) -> JSONResponse:
+    store = _store(request)
+    with store.transaction(write=False) as tx:
+        # Only the owner learns anything, even whether the other user exists.
+        if conversation_access(tx, body.conversation_id, principal.user) != "owner":
+            raise NotFound("conversation")
+        known = user_exists(tx, body.user)
+    if not known:
+        raise InvalidInput("unknown user", [FieldError("user", "no such user")])
+    conversation = store.share_conversation(
+        body.conversation_id, user=principal.user, with_user=body.user, access=body.access
+    )
+    return JSONResponse({"conversation": conversation.to_dict()})

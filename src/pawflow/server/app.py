@@ -1,0 +1,166 @@
+"""The ASGI application: ``create_app(store, settings=…)``.
+
+Its lifespan starts, in order, the event hub (listening for store notices), the sweeper,
+the worker pool that runs ``on_message``, then the given services; and stops them in the
+reverse order. Everything but ``/healthz``, the static files and sign-in needs a caller.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+from fastapi import Depends, FastAPI
+from fastapi.middleware import Middleware
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+import pawflow
+from pawflow.durable.sweeper import Sweeper
+from pawflow.server import actions, events, files, signin
+from pawflow.server import errors as server_errors
+from pawflow.server import models as m
+from pawflow.server.auth import Principal, authenticate
+from pawflow.server.context import ServerContext
+from pawflow.server.extensions import MessageHandler, Service
+from pawflow.server.hub import EventHub
+from pawflow.server.limits import UPLOAD_OVERHEAD, BodyLimit, RateLimiter, SecurityHeaders
+from pawflow.server.settings import ServerSettings
+from pawflow.store import Store
+
+log = logging.getLogger("pawflow.server")
+
+STATIC_DIR = Path(__file__).parent / "static"
+PUBLIC_PATHS = frozenset({"/", "/confirmations", "/healthz", "/signin"})
+"""Routes served without a caller (besides the files under ``/static``)."""
+
+
+def create_app(
+    store: Store,
+    *,
+    settings: ServerSettings | None = None,
+    services: Sequence[Service] = (),
+    on_message: MessageHandler | None = None,
+) -> FastAPI:
+    settings = settings or ServerSettings()
+    ctx = ServerContext(
+        store=store,
+        settings=settings,
+        hub=EventHub(store),
+        limiter=RateLimiter(settings.rate_limit, settings.rate_burst),
+        on_message=on_message,
+    )
+    upload_limit = settings.max_upload + UPLOAD_OVERHEAD
+
+    def body_limit(path: str) -> int:
+        return upload_limit if path == "/api/files" else settings.max_body
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        ctx.hub.start()
+        step = events.retention_step(settings.event_retention)
+        store.sweep_steps.append(step)
+        sweeper = Sweeper(store, interval=settings.sweep_interval)
+        sweeper.start()
+        ctx.executor = ThreadPoolExecutor(
+            settings.message_workers, thread_name_prefix="pawflow-on-message"
+        )
+        started: list[Service] = []
+        try:
+            for service in services:
+                await anyio.to_thread.run_sync(service.start)
+                started.append(service)
+            yield
+        finally:
+            executor, ctx.executor = ctx.executor, None
+            # Messages not yet handed on stay stored; a handler already running finishes.
+            await anyio.to_thread.run_sync(lambda: executor.shutdown(cancel_futures=True))
+            for service in reversed(started):
+                try:
+                    await anyio.to_thread.run_sync(service.stop)
+                except Exception:
+                    log.exception("service %r failed to stop", service)
+            await anyio.to_thread.run_sync(sweeper.stop)
+            if step in store.sweep_steps:
+                store.sweep_steps.remove(step)
+            ctx.hub.stop()
+
+    app = FastAPI(
+        title="PawFlow",
+        version=pawflow.__version__,
+        description="Ask a person something and wait for the answer durably.",
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+        middleware=[Middleware(SecurityHeaders), Middleware(BodyLimit, limit_for=body_limit)],
+    )
+    app.state.pawflow = ctx
+    server_errors.install(app)
+    app.include_router(actions.router)
+    app.include_router(events.router)
+    app.include_router(files.router)
+    app.include_router(signin.router)
+    _add_basics(app, store)
+    _add_static(app)
+    return app
+
+
+def _add_basics(app: FastAPI, store: Store) -> None:
+    @app.get(
+        "/healthz",
+        summary="Liveness and store reachability",
+        response_model=m.Health,
+        responses={503: server_errors.ERROR_RESPONSES[503]},
+    )
+    def healthz() -> JSONResponse:
+        with store.transaction(write=False) as tx:
+            tx.one("SELECT 1 AS ok")
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/openapi.json", include_in_schema=False)
+    def openapi(principal: Annotated[Principal, Depends(authenticate)]) -> JSONResponse:
+        return JSONResponse(_openapi(app))
+
+    @app.get("/docs", include_in_schema=False)
+    def docs(principal: Annotated[Principal, Depends(authenticate)]) -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="PawFlow API")
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    if app.openapi_schema is None:
+        schema = get_openapi(
+            title=app.title,
+            version=app.version,
+            description=app.description,
+            routes=app.routes,
+        )
+        schema.setdefault("components", {})["securitySchemes"] = {
+            "bearer": {"type": "http", "scheme": "bearer"},
+            "session": {"type": "apiKey", "in": "cookie", "name": "pawflow_session"},
+        }
+        schema["security"] = [{"bearer": []}, {"session": []}]
+        for path in ("/healthz",):
+            for operation in schema["paths"].get(path, {}).values():
+                operation["security"] = []
+        app.openapi_schema = schema
+    return app.openapi_schema
+
+
+def _add_static(app: FastAPI) -> None:
+    index = STATIC_DIR / "index.html"
+
+    # The web chat routes on the client: each of its pages is the same document.
+    @app.get("/", include_in_schema=False)
+    @app.get("/confirmations", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(index, media_type="text/html", headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -1,0 +1,236 @@
+"""Who is calling: bearer tokens, browser sessions, one-time sign-in links, CSRF.
+
+API and terminal clients send ``Authorization: Bearer <token>``; browsers hold a session
+cookie (HttpOnly, SameSite=Lax) obtained through a one-time sign-in link. A state change
+made with the cookie must carry the session's CSRF token (``X-CSRF-Token``) and come from
+a same-origin page (``Origin``); a bearer token needs neither, as no browser sends it on
+its own. Secrets are kept as SHA-256 digests only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from fastapi import Request
+
+from pawflow.clock import to_millis
+from pawflow.errors import InvalidInput
+from pawflow.server.context import context_of
+from pawflow.server.errors import HTTPProblem
+from pawflow.server.settings import origin_of
+from pawflow.store import Store
+from pawflow.store._db import Tx
+from pawflow.store.conversations import ensure_user
+
+TOKEN_PREFIX = "pf_"
+SESSION_COOKIE = "pawflow_session"
+CSRF_COOKIE = "pawflow_csrf"
+CSRF_HEADER = "x-csrf-token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+MAX_SECRET = 200
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _new_secret() -> str:
+    return secrets.token_urlsafe(32)
+
+
+# -- tokens, links and sessions in the store ------------------------------------------------
+
+
+def create_token(tx: Tx, user: str, *, label: str = "", now: datetime) -> str:
+    """A new API token for ``user`` (created if new); only its digest is kept."""
+    ensure_user(tx, user, now)
+    token = TOKEN_PREFIX + _new_secret()
+    tx.execute(
+        "INSERT INTO api_tokens (token_hash, user_id, label, created_at) VALUES (?, ?, ?, ?)",
+        (digest(token), user, label, to_millis(now)),
+    )
+    return token
+
+
+def user_for_token(tx: Tx, token: str) -> str | None:
+    if not token or len(token) > MAX_SECRET:
+        return None
+    wanted = digest(token)
+    row = tx.one("SELECT token_hash, user_id FROM api_tokens WHERE token_hash = ?", (wanted,))
+    # The lookup is by digest; comparing the digests again in constant time costs nothing.
+    if row is None or not hmac.compare_digest(str(row["token_hash"]), wanted):
+        return None
+    return str(row["user_id"])
+
+
+def revoke_tokens(tx: Tx, user: str) -> int:
+    return tx.execute("DELETE FROM api_tokens WHERE user_id = ?", (user,))
+
+
+def create_signin_link(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> str:
+    """A one-time secret that signs ``user`` in from a browser once, within ``ttl``."""
+    ensure_user(tx, user, now)
+    secret = _new_secret()
+    tx.execute(
+        "INSERT INTO signin_links (token_hash, user_id, created_at, expires_at)"
+        " VALUES (?, ?, ?, ?)",
+        (digest(secret), user, to_millis(now), to_millis(now + ttl)),
+    )
+    return secret
+
+
+def redeem_signin(tx: Tx, secret: str, *, now: datetime) -> str | None:
+    """Consume a sign-in secret; the user it was for, or None (unknown, used or expired)."""
+    if not secret or len(secret) > MAX_SECRET:
+        return None
+    row = tx.one(
+        "DELETE FROM signin_links WHERE token_hash = ? AND expires_at > ? RETURNING user_id",
+        (digest(secret), to_millis(now)),
+    )
+    return None if row is None else str(row["user_id"])
+
+
+@dataclass(frozen=True)
+class Session:
+    user: str
+    csrf_token: str
+
+
+def create_session(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> tuple[str, Session]:
+    """A browser session: the cookie value and the session it opens."""
+    cookie = _new_secret()
+    session = Session(user, _new_secret())
+    tx.execute(
+        "INSERT INTO web_sessions (session_hash, user_id, csrf_token, created_at, expires_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (digest(cookie), user, session.csrf_token, to_millis(now), to_millis(now + ttl)),
+    )
+    return cookie, session
+
+
+def session_for(tx: Tx, cookie: str, *, now: datetime) -> Session | None:
+    if not cookie or len(cookie) > MAX_SECRET:
+        return None
+    row = tx.one(
+        "SELECT user_id, csrf_token FROM web_sessions WHERE session_hash = ? AND expires_at > ?",
+        (digest(cookie), to_millis(now)),
+    )
+    return None if row is None else Session(str(row["user_id"]), str(row["csrf_token"]))
+
+
+def drop_session(tx: Tx, cookie: str) -> None:
+    tx.execute("DELETE FROM web_sessions WHERE session_hash = ?", (digest(cookie),))
+
+
+def prune_expired(tx: Tx, now: datetime) -> int:
+    at = to_millis(now)
+    removed = tx.execute("DELETE FROM web_sessions WHERE expires_at <= ?", (at,))
+    removed += tx.execute("DELETE FROM signin_links WHERE expires_at <= ?", (at,))
+    return removed
+
+
+def has_users(tx: Tx) -> bool:
+    return tx.one("SELECT 1 AS found FROM users LIMIT 1") is not None
+
+
+def user_exists(tx: Tx, user: str) -> bool:
+    return tx.one("SELECT 1 AS found FROM users WHERE id = ?", (user,)) is not None
+
+
+# -- convenience over a store (the CLI and the serve command) -------------------------------
+
+
+def issue_token(store: Store, user: str, *, label: str = "") -> str:
+    with store.transaction() as tx:
+        return create_token(tx, user, label=label, now=store.now())
+
+
+def issue_signin_link(store: Store, user: str, *, base_url: str, ttl: timedelta) -> str:
+    with store.transaction() as tx:
+        secret = create_signin_link(tx, user, ttl=ttl, now=store.now())
+    return f"{base_url.rstrip('/')}/signin?token={secret}"
+
+
+# -- the request side -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The authenticated caller of one request."""
+
+    user: str
+    via: Literal["token", "session"]
+    csrf_token: str | None = None
+
+
+def request_origin(request: Request) -> str:
+    """This server's origin as the client addressed it (scheme and ``Host`` header)."""
+    host = request.headers.get("host", "")
+    return origin_of(f"{request.url.scheme}://{host}") if host else ""
+
+
+def check_same_origin(request: Request) -> None:
+    """Refuse a browser request whose ``Origin`` is neither this server nor a trusted one."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        raise HTTPProblem(403, "a same-origin Origin header is required")
+    trusted = context_of(request).settings.origins() | {request_origin(request)}
+    if origin_of(origin) not in trusted - {""}:
+        raise HTTPProblem(403, "cross-origin request refused")
+
+
+def _bearer(request: Request) -> str | None:
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise HTTPProblem(401, "use 'Authorization: Bearer <token>'", headers=_CHALLENGE)
+    return token.strip()
+
+
+_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="pawflow"'}
+
+
+def authenticate(request: Request) -> Principal:
+    """The caller, or a 401/403/429. Runs in a worker thread (it reads the store)."""
+    ctx = context_of(request)
+    store = ctx.store
+    token = _bearer(request)
+    if token is not None:
+        with store.transaction(write=False) as tx:
+            user = user_for_token(tx, token)
+        if user is None:
+            raise HTTPProblem(401, "invalid token", headers=_CHALLENGE)
+        principal = Principal(user, "token")
+    else:
+        cookie = request.cookies.get(SESSION_COOKIE)
+        session = None
+        if cookie:
+            with store.transaction(write=False) as tx:
+                session = session_for(tx, cookie, now=store.now())
+        if session is None:
+            raise HTTPProblem(401, headers=_CHALLENGE)
+        if request.method not in SAFE_METHODS:
+            check_same_origin(request)
+            sent = request.headers.get(CSRF_HEADER, "")
+            if not hmac.compare_digest(
+                sent.encode("utf-8", "replace"), session.csrf_token.encode()
+            ):
+                raise HTTPProblem(403, f"a valid {CSRF_HEADER} header is required")
+        principal = Principal(session.user, "session", session.csrf_token)
+    ctx.limiter.check(principal.user)
+    request.state.principal = principal
+    return principal
+
+
+def validate_user_name(name: str) -> str:
+    """User names as the CLI accepts them: printable, no spaces at the ends, ≤200 chars."""
+    if not name or name != name.strip() or len(name) > 200 or not name.isprintable():
+        raise InvalidInput("a user name is 1-200 printable characters without outer spaces")
+    return name

@@ -1,0 +1,83 @@
+"""Reading JSON bodies strictly: UTF-8 only, no NaN, bounded nesting, storable text.
+
+Anything unreadable is a 400 before validation starts, so malformed input never reaches
+code that could fail on it with a 5xx.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import HTTPException, Request, Response
+from fastapi.routing import APIRoute
+
+from pawflow.interactions.kinds import is_clean_text
+
+MAX_DEPTH = 64
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON value in ``raw``, or an HTTP 400 saying what is wrong with it."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HTTPException(400, "the body is not valid UTF-8") from exc
+    try:
+        value = json.loads(text, parse_constant=_no_constants)
+    except RecursionError as exc:
+        raise HTTPException(400, f"the body is nested deeper than {MAX_DEPTH} levels") from exc
+    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an integer too long to read
+        raise HTTPException(400, f"the body is not valid JSON: {_first_line(exc)}") from exc
+    problem = _check(value)
+    if problem:
+        raise HTTPException(400, problem)
+    return value
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+def _check(value: Any) -> str | None:
+    """A reason to refuse ``value`` (too deep, unstorable text), or None."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"the body is nested deeper than {MAX_DEPTH} levels"
+        if isinstance(item, str):
+            if not is_clean_text(item):
+                return "the body holds text with NUL characters or lone surrogates"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if not is_clean_text(key):
+                    return "the body holds a key with NUL characters or lone surrogates"
+                stack.append((child, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+    return None
+
+
+class StrictJSONRequest(Request):
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = parse_json(await self.body())
+        return self._json
+
+
+class StrictJSONRoute(APIRoute):
+    """A route whose JSON body is read by :func:`parse_json`."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def strict_handler(request: Request) -> Response:
+            return await handler(StrictJSONRequest(request.scope, request.receive))
+
+        return strict_handler

@@ -1,0 +1,191 @@
+"""Uploads for ``file`` answers: ``POST /api/files`` and ``GET /api/files/{id}``.
+
+An upload names, optionally, the request it is meant for; it is then checked against that
+request's file constraints (``maxBytes``, ``mediaTypes``) before it is stored, so a
+wrong file is refused at once rather than when the answer is sent. An answer may only
+refer to an upload its answerer made (the contract's answer check asks the store).
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import posixpath
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi.responses import JSONResponse, Response
+
+from pawflow.errors import FieldError, InvalidInput, NotFound, PayloadTooLarge
+from pawflow.interactions import Kind, kind_of_property
+from pawflow.interactions.answers import media_type_matches
+from pawflow.interactions.kinds import MEDIA_TYPE, is_clean_text
+from pawflow.records import FileRef, Interaction
+from pawflow.server import models as m
+from pawflow.server.auth import Principal, authenticate
+from pawflow.server.context import context_of
+from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.store import Store
+from pawflow.store.conversations import conversation_access, file_content
+from pawflow.store.interactions import may_answer
+
+router = APIRouter(prefix="/api/files", tags=["files"])
+
+Caller = Annotated[Principal, Depends(authenticate)]
+
+
+def _refuse(path: str, message: str) -> InvalidInput:
+    return InvalidInput(message, [FieldError(path, message)])
+
+
+def _file_constraints(record: Interaction, field: str | None) -> list[dict[str, Any]]:
+    """The schemas an upload for ``record`` (and form ``field``) may satisfy."""
+    schema = record.response_schema
+    if record.kind == Kind.FILE.value:
+        if field is not None:
+            raise _refuse("field", "only form requests have fields")
+        return [schema]
+    if record.kind != Kind.FORM.value:
+        raise _refuse("request_id", "that request does not take a file")
+    properties = schema.get("properties", {})
+    names = [field] if field is not None else list(properties)
+    found = []
+    for name in names:
+        prop = properties.get(name)
+        if isinstance(prop, dict) and kind_of_property(prop) is Kind.FILE:
+            found.append(prop)
+    if not found:
+        raise _refuse("field" if field else "request_id", "no file field to upload for")
+    return found
+
+
+def _check_against(constraints: list[dict[str, Any]], size: int, media_type: str) -> None:
+    problems = []
+    for schema in constraints:
+        limit = schema.get("maxBytes")
+        accepted = schema.get("mediaTypes", ["*/*"])
+        if isinstance(limit, int) and size > limit:
+            problems.append(f"the file must be at most {limit} bytes")
+        elif not media_type_matches(media_type, accepted):
+            problems.append(f"the file type must be one of: {', '.join(accepted)}")
+        else:
+            return
+    raise _refuse("file", problems[0])
+
+
+def _answerable(store: Store, request_id: str, user: str) -> Interaction:
+    with store.transaction(write=False) as tx:
+        row = tx.one("SELECT * FROM interactions WHERE id = ?", (request_id,))
+        if row is None or not may_answer(tx, row, user):
+            raise NotFound()
+        return Interaction.from_row(row)
+
+
+def _media_type(declared: str | None, name: str) -> str:
+    media = (declared or "").split(";", 1)[0].strip().lower()
+    if not media or media == "application/octet-stream":
+        media = (mimetypes.guess_type(name)[0] or "application/octet-stream").lower()
+    if not MEDIA_TYPE.fullmatch(media) or "*" in media:
+        raise _refuse("file", "the file's media type is not a valid type such as image/png")
+    return media
+
+
+def _file_name(raw: str | None) -> str:
+    name = posixpath.basename((raw or "").replace("\\", "/")).strip()
+    if not name:
+        return "upload"
+    if len(name) > 200 or not is_clean_text(name) or not name.isprintable():
+        raise _refuse("file", "the file name is too long or has invalid characters")
+    return name
+
+
+@router.post(
+    "",
+    summary="Upload a file to answer a file request with",
+    status_code=201,
+    response_model=m.FileEnvelope,
+    responses={
+        k: v for k, v in ERROR_RESPONSES.items() if k in (400, 401, 403, 404, 413, 422, 429)
+    },
+)
+def upload(
+    principal: Caller,
+    request: Request,
+    file: Annotated[UploadFile, File(description="The file's bytes")],
+    request_id: Annotated[str | None, Form(max_length=200)] = None,
+    field: Annotated[str | None, Form(max_length=64)] = None,
+) -> JSONResponse:
+    ctx = context_of(request)
+    store = ctx.store
+    cap = min(ctx.settings.max_upload, store.file_cap)
+    content = file.file.read(cap + 1)
+    if len(content) > cap:
+        raise PayloadTooLarge(f"the file exceeds the cap of {cap} bytes")
+    name = _file_name(file.filename)
+    media_type = _media_type(file.content_type, name)
+    if request_id is not None:
+        record = _answerable(store, request_id, principal.user)
+        _check_against(_file_constraints(record, field), len(content), media_type)
+    elif field is not None:
+        raise _refuse("field", "give request_id with field")
+    ref = store.add_file(principal.user, name, media_type, content)
+    return JSONResponse({"file": ref.to_dict()}, status_code=201)
+
+
+def _may_download(store: Store, ref_id: str, user: str) -> FileRef:
+    """The uploader, and whoever can read a conversation where it answered a request."""
+    try:
+        return store.get_file(ref_id, user=user)
+    except NotFound:
+        pass
+    with store.transaction(write=False) as tx:
+        row = tx.one("SELECT id, name, size, media_type, sha256 FROM files WHERE id = ?", (ref_id,))
+        if row is None:
+            raise NotFound("file")
+        candidates = tx.all(
+            "SELECT conversation_id, answer FROM interactions"
+            " WHERE status = 'answered' AND kind IN ('file', 'form') AND answer LIKE ?",
+            (f'%"{ref_id}"%',),
+        )
+        for candidate in candidates:
+            if _refers_to(json.loads(candidate["answer"]), ref_id) and conversation_access(
+                tx, candidate["conversation_id"], user
+            ):
+                return FileRef(**row)
+    raise NotFound("file")
+
+
+def _refers_to(answer: Any, file_id: str) -> bool:
+    if isinstance(answer, dict):
+        if answer.get("id") == file_id and "sha256" in answer:
+            return True
+        return any(_refers_to(value, file_id) for value in answer.values())
+    return False
+
+
+@router.get(
+    "/{file_id}",
+    summary="Download an upload",
+    response_class=Response,
+    responses={
+        200: {"content": {"application/octet-stream": {"schema": {"type": "string"}}}},
+        **{k: v for k, v in ERROR_RESPONSES.items() if k in (401, 404, 429)},
+    },
+)
+def download(file_id: str, principal: Caller, request: Request) -> Response:
+    store = context_of(request).store
+    ref = _may_download(store, file_id, principal.user)
+    with store.transaction(write=False) as tx:
+        content = file_content(tx, ref.id)
+    # Served as an attachment, never rendered here: an upload must not run as this origin.
+    return Response(
+        content,
+        media_type="application/octet-stream",
+        headers={
+            "Content-Disposition": f"attachment; filename*=UTF-8''{quote(ref.name, safe='')}",
+            "Content-Security-Policy": "sandbox",
+            "X-PawFlow-Media-Type": ref.media_type,
+            "X-PawFlow-SHA256": ref.sha256,
+        },
+    )

@@ -1,0 +1,155 @@
+"""Request limits: body size counted while it streams in, and a per-user request rate."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pawflow.server.errors import HTTPProblem, problem_response
+
+UPLOAD_OVERHEAD = 64 * 1024
+"""Room for multipart boundaries and headers around an upload of the maximum size."""
+
+SECURITY_HEADERS = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+)
+
+
+class BodyLimit:
+    """Reads a request body in full before the app sees it, refusing it past ``limit_for``.
+
+    The bytes are counted as they arrive: a ``Content-Length`` may refuse a body early but
+    never admits one, so a chunked body, or one longer than it claimed, is still stopped.
+    """
+
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str], int]) -> None:
+        self.app = app
+        self.limit_for = limit_for
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(scope["path"])
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await self._too_large(scope, receive, send, limit)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await self._too_large(scope, receive, send, limit)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        whole = b"".join(chunks)
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": whole, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        problem = HTTPProblem(
+            413,
+            f"request body too large: the limit is {limit} bytes",
+            headers={"Connection": "close"},
+        )
+        await problem_response(problem)(scope, receive, send)
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+class SecurityHeaders:
+    """The same protective headers on every response, errors included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                present = {name.lower() for name, _ in headers}
+                headers.extend(h for h in SECURITY_HEADERS if h[0] not in present)
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    stamp: float
+
+
+class RateLimiter:
+    """A token bucket per user: ``burst`` at once, refilled at ``per_minute`` a minute."""
+
+    def __init__(
+        self,
+        per_minute: int,
+        burst: int,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.rate = per_minute / 60.0
+        self.burst = float(burst)
+        self._monotonic = monotonic
+        self._buckets: dict[str, _Bucket] = {}
+        self._lock = threading.Lock()
+
+    def check(self, user: str) -> None:
+        """Take one token for ``user``, or raise a 429 saying when to retry."""
+        now = self._monotonic()
+        with self._lock:
+            bucket = self._buckets.get(user)
+            if bucket is None:
+                bucket = self._buckets[user] = _Bucket(self.burst, now)
+            bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.stamp) * self.rate)
+            bucket.stamp = now
+            if bucket.tokens >= 1.0:
+                bucket.tokens -= 1.0
+                return
+            wait = math.ceil((1.0 - bucket.tokens) / self.rate) if self.rate > 0 else 60
+            if len(self._buckets) > 10_000:  # forget idle users rather than grow without end
+                self._buckets = {
+                    u: b
+                    for u, b in self._buckets.items()
+                    if b.tokens + (now - b.stamp) * self.rate < self.burst
+                }
+        raise HTTPProblem(
+            429, f"too many requests: retry in {wait} s", headers={"Retry-After": str(wait)}
+        )

@@ -1,0 +1,173 @@
+"""Typed server settings: explicit values over ``PAWFLOW_*`` environment over defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from pawflow.durations import parse_duration
+from pawflow.errors import InvalidInput
+from pawflow.store import DEFAULT_URL
+from pawflow.store.store import DEFAULT_FILE_CAP
+
+ENV_PREFIX = "PAWFLOW_"
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def _seconds(spec: str | float | int | timedelta) -> timedelta:
+    """A duration as a timedelta: a number is seconds, a string is ``90s`` … ``1y``."""
+    if isinstance(spec, timedelta):
+        return spec
+    if isinstance(spec, int | float) and not isinstance(spec, bool):
+        return timedelta(seconds=spec)
+    step = parse_duration(str(spec))
+    if step is None:
+        raise InvalidInput(f"invalid duration {spec!r}: it must not be 0 here")
+    return (_EPOCH + step) - _EPOCH
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Everything ``pawflow serve`` can be told. Durations accept ``90s`` … ``1y``."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    db: str = DEFAULT_URL
+    public_url: str | None = None
+    """Where browsers reach the server (sign-in links, allowed ``Origin``); default host:port."""
+    allowed_origins: tuple[str, ...] = ()
+    secure_cookies: bool | None = None
+    """Mark cookies ``Secure``; by default only when ``public_url`` is https."""
+    local_user: str = "local"
+    sweep_interval: float = 15.0
+    max_body: int = 1024 * 1024
+    max_upload: int = DEFAULT_FILE_CAP
+    rate_limit: int = 600
+    """Requests per user per minute (a token bucket)."""
+    rate_burst: int = 120
+    event_retention: timedelta = timedelta(days=7)
+    keepalive: float = 15.0
+    live_ttl: timedelta = timedelta(seconds=60)
+    session_ttl: timedelta = timedelta(days=30)
+    signin_ttl: timedelta = timedelta(days=1)
+    message_workers: int = 4
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Settings of serve-time extensions, by name; this module does not read them."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not 0 <= self.port <= 65535:
+            problems.append("port must be between 0 and 65535")
+        for name in ("sweep_interval", "keepalive"):
+            if getattr(self, name) <= 0:
+                problems.append(f"{name} must be positive")
+        for name in ("max_body", "max_upload", "rate_limit", "rate_burst", "message_workers"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be at least 1")
+        if self.public_url is not None and urlsplit(self.public_url).scheme not in (
+            "http",
+            "https",
+        ):
+            problems.append("public_url must start with http:// or https://")
+        if problems:
+            raise InvalidInput("invalid server settings: " + "; ".join(problems))
+
+    @property
+    def base_url(self) -> str:
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def cookies_secure(self) -> bool:
+        if self.secure_cookies is not None:
+            return self.secure_cookies
+        return self.base_url.startswith("https://")
+
+    def origins(self) -> frozenset[str]:
+        """Origins trusted besides the request's own (``public_url`` and the configured)."""
+        found = {origin_of(self.base_url)}
+        found.update(origin_of(o) for o in self.allowed_origins)
+        return frozenset(found)
+
+    def replace(self, **changes: Any) -> ServerSettings:
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **explicit: Any) -> ServerSettings:
+        """Settings from ``explicit`` values, then ``PAWFLOW_<NAME>`` variables, then defaults.
+
+        An explicit key that is not a setting fails loudly; ``None`` means "not given".
+        """
+        env = os.environ if env is None else env
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(explicit) - set(known))
+        if unknown:
+            raise InvalidInput(f"unknown server setting(s): {', '.join(unknown)}")
+        values: dict[str, Any] = {}
+        for name, spec in known.items():
+            if name == "extra":
+                continue
+            if explicit.get(name) is not None:
+                raw: Any = explicit[name]
+            elif ENV_PREFIX + name.upper() in env:
+                raw = env[ENV_PREFIX + name.upper()]
+            else:
+                continue
+            values[name] = _convert(name, spec.type, raw)
+        if explicit.get("extra") is not None:
+            values["extra"] = dict(explicit["extra"])
+        return cls(**values)
+
+
+def _convert(name: str, annotation: Any, raw: Any) -> Any:
+    kind = str(annotation)
+    try:
+        if "timedelta" in kind:
+            return _seconds(raw)
+        if "tuple" in kind:
+            if isinstance(raw, str):
+                return tuple(part.strip() for part in raw.split(",") if part.strip())
+            return tuple(raw)
+        if "bool" in kind:
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            if text in ("", "auto") and "None" in kind:
+                return None
+            raise ValueError(f"expected true or false, got {raw!r}")
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+        return None if raw == "" and "None" in kind else str(raw)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"invalid value for setting {name}: {exc}") from exc
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, lower-cased, default ports left out."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:  # an untrusted Origin header may be anything
+        return ""
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if not scheme or not host:
+        return ""
+    if ":" in host:
+        host = f"[{host}]"
+    if port is None or (scheme, port) in (("http", 80), ("https", 443)):
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"

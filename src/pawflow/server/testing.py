@@ -1,0 +1,76 @@
+"""A real server on a loopback port, in a thread, for tests of clients and of the server."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import httpx
+import uvicorn
+
+from pawflow.server.app import create_app
+from pawflow.server.auth import issue_token
+from pawflow.server.extensions import MessageHandler, Service
+from pawflow.server.settings import ServerSettings
+from pawflow.store import Store
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LiveServer:
+    url: str
+    store: Store
+    settings: ServerSettings
+    server: uvicorn.Server
+
+    def token(self, user: str) -> str:
+        """A new API token for ``user`` (created if new)."""
+        return issue_token(self.store, user)
+
+    def client(self, user: str | None = None, **kwargs: object) -> httpx.Client:
+        headers = {} if user is None else {"Authorization": f"Bearer {self.token(user)}"}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30, **kwargs)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def live_server(
+    store: Store,
+    *,
+    settings: ServerSettings | None = None,
+    services: Sequence[Service] = (),
+    on_message: MessageHandler | None = None,
+) -> Iterator[LiveServer]:
+    """Serve ``store`` on a free loopback port until the block ends (lifespan included)."""
+    port = free_port()
+    settings = (settings or ServerSettings()).replace(host="127.0.0.1", port=port)
+    app = create_app(store, settings=settings, services=services, on_message=on_message)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="pawflow-test-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.01)
+    try:
+        yield LiveServer(f"http://127.0.0.1:{port}", store, settings, server)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

@@ -1,0 +1,224 @@
+"""The interaction lifecycle and its access rules, on every backend."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from pawflow import (
+    FakeClock,
+    InvalidAnswer,
+    InvalidDuration,
+    InvalidInput,
+    NotFound,
+    NotPending,
+    Store,
+)
+
+
+@pytest.fixture
+def conversation_id(store: Store) -> str:
+    return store.create_conversation("alice", "Plans").id
+
+
+def test_request_answer_record(store: Store, conversation_id: str) -> None:
+    asked = store.request_interaction(
+        "alice",
+        conversation_id,
+        "multi",
+        "Which regions?",
+        options=["eu", {"value": "us", "label": "United States"}, "ap"],
+        title="Regions",
+        requester={"type": "flow", "name": "rollout"},
+    )
+    record = asked.to_dict()
+    assert record["contract"] == "pawflow.user-interaction.v1"
+    assert record["status"] == "pending"
+    assert record["signal_id"] == f"confirmation:{asked.id}"
+    assert record["options"][1] == {"value": "us", "label": "United States"}
+    assert record["requester"] == {"type": "flow", "name": "rollout"}
+    assert len(asked.id) >= 22
+
+    answered = store.respond_interaction(asked.id, ["ap", "eu"], user="alice")
+    assert answered.status == "answered"
+    assert answered.answer == ["eu", "ap"]  # option order, not click order
+    assert answered.answered_by == "alice"
+    assert store.get_interaction(asked.id, user="alice") == answered
+
+
+def test_non_confirmation_kinds_use_the_interaction_signal(
+    store: Store, conversation_id: str
+) -> None:
+    asked = store.request_interaction("alice", conversation_id, "integer", "How many?")
+    assert asked.signal_id == f"interaction:{asked.id}"
+
+
+def test_invalid_answer_keeps_the_request_pending(store: Store, conversation_id: str) -> None:
+    asked = store.request_interaction(
+        "alice",
+        conversation_id,
+        "form",
+        "Expense",
+        response_schema={
+            "type": "object",
+            "properties": {
+                "amount": {"type": "number", "minimum": 1},
+                "reason": {"type": "string"},
+            },
+            "required": ["amount", "reason"],
+        },
+    )
+    with pytest.raises(InvalidAnswer) as caught:
+        store.respond_interaction(asked.id, {"amount": "0.5", "extra": 1}, user="alice")
+    paths = {error.path for error in caught.value.errors}
+    assert {"amount", "reason", "extra"} <= paths
+    assert store.get_interaction(asked.id, user="alice").status == "pending"
+    assert store.get_signal(asked.signal_id) is None
+
+
+def test_exactly_one_way_out_of_pending(store: Store, conversation_id: str) -> None:
+    asked = store.request_interaction("alice", conversation_id, "confirm", "Go?")
+    store.cancel_interaction(asked.id, user="alice")
+    with pytest.raises(NotPending) as caught:
+        store.respond_interaction(asked.id, True, user="alice")
+    assert caught.value.status == "cancelled"
+    with pytest.raises(NotPending):
+        store.cancel_interaction(asked.id, user="alice")
+    fired = store.get_signal(asked.signal_id)
+    assert fired is not None and fired.value == {"status": "cancelled", "answer": None}
+
+
+def test_reads_are_scoped_and_foreign_equals_unknown(store: Store, conversation_id: str) -> None:
+    asked = store.request_interaction("alice", conversation_id, "text", "Name?")
+    with pytest.raises(NotFound) as foreign:
+        store.get_interaction(asked.id, user="mallory")
+    with pytest.raises(NotFound) as unknown:
+        store.get_interaction("no-such-id", user="mallory")
+    assert str(foreign.value) == str(unknown.value)
+    for attempt in (
+        lambda: store.respond_interaction(asked.id, "x", user="mallory"),
+        lambda: store.cancel_interaction(asked.id, user="mallory"),
+    ):
+        with pytest.raises(NotFound):
+            attempt()
+    assert store.list_interactions(user="mallory") == []
+    assert [i.id for i in store.list_interactions(user="alice")] == [asked.id]
+
+
+def test_write_collaborators_may_answer_read_collaborators_may_not(
+    store: Store, conversation_id: str
+) -> None:
+    store.share_conversation(conversation_id, user="alice", with_user="bob", access="write")
+    store.share_conversation(conversation_id, user="alice", with_user="carol", access="read")
+    first = store.request_interaction("alice", conversation_id, "confirm", "One?")
+    second = store.request_interaction("alice", conversation_id, "confirm", "Two?")
+    with pytest.raises(NotFound):
+        store.respond_interaction(first.id, True, user="carol")
+    assert store.respond_interaction(first.id, True, user="bob").answered_by == "bob"
+    assert store.cancel_interaction(second.id, user="bob").status == "cancelled"
+    with pytest.raises(NotFound):  # reads stay with the owner
+        store.get_interaction(first.id, user="bob")
+
+
+def test_list_filters_and_pages(store: Store, conversation_id: str, clock: FakeClock) -> None:
+    other = store.create_conversation("alice", "Other").id
+    made = []
+    for n in range(5):
+        clock.advance("1s")
+        made.append(
+            store.request_interaction("alice", other if n % 2 else conversation_id, "text", f"Q{n}")
+        )
+    store.respond_interaction(made[0].id, "done", user="alice")
+    pending = store.list_interactions(user="alice", status="pending")
+    assert [i.message for i in pending] == ["Q1", "Q2", "Q3", "Q4"]
+    in_other = store.list_interactions(user="alice", conversation_id=other)
+    assert [i.message for i in in_other] == ["Q1", "Q3"]
+
+    seen, cursor = [], None
+    while True:
+        page, cursor = store.page_interactions(user="alice", limit=2, cursor=cursor)
+        seen.extend(i.message for i in page)
+        if cursor is None:
+            break
+    assert seen == ["Q0", "Q1", "Q2", "Q3", "Q4"]
+    with pytest.raises(InvalidInput):
+        store.page_interactions(user="alice", cursor="not a cursor!")
+
+
+def test_expiry_by_sweeper_and_on_answer(
+    store: Store, conversation_id: str, clock: FakeClock
+) -> None:
+    swept = store.request_interaction("alice", conversation_id, "confirm", "A?", expires_in="1h")
+    late = store.request_interaction("alice", conversation_id, "confirm", "B?", expires_in="2h")
+    clock.advance("90m")
+    assert store.sweep()["expired"] == 1
+    assert store.get_interaction(swept.id, user="alice").status == "expired"
+    assert store.get_signal(swept.signal_id).value == {"status": "expired", "answer": None}  # type: ignore[union-attr]
+
+    clock.advance("1h")  # past B's deadline, before any sweep: the answer must not win
+    with pytest.raises(NotPending) as caught:
+        store.respond_interaction(late.id, True, user="alice")
+    assert caught.value.status == "expired"
+    assert store.get_interaction(late.id, user="alice").status == "expired"
+    assert store.sweep()["expired"] == 0
+
+
+def test_calendar_aware_expiry(store: Store, conversation_id: str, clock: FakeClock) -> None:
+    from datetime import UTC, datetime
+
+    clock.set(datetime(2026, 1, 31, 12, tzinfo=UTC))
+    asked = store.request_interaction("alice", conversation_id, "confirm", "?", expires_in="1mo")
+    assert asked.expires_at == datetime(2026, 2, 28, 12, tzinfo=UTC)
+    with pytest.raises(InvalidDuration) as caught:
+        store.request_interaction("alice", conversation_id, "confirm", "?", expires_in="soon")
+    assert "90s" in str(caught.value)
+
+
+def test_bad_requests_are_clear(store: Store, conversation_id: str) -> None:
+    with pytest.raises(InvalidInput, match="kind"):
+        store.request_interaction("alice", conversation_id, "essay", "?")
+    with pytest.raises(InvalidInput):
+        store.request_interaction("alice", conversation_id, "choice", "?")  # no options
+    with pytest.raises(InvalidInput):
+        store.request_interaction("alice", conversation_id, "text", "")
+    with pytest.raises(NotFound):
+        store.request_interaction("mallory", conversation_id, "text", "?")
+
+
+def test_file_answers_reference_the_answerers_own_upload(
+    store: Store, conversation_id: str
+) -> None:
+    asked = store.request_interaction(
+        "alice",
+        conversation_id,
+        "file",
+        "Receipt?",
+        response_schema={"type": "object", "maxBytes": 100, "mediaTypes": ["image/*"]},
+    )
+    theirs = store.add_file("mallory", "x.png", "image/png", b"\x89PNG")
+    with pytest.raises(InvalidAnswer):
+        store.respond_interaction(asked.id, theirs.id, user="alice")
+    too_big = store.add_file("alice", "big.png", "image/png", b"0" * 101)
+    with pytest.raises(InvalidAnswer):
+        store.respond_interaction(asked.id, too_big.id, user="alice")
+    wrong_type = store.add_file("alice", "r.pdf", "application/pdf", b"%PDF")
+    with pytest.raises(InvalidAnswer):
+        store.respond_interaction(asked.id, {"id": wrong_type.id}, user="alice")
+    mine = store.add_file("alice", "r.png", "image/png", b"\x89PNG")
+    answered = store.respond_interaction(asked.id, {"id": mine.id}, user="alice")
+    assert answered.answer == mine.to_dict()
+    assert answered.answer["sha256"] == hashlib.sha256(b"\x89PNG").hexdigest()
+
+
+def test_events_are_logged_with_the_change(store: Store, conversation_id: str) -> None:
+    store.share_conversation(conversation_id, user="alice", with_user="bob", access="write")
+    asked = store.request_interaction("alice", conversation_id, "confirm", "Go?")
+    store.respond_interaction(asked.id, "no", user="alice")
+    for user in ("alice", "bob"):
+        events = store.events_after(user)
+        assert [e.type for e in events] == ["interaction_request", "interaction_answered"]
+        assert events[1].data["answer"] is False
+    assert store.events_after("mallory") == []
+    first = store.events_after("alice")[0].seq
+    assert [e.type for e in store.events_after("alice", first)] == ["interaction_answered"]
