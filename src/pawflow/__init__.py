@@ -23,7 +23,7 @@ from pawflow.errors import (
     Undeliverable,
 )
 from pawflow.interactions import CONTRACT, Kind, Option
-from pawflow.records import Conversation, Event, FileRef, Interaction, Requester
+from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
 from pawflow.store import DEFAULT_URL, Store, open_store
 
 __version__ = "0.1.0"
@@ -46,6 +46,7 @@ __all__ = [
     "InvalidDuration",
     "InvalidInput",
     "Kind",
+    "Message",
     "MigrationError",
     "NotFound",
     "NotPending",

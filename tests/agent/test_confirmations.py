@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pawflow.agent import AgentSpec
+from pawflow.agent import AgentSpec, wakeups
 from pawflow.agent.demo import DEMO_AGENT
 from pawflow.agent.service import AgentService
 from pawflow.clock import FakeClock
@@ -48,7 +48,8 @@ def test_answer_wakes_the_agent_exactly_once(
     [wakeup] = scheduled(service, conversation.id)
     assert store.pending_continuations(f"agent:{DEMO_AGENT}") == 0
     assert wakeup.text == (
-        f'[agent:{DEMO_AGENT}] [confirmation:{request.id}] The user answered "{QUESTION}": "staging"'
+        f"[agent:{DEMO_AGENT}] [confirmation:{request.id}]"
+        f' The user answered "{QUESTION}": "staging"'
     )
 
     assert service.run_due() == 1
@@ -132,7 +133,9 @@ def test_quick_answer_within_wait_seconds_stays_in_the_turn(
         worker = threading.Thread(target=turn)
         worker.start()
         try:
-            request_id = eventually(lambda: store.list_interactions(user=USER, status="pending"))[0].id
+            request_id = eventually(lambda: store.list_interactions(user=USER, status="pending"))[
+                0
+            ].id
             store.respond_interaction(request_id, True, user=USER)
         finally:
             worker.join(timeout=30)
@@ -140,7 +143,11 @@ def test_quick_answer_within_wait_seconds_stays_in_the_turn(
         passes = service.poller.passes if service.poller else 0
         eventually(lambda: service.poller is not None and service.poller.passes > passes + 1)
 
-    assert history(store, conversation.id)[-1] == ("assistant", "helper", "Got it right away: true.")
+    assert history(store, conversation.id)[-1] == (
+        "assistant",
+        "helper",
+        "Got it right away: true.",
+    )
     assert all(w.status == "absorbed" for w in service.wakeups_of(conversation.id))
     assert not [t for t in history(store, conversation.id) if t[0] == "system"]
     assert store.pending_continuations("agent:helper") == 0
@@ -177,16 +184,18 @@ def test_the_wakeup_survives_a_restart(
                 store.respond_interaction(request_id, "production", user=USER)
                 assert store.pending_continuations(f"agent:{DEMO_AGENT}") == 1
 
-        with open_store(url, clock=clock) as store:
-            with AgentService(store, [deployer], poll_interval=None) as service:
-                if not answered_while_down:
-                    store.respond_interaction(request_id, "production", user=USER)
-                scheduled(service, conversation_id)
-                assert service.run_due() == 1
-                assert service.run_due() == 0
-                turns = history(store, conversation_id)
-                assert turns[-2][0] == "system" and '"production"' in turns[-2][2]
-                assert re.search(r"Done: deployed build \d+ to production\.", turns[-1][2])
+        with (
+            open_store(url, clock=clock) as store,
+            AgentService(store, [deployer], poll_interval=None) as service,
+        ):
+            if not answered_while_down:
+                store.respond_interaction(request_id, "production", user=USER)
+            scheduled(service, conversation_id)
+            assert service.run_due() == 1
+            assert service.run_due() == 0
+            turns = history(store, conversation_id)
+            assert turns[-2][0] == "system" and '"production"' in turns[-2][2]
+            assert re.search(r"Done: deployed build \d+ to production\.", turns[-1][2])
 
     if backend == "sqlite":
         run(f"sqlite:///{tmp_path / 'restart.db'}")
@@ -205,8 +214,8 @@ def test_the_poller_delivers_without_being_asked(
         say(store, service, conversation.id, "deploy")
         store.respond_interaction(pending_question(store), "staging", user=USER)
         # The delivery wakes the poller at once: no waiting for its interval.
-        eventually(lambda: "Done: deployed" in history(store, conversation.id)[-1][2])
-        assert [w.status for w in service.wakeups_of(conversation.id)] == ["done"]
+        eventually(lambda: [w.status for w in service.wakeups_of(conversation.id)] == ["done"])
+        assert "Done: deployed" in history(store, conversation.id)[-1][2]
 
 
 def test_an_agent_not_running_here_keeps_its_answers_for_later(
@@ -220,3 +229,21 @@ def test_an_agent_not_running_here_keeps_its_answers_for_later(
         store.respond_interaction(pending_question(store), "staging", user=USER)
         assert store.pending_continuations(f"agent:{DEMO_AGENT}") == 1
         assert other.wakeups_of(conversation.id) == []
+
+
+def test_a_turn_cut_short_by_a_crash_runs_again_after_its_lease(
+    store: Store, service: AgentService, conversation: Conversation, clock: FakeClock
+) -> None:
+    say(store, service, conversation.id, "deploy")
+    store.respond_interaction(pending_question(store), "staging", user=USER)
+    [wakeup] = scheduled(service, conversation.id)
+    # A poller claims it (posting the wakeup message) and dies before the turn ends.
+    with store.transaction() as tx:
+        assert wakeups.claim(tx, wakeup, store.now(), service.lease)
+    assert service.run_due() == 0  # its lease still holds
+    clock.advance("11m")
+    assert service.run_due() == 1
+    turns = history(store, conversation.id)
+    assert len([t for t in turns if t[0] == "system"]) == 1  # the message is not posted again
+    assert "Done: deployed" in turns[-1][2]
+    assert [w.status for w in service.wakeups_of(conversation.id)] == ["done"]

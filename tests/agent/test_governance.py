@@ -35,7 +35,7 @@ def _packages() -> dict[str, str]:
     """Every module of the agent and chat packages, except the model providers themselves."""
     sources = {}
     for package in (pawflow.agent, pawflow.chat):
-        root = Path(package.__file__).parent
+        root = Path(str(package.__file__)).parent
         for path in sorted(root.rglob("*.py")):
             if "models" in path.relative_to(root).parts:
                 continue
@@ -99,14 +99,21 @@ def model_call_violations(sources: dict[str, str]) -> list[str]:
         return [*problems, f"{path}:{function.lineno}: _call_model does not begin with the hook"]
     assert isinstance(first, ast.Assign) and isinstance(first.targets[0], ast.Name)
     governed = first.targets[0].id
-    if len(call.args) != 1 or call.keywords or not (
-        isinstance(call.args[0], ast.Name) and call.args[0].id == governed
+    if (
+        len(call.args) != 1
+        or call.keywords
+        or not (isinstance(call.args[0], ast.Name) and call.args[0].id == governed)
     ):
-        problems.append(f"{path}:{call.lineno}: the model gets something other than the hook's result")
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and node.id == governed and isinstance(node.ctx, ast.Store):
-            if node is not first.targets[0]:
-                problems.append(f"{path}:{node.lineno}: the hook's result is reassigned")
+        problems.append(
+            f"{path}:{call.lineno}: the model gets something other than the hook's result"
+        )
+    stores = [
+        node
+        for node in ast.walk(function)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == governed
+    ]
+    if stores != [first.targets[0]]:
+        problems.append(f"{path}:{function.lineno}: the hook's result is reassigned")
     # And the loop calls _call_model from stream() only; run() consumes stream().
     loop_tree = ast.parse(sources[path])
     callers = [
@@ -118,9 +125,7 @@ def model_call_violations(sources: dict[str, str]) -> list[str]:
     ]
     if callers != ["stream"]:
         problems.append(f"{path}: _call_model is called from {callers}, not from stream() alone")
-    run = next(
-        n for n in ast.walk(loop_tree) if isinstance(n, ast.FunctionDef) and n.name == "run"
-    )
+    run = next(n for n in ast.walk(loop_tree) if isinstance(n, ast.FunctionDef) and n.name == "run")
     if not any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "stream"
         for n in ast.walk(run)
@@ -214,7 +219,11 @@ def test_max_steps_halts_the_run_with_a_checkpoint(sqlite_store: Store) -> None:
     assert result.text.endswith("I stopped here: the run reached its limit of 3 model calls.")
     saved = checkpoints.get(*result.checkpoint)
     assert saved is not None and saved.halt_reason == "max_steps" and saved.agent == "tester"
-    assert saved.payload["messages"][-1] == {"role": "tool", "content": "pong", "tool_call_id": "call_3"}
+    assert saved.payload["messages"][-1] == {
+        "role": "tool",
+        "content": "pong",
+        "tool_call_id": "call_3",
+    }
 
 
 def test_a_deny_policy_stops_the_call_before_it_is_made(sqlite_store: Store) -> None:
@@ -230,8 +239,8 @@ def test_the_token_budget_caps_and_then_halts(sqlite_store: Store) -> None:
     spy = Spy(LOOPING)
     result, _ = run(sqlite_store, spy, Governance(Limits(max_tokens=60, max_output_tokens=50)))
     assert result.halt_reason == "max_tokens"
-    caps = [r.max_tokens for r in spy.requests]
-    assert caps[0] == 50 and all(c is not None and c <= 50 for c in caps)
+    caps = [r.max_tokens or 0 for r in spy.requests]
+    assert caps[0] == 50 and all(0 < c <= 50 for c in caps)
     assert caps == sorted(caps, reverse=True)  # what is left of the budget shrinks
 
 

@@ -32,14 +32,15 @@ class Deployed:
     def endings(self, task: str | None = None, relationship: str | None = None) -> list:
         return [
             e
-            for e in list(self.instance.engine.endings)
+            for e in self.instance.endings()
             if (task is None or e.task_id == task)
             and (relationship is None or e.relationship == relationship)
         ]
 
     def wait_endings(self, count: int, task: str | None = None, rel: str | None = None) -> list:
-        return eventually(lambda: (found := self.endings(task, rel)) and len(found) >= count
-                          and found)
+        return eventually(
+            lambda: (found := self.endings(task, rel)) and len(found) >= count and found
+        )
 
 
 @pytest.fixture

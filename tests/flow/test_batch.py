@@ -97,8 +97,9 @@ def test_route_on_equality_membership_regex_existence_and_json_fields(
 
 
 def test_route_all_sends_a_copy_down_every_matching_route() -> None:
-    result = run(ROUTE.format(strategy="all"), FlowFile.create(attributes={"team": "ops",
-                                                                            "ref": "T-9"}))
+    result = run(
+        ROUTE.format(strategy="all"), FlowFile.create(attributes={"team": "ops", "ref": "T-9"})
+    )
     assert sorted(e.relationship for e in result.endings) == ["team", "ticket"]
 
 
@@ -115,8 +116,9 @@ def test_log_writes_through_logging(caplog: pytest.LogCaptureFixture) -> None:
 def test_user_tasks_from_the_decorator() -> None:
     registry = TaskRegistry(parent=default_registry)
 
-    @registry.task("shout", properties=[Property("suffix", default="!")],
-                   relationships=("success", "quiet"))
+    @registry.task(
+        "shout", properties=[Property("suffix", default="!")], relationships=("success", "quiet")
+    )
     def shout(flowfile: FlowFile, ctx: TaskContext) -> object:
         if not flowfile.content:
             return "quiet", flowfile
@@ -212,9 +214,10 @@ def test_durable_wait_in_a_batch_fails_saying_it_needs_a_deployment() -> None:
     [ending] = result.failures
     assert "durableWait needs a deployed flow" in ending.flowfile.attributes["failure.reason"]
     result = run("tasks:\n  t: {type: durableTimer, properties: {duration: 1m}}\n")
-    assert "durableTimer needs a deployed flow" in result.failures[0].flowfile.attributes[
-        "failure.reason"
-    ]
+    assert (
+        "durableTimer needs a deployed flow"
+        in result.failures[0].flowfile.attributes["failure.reason"]
+    )
 
 
 def test_interaction_tasks_need_a_scope_in_a_batch() -> None:
@@ -233,7 +236,8 @@ def test_a_batch_with_a_scope_publishes_into_it(store: Store) -> None:
         scope=FlowScope("alice", conversation),
     )
     [ending] = result.endings
-    question = store.get_interaction(ending.flowfile.attributes["confirmation.request_id"],
-                                     user="alice")
+    question = store.get_interaction(
+        ending.flowfile.attributes["confirmation.request_id"], user="alice"
+    )
     assert [o["value"] for o in question.options or []] == ["x", "y"]
     assert question.requester.model_dump()["instance"] == "batch"

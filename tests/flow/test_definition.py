@@ -120,7 +120,7 @@ def test_routes_become_relationships() -> None:
 def test_load_flow_reads_a_file_and_names_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "broken.yaml"
     path.write_text("tasks:\n  a: {type: lgo}\n")
-    with pytest.raises(FlowDefinitionError, match="broken.yaml"):
+    with pytest.raises(FlowDefinitionError, match=r"broken\.yaml"):
         load_flow(path)
     with pytest.raises(Exception, match="cannot read"):
         load_flow(tmp_path / "missing.yaml")

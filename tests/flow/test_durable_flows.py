@@ -172,8 +172,9 @@ def test_durable_notify_releases_a_wait_of_another_flow(
 def test_durable_notify_refuses_interaction_signals(
     store: Store, service: FlowService, conversation: str
 ) -> None:
-    flow = deploy(service, DURABLE_NOTIFY.replace("release-${batch}", "confirmation:${batch}"),
-                  conversation)
+    flow = deploy(
+        service, DURABLE_NOTIFY.replace("release-${batch}", "confirmation:${batch}"), conversation
+    )
     question = store.request_interaction("alice", conversation, "confirm", "Really?")
     flow.instance.inject(FlowFile.create(attributes={"batch": question.id, "who": "x"}))
     [ending] = flow.wait_endings(1, "fire", "failure")
@@ -301,7 +302,7 @@ def test_timer_cancelled_by_its_signal_leaves_by_cancelled(
 def test_absolute_until_and_a_bad_one(
     store: Store, service: FlowService, conversation: str, clock: FakeClock
 ) -> None:
-    text = TIMER.replace("{duration: 2h, cancel_signal_id: \"cancel-${job}\"}", "{until: '${at}'}")
+    text = TIMER.replace('{duration: 2h, cancel_signal_id: "cancel-${job}"}', "{until: '${at}'}")
     flow = deploy(service, text, conversation)
     flow.instance.inject(FlowFile.create(attributes={"at": "2026-01-01T05:00:00+02:00"}))
     flow.instance.inject(FlowFile.create(attributes={"at": "2026-01-01T05:00:00"}))
@@ -350,9 +351,7 @@ tasks:
 """
 
 
-def test_a_thousand_parked_flowfiles_all_arrive_once(
-    sqlite_store: Store, clock: FakeClock
-) -> None:
+def test_a_thousand_parked_flowfiles_all_arrive_once(sqlite_store: Store, clock: FakeClock) -> None:
     store = sqlite_store
     conversation = store.create_conversation("alice").id
     with FlowService(store, reconcile_interval=None) as service:
@@ -528,8 +527,9 @@ def test_redeploying_keeps_the_id_and_restarts_with_the_new_definition(
     first = deploy(service, NOTIFY_THEN_WAIT, conversation)
     again = deploy(service, NOTIFY_THEN_WAIT, conversation)
     assert (again.id, again.deployment.version) == (first.id, 1)
-    changed = deploy(service, NOTIFY_THEN_WAIT + "    next: done\n  done: {type: log}\n",
-                     conversation)
+    changed = deploy(
+        service, NOTIFY_THEN_WAIT + "    next: done\n  done: {type: log}\n", conversation
+    )
     assert (changed.id, changed.deployment.version) == (first.id, 2)
     assert "done" in changed.instance.flow.tasks
 

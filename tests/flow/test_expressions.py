@@ -52,7 +52,7 @@ def test_templates_render_against_the_flowfile(source: str, expected: str) -> No
     ],
 )
 def test_bad_expressions_say_what_and_where(source: str, message: str) -> None:
-    with pytest.raises(ExpressionError, match="position|JSON path") as caught:
+    with pytest.raises(ExpressionError, match=r"position|JSON path") as caught:
         parse_template(source)
     assert message in str(caught.value)
 

@@ -49,7 +49,7 @@ def test_answer_after_a_restart_resumes_the_branch(tmp_path: Path, clock: FakeCl
     with running(db, clock) as (store, service):
         instance = service.instance(deployment.id)
         assert instance is not None
-        [ending] = eventually(lambda: list(instance.engine.endings))
+        [ending] = eventually(lambda: instance.endings())
         assert (ending.task_id, ending.relationship) == ("route", "approved")
         assert ending.flowfile.content == b"v2 notes"
         assert ending.flowfile.attributes["version"] == "2.0"
@@ -75,13 +75,11 @@ def test_answer_between_restarts_with_the_server_up(tmp_path: Path, clock: FakeC
         assert instance is not None
         clock.advance("1d")
         store.respond_interaction(question.id, False, user="alice")
-        [ending] = eventually(lambda: list(instance.engine.endings))
+        [ending] = eventually(lambda: instance.endings())
         assert (ending.task_id, ending.relationship) == ("route", "rejected")
 
 
-def test_timer_fires_once_at_its_deadline_after_a_restart(
-    tmp_path: Path, clock: FakeClock
-) -> None:
+def test_timer_fires_once_at_its_deadline_after_a_restart(tmp_path: Path, clock: FakeClock) -> None:
     db = tmp_path / "pawflow.db"
     with running(db, clock) as (store, service):
         conversation = store.create_conversation("alice").id
@@ -97,10 +95,10 @@ def test_timer_fires_once_at_its_deadline_after_a_restart(
         assert instance is not None
         clock.advance("1h")
         store.sweep()
-        assert list(instance.engine.endings) == []
+        assert instance.endings() == []
         clock.advance("1h")
         store.sweep()
-        [ending] = eventually(lambda: list(instance.engine.endings))
+        [ending] = eventually(lambda: instance.endings())
         assert ending.task_id == "remind"
         assert ending.flowfile.attributes["durable.timer.status"] == "elapsed"
 
@@ -110,5 +108,18 @@ def test_timer_fires_once_at_its_deadline_after_a_restart(
         clock.advance("1d")
         store.sweep()
         assert instance.wait_idle()
-        assert list(instance.engine.endings) == []
+        assert instance.endings() == []
         assert store.pending_continuations(instance.target) == 0
+
+
+def test_the_service_releases_a_timer_at_its_deadline_without_a_sweep(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'p.db'}") as store:
+        conversation = store.create_conversation("alice").id
+        text = TIMER.replace('{duration: 2h, cancel_signal_id: "cancel-${job}"}', "{duration: 1s}")
+        deployment, _ = deps.deploy(store, text, conversation_id=conversation)
+        with FlowService(store, reconcile_interval=0.5) as service:
+            instance = service.instance(deployment.id)
+            assert instance is not None
+            instance.inject(FlowFile.create())
+            [ending] = eventually(lambda: instance.endings())
+            assert ending.flowfile.attributes["durable.timer.status"] == "elapsed"

@@ -174,6 +174,11 @@ class AgentLoop:
                 text = reply(f"Sorry, I could not get a reply from the model: {exc.message}")
                 yield self._halt(request, messages, step, MODEL_ERROR, text, error=True)
                 return
+            except Exception as exc:  # a provider's bug still ends the turn with a message
+                log.exception("run %s: the model call failed unexpectedly", run_id)
+                text = reply(f"Sorry, the model call failed: {type(exc).__name__}: {exc}")
+                yield self._halt(request, messages, step, MODEL_ERROR, text, error=True)
+                return
             self.governance.after_model_call(request_now, response, budget)
             messages.append(
                 ChatMessage("assistant", response.text or None, tool_calls=response.tool_calls)

@@ -18,7 +18,7 @@ import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Union, overload
 
 import jsonschema
 
@@ -265,13 +265,33 @@ class Tool:
             return ToolOutcome(str(result))
 
 
+@overload
+def tool(
+    func: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    consequential: bool = False,
+) -> Tool: ...
+
+
+@overload
+def tool(
+    func: None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    consequential: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     func: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
     description: str | None = None,
     consequential: bool = False,
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` of a function: ``@tool`` or ``@tool(consequential=True)``."""
 
     def wrap(inner: Callable[..., Any]) -> Tool:
@@ -331,5 +351,8 @@ class Toolbox:
                 return ToolOutcome.failure(
                     f"{call.name} needs the user's approval, which cannot be asked here"
                 )
-            return self.approver(call, found, ctx)
+            try:
+                return self.approver(call, found, ctx)
+            except PawFlowError as exc:
+                return ToolOutcome.failure(f"could not ask for approval: {exc}")
         return found.run(arguments, ctx)

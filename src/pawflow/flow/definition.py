@@ -76,18 +76,6 @@ class FlowDefinition:
             relationship = fallback
         return links[relationship]
 
-    def resolve_relationship(self, task_id: str, relationship: str) -> str:
-        """The relationship a FlowFile actually leaves by (after fallbacks)."""
-        links = self.connections.get(task_id, {})
-        current, seen = relationship, {relationship}
-        while current not in links:
-            fallback = self.tasks[task_id].fallbacks.get(current)
-            if fallback is None or fallback in seen:
-                return relationship
-            seen.add(fallback)
-            current = fallback
-        return current
-
 
 class _UniqueKeyLoader(yaml.SafeLoader):
     """A safe loader that refuses duplicate keys (a repeated task id would vanish)."""

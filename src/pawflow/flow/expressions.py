@@ -53,8 +53,6 @@ class ExpressionError(InvalidInput):
 
 # -- JSON paths -------------------------------------------------------------------------
 
-_MISSING = object()
-
 
 @dataclass(frozen=True)
 class JsonPath:
@@ -73,17 +71,6 @@ class JsonPath:
                 return None
             value = value[step]
         return value
-
-    def exists(self, value: Any) -> bool:
-        """Whether every step of the path is there (the value itself may be null)."""
-        for step in self.steps:
-            if isinstance(step, int):
-                if not isinstance(value, list) or step >= len(value):
-                    return False
-            elif not isinstance(value, dict) or step not in value:
-                return False
-            value = value[step]
-        return True
 
 
 def compile_path(text: str) -> JsonPath:
@@ -114,7 +101,7 @@ def compile_path(text: str) -> JsonPath:
 
 
 def parse_json_value(text: str | None) -> Any:
-    """The JSON an attribute holds; ``_MISSING``-free: unreadable JSON reads as ``None``."""
+    """The JSON an attribute holds; absent or unreadable JSON reads as ``None``."""
     if text is None:
         return None
     try:
@@ -195,13 +182,6 @@ class Template:
         return "".join(
             part if isinstance(part, str) else part.evaluate(lookup) for part in self.parts
         )
-
-    def render_attributes(self, attributes: Any) -> str:
-        return self.render(attributes.get)
-
-
-def literal(text: str) -> Template:
-    return Template(text, (text,))
 
 
 class _Parser:
@@ -324,8 +304,3 @@ class _Parser:
 def parse_template(source: str) -> Template:
     """Parse a property value; raises ``ExpressionError`` naming the position."""
     return _Parser(source).template()
-
-
-def evaluate(source: str, attributes: Any) -> str:
-    """Parse and render in one go (for one-off use; flows parse once at load)."""
-    return parse_template(source).render(attributes.get)

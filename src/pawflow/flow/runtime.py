@@ -5,7 +5,7 @@ at a time. A task is scheduled only while every queue it feeds has room (backpre
 nothing else can move, the fullest flow still makes progress rather than deadlocking.
 
 A **batch** run drives the engine in the caller's thread until nothing is left to do and
-reports where each FlowFile ended. A **instance** runs continuously on worker threads,
+reports where each FlowFile ended. An **instance** runs continuously on worker threads,
 takes FlowFiles through ``inject`` and resumed continuations through ``deliver``, and keeps
 running until stopped.
 """
@@ -125,6 +125,11 @@ class Engine(Parker):
                 )
             queue.append(_Item(flowfile, resumption))
             self._cond.notify()
+
+    def snapshot_endings(self) -> list[Ending]:
+        """The endings kept so far (a copy, safe while workers run)."""
+        with self._cond:
+            return list(self.endings)
 
     def has_room(self, task_id: str) -> bool:
         with self._cond:
@@ -451,6 +456,10 @@ class FlowInstance:
                     self._delivering -= 1
 
         tx.after_commit(hand_over)
+
+    def endings(self) -> list[Ending]:
+        """Where FlowFiles left this instance (the most recent ``keep_endings``)."""
+        return self.engine.snapshot_endings()
 
     def poke(self) -> None:
         """Time out in-memory waits that are due now (workers also do this on their own)."""

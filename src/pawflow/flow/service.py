@@ -67,6 +67,8 @@ class FlowService:
         self._failed: dict[str, int] = {}
         self._deadlines: list[datetime] = []
         self._lock = threading.RLock()
+        # Workers report parked timers while reconcile may hold _lock waiting for them.
+        self._deadlines_lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -192,14 +194,14 @@ class FlowService:
     def _on_park(self, continuation: Continuation) -> None:
         if continuation.deadline is None or continuation.status != "parked":
             return
-        with self._lock:
+        with self._deadlines_lock:
             heapq.heappush(self._deadlines, continuation.deadline)
         self._wake.set()
 
     def _release_due_timers(self) -> None:
         """Release what is due now rather than at the next sweep, so timers are on time."""
         now = self.store.now()
-        with self._lock:
+        with self._deadlines_lock:
             if not self._deadlines or self._deadlines[0] > now:
                 return
             while self._deadlines and self._deadlines[0] <= now:
@@ -209,7 +211,7 @@ class FlowService:
         self.store.deliver_due()
 
     def _seconds_to_next_deadline(self) -> float | None:
-        with self._lock:
+        with self._deadlines_lock:
             if not self._deadlines:
                 return None
             return max((self._deadlines[0] - self.store.now()).total_seconds(), 0.0)

@@ -67,7 +67,7 @@ def create_app(
         ctx.hub.start()
         step = events.retention_step(settings.event_retention)
         store.sweep_steps.append(step)
-        sweeper = Sweeper(store, interval=settings.sweep_interval)
+        sweeper = ctx.sweeper = Sweeper(store, interval=settings.sweep_interval)
         sweeper.start()
         ctx.executor = ThreadPoolExecutor(
             settings.message_workers, thread_name_prefix="pawflow-on-message"
@@ -88,6 +88,7 @@ def create_app(
                 except Exception:
                     log.exception("service %r failed to stop", service)
             await anyio.to_thread.run_sync(sweeper.stop)
+            ctx.sweeper = None
             if step in store.sweep_steps:
                 store.sweep_steps.remove(step)
             ctx.hub.stop()

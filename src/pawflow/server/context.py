@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from fastapi import Request
 
+from pawflow.durable.sweeper import Sweeper
 from pawflow.records import Message
 from pawflow.server.extensions import MessageHandler
 from pawflow.server.hub import EventHub
@@ -26,6 +27,7 @@ class ServerContext:
     limiter: RateLimiter
     on_message: MessageHandler | None = None
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
+    sweeper: Sweeper | None = field(default=None, repr=False)
 
     def dispatch_message(self, conversation_id: str, message: Message) -> None:
         """Hand a stored user message to ``on_message`` off the request path."""

@@ -80,11 +80,11 @@ def register(factory: ExtensionFactory) -> ExtensionFactory:
     return factory
 
 
-def import_known(modules: Sequence[str] = KNOWN_MODULES) -> list[str]:
-    """Import the modules that exist; the names imported. A module that exists but fails
-    to import is an error, not something to skip quietly."""
+def import_known(modules: Sequence[str] | None = None) -> list[str]:
+    """Import the modules (default :data:`KNOWN_MODULES`) that exist; the names imported.
+    A module that exists but fails to import is an error, not something to skip quietly."""
     imported = []
-    for name in modules:
+    for name in KNOWN_MODULES if modules is None else modules:
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:

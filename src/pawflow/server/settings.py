@@ -97,7 +97,18 @@ class ServerSettings:
         return frozenset(found)
 
     def replace(self, **changes: Any) -> ServerSettings:
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes``, read as the environment would be (``"1d"``, ``"8765"``)."""
+        known = {f.name: f for f in fields(self)}
+        unknown = sorted(set(changes) - set(known))
+        if unknown:
+            raise InvalidInput(f"unknown server setting(s): {', '.join(unknown)}")
+        converted = {
+            name: value
+            if value is None or name == "extra"
+            else _convert(name, known[name].type, value)
+            for name, value in changes.items()
+        }
+        return dataclasses.replace(self, **converted)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **explicit: Any) -> ServerSettings:

@@ -208,6 +208,7 @@ class SqliteDatabase(Database):
             conn = self.connect()
             try:
                 last = conn.execute("PRAGMA data_version").fetchone()[0]
+                callback("changed")  # anything committed before the baseline was read
                 while not stop.wait(0.02):
                     version = conn.execute("PRAGMA data_version").fetchone()[0]
                     if version != last:

@@ -299,6 +299,8 @@ class OpenAIChatModel:
             raise _Retry(f"timed out ({self.timeout:g}s without a response)") from exc
         except httpx.TransportError as exc:
             raise _Retry(f"cannot reach {self.url}: {exc}") from exc
+        except httpx.HTTPError as exc:  # redirects, undecodable bodies: trying again won't help
+            raise ModelError(f"model {self.model} failed: {exc}") from exc
 
     def _check_status(self, response: httpx.Response) -> None:
         if response.status_code < 400:

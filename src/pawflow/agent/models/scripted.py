@@ -1,10 +1,11 @@
 """A deterministic model that follows a script: for tests and the offline demo.
 
 A script is a list of turns. Each turn names a regular expression (``match``) tried against
-the last message that is not the assistant's (a user message, a system wakeup, or a tool
-result), optionally only for one ``role``; the first turn that matches gives the reply: some
-``reply`` text and/or ``tool_calls``. Named groups of the match fill ``{name}`` placeholders
-in the reply and in tool-call arguments. ``default`` answers when nothing matches::
+what came since the assistant last spoke (a user message, a system wakeup, or the results
+of its tool calls), optionally only for one ``role``; the first turn that matches gives the
+reply: some ``reply`` text and/or ``tool_calls``. Named groups of the match fill ``{name}``
+placeholders in the reply and in tool-call arguments. ``default`` answers when nothing
+matches. The opening system prompt is never matched::
 
     turns:
       - match: '(?i)\\bdeploy\\b'
@@ -139,10 +140,21 @@ class ScriptedModel:
         return cls.from_text(resources.files("pawflow.agent").joinpath(resource).read_text("utf-8"))
 
     def respond(self, request: ModelRequest) -> ModelResponse:
-        last = next((m for m in reversed(request.messages) if m.role != "assistant"), None)
+        # What came since the model last spoke: a user message or wakeup, or the results of
+        # its tool calls (the most recent first).
+        # The opening system prompt is instructions, never something to answer.
+        opening = next(
+            (i for i, m in enumerate(request.messages) if m.role != "system"),
+            len(request.messages),
+        )
+        latest: list[ChatMessage] = []
+        for message in reversed(request.messages[opening:]):
+            if message.role == "assistant":
+                break
+            latest.append(message)
         calls_so_far = sum(len(m.tool_calls) for m in request.messages)
         for turn in [*self.turns, *([self.default] if self.default else [])]:
-            found = turn.matches(last) if last is not None else None
+            found = next((m for m in map(turn.matches, latest) if m is not None), None)
             if found is None:
                 continue
             groups = {k: v for k, v in found.groupdict().items() if v is not None}

@@ -1,0 +1,124 @@
+"""The turn pipeline: its stages in order, intercepts, routing, progress events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from pawflow.agent.service import AgentService
+from pawflow.chat import STAGES, Pipeline, Turn, default_pipeline, handle_message
+from pawflow.records import Conversation
+from pawflow.store import Store
+from tests.agent.conftest import USER, history, say, scheduled
+
+
+def test_the_stages_run_in_the_one_order(service: AgentService) -> None:
+    pipeline = service.pipeline
+    assert [stage.name for stage in pipeline.stages] == list(STAGES)
+    assert STAGES == ("intercept", "classify", "route", "plan", "execute", "curate", "record")
+    with pytest.raises(ValueError, match="intercept → classify"):
+        Pipeline(list(reversed(pipeline.stages)))
+
+
+def test_a_full_turn_goes_through_every_stage(
+    store: Store, service: AgentService, conversation: Conversation
+) -> None:
+    message = store.append_message(conversation.id, "hello there", author=USER)
+    turn = handle_message(store, conversation.id, message)
+    assert turn is not None and turn.trace == list(STAGES)
+    assert turn.intent == "chat" and turn.agent is not None and turn.agent.name == "deployer"
+    assert turn.recorded is not None and turn.recorded.author == "deployer"
+    assert "I am the demo deployer" in turn.recorded.content
+
+
+@dataclass
+class Greeter:
+    name: str = "greeter"
+    resolves_confirmation: bool = False
+
+    def __call__(self, turn: Turn) -> str | None:
+        return "Hi! (answered without the agent)" if turn.text.startswith("hi") else None
+
+
+def test_an_intercept_settles_the_turn_and_skips_the_rest(
+    store: Store, service: AgentService, conversation: Conversation
+) -> None:
+    pipeline = default_pipeline(service, [Greeter()])
+    turn = pipeline.run(
+        Turn.for_message(store, store.append_message(conversation.id, "hi", author=USER))
+    )
+    assert turn.trace == ["intercept"] and turn.answered_by == "greeter" and turn.results == []
+    assert history(store, conversation.id)[-1] == (
+        "assistant",
+        "greeter",
+        "Hi! (answered without the agent)",
+    )
+    passed = pipeline.run(
+        Turn.for_message(store, store.append_message(conversation.id, "deploy", author=USER))
+    )
+    assert passed.trace == list(STAGES)
+
+
+def test_a_conversation_without_an_agent_gets_no_reply(store: Store, service: AgentService) -> None:
+    quiet = store.create_conversation(USER, "quiet")
+    turn = service.handle_message(
+        store, quiet.id, store.append_message(quiet.id, "anyone?", author=USER)
+    )
+    assert turn is not None and turn.trace == ["intercept", "classify", "route"]
+    assert len(history(store, quiet.id)) == 1
+
+
+def test_only_user_messages_start_turns(
+    store: Store, service: AgentService, conversation: Conversation
+) -> None:
+    note = store.append_message(conversation.id, "fyi", role="system", author="pawflow")
+    assert service.handle_message(store, conversation.id, note) is None
+    turn = service.handle_message(store, conversation.id, "deploy")  # stored first, as the owner's
+    assert turn is not None and history(store, conversation.id)[-2] == ("user", USER, "deploy")
+
+
+def test_without_a_running_service_nothing_answers(store: Store) -> None:
+    conversation = store.create_conversation(USER)
+    message = store.append_message(conversation.id, "hello", author=USER)
+    assert handle_message(store, conversation.id, message) is None
+
+
+def test_progress_streams_as_durable_events(
+    store: Store, service: AgentService, conversation: Conversation
+) -> None:
+    say(store, service, conversation.id, "deploy")
+    store.respond_interaction(
+        store.list_interactions(user=USER, status="pending")[0].id, "staging", user=USER
+    )
+    scheduled(service, conversation.id)
+    service.run_due()
+    events = store.events_after(USER)
+    progress = [e.data for e in events if e.type == "agent_progress"]
+    assert all(p["agent"] == "deployer" and p["run_id"] for p in progress)
+    phases = [p["phase"] for p in progress]
+    # The first turn asks; the wakeup's turn deploys and reports.
+    assert phases == [
+        "thinking",
+        "text",
+        "tool",
+        "tool_result",
+        "finished",
+        "thinking",
+        "text",
+        "tool",
+        "tool_result",
+        "thinking",
+        "text",
+        "finished",
+    ]
+    tools = [(p["tool"], p.get("error")) for p in progress if p["phase"] == "tool_result"]
+    assert tools == [("request_confirmation", False), ("deploy", False)]
+    assert progress[4]["halt_reason"] == "awaiting_confirmation"
+    assert progress[-1]["status"] == "completed"
+    messages = [e.data for e in events if e.type == "message"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "system", "assistant"]
+    reply = messages[1]
+    assert reply["data"]["halt_reason"] == "awaiting_confirmation"
+    assert reply["data"]["request_id"] == store.list_interactions(user=USER)[0].id
+    assert reply["data"]["checkpoint"]["run_id"] == reply["data"]["run_id"]
