@@ -48,9 +48,7 @@ PUBLIC = [
 
 def test_public_names_are_pinned_and_sorted() -> None:
     assert pawflow.__all__ == PUBLIC
-    assert sorted(pawflow.__all__, key=str.lower) == [
-        n for n in sorted(PUBLIC, key=str.lower)
-    ]
+    assert sorted(pawflow.__all__, key=str.lower) == [n for n in sorted(PUBLIC, key=str.lower)]
     for name in pawflow.__all__:
         assert getattr(pawflow, name) is not None
 

@@ -13,6 +13,12 @@ from pawflow.store import Store
 from tests.agent.conftest import USER, history, say, scheduled
 
 
+@pytest.fixture
+def store(sqlite_store: Store) -> Store:
+    """The pipeline does not depend on the backend: SQLite is enough here."""
+    return sqlite_store
+
+
 def test_the_stages_run_in_the_one_order(service: AgentService) -> None:
     pipeline = service.pipeline
     assert [stage.name for stage in pipeline.stages] == list(STAGES)

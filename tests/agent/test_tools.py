@@ -130,7 +130,7 @@ def test_invoking_validates_and_reports_failures_to_the_model(sqlite_store: Stor
 
     assert call('{"wall": "north", "color": "blue", "finish": null}').content == (
         "tester painted north Color.BLUE x2"
-    ) or call('{"wall": "north"}').content.startswith("tester painted north")
+    )
     assert call('{"wall": "north", "coats": "two"}').error
     assert "coats" in call('{"wall": "north", "coats": "two"}').content
     assert "not a JSON object" in call("[1]").content

@@ -32,10 +32,16 @@ class Served:
         self.output: list[str] = []
 
     def start(self) -> None:
+        for _ in range(3):  # a free port can be taken between finding and binding it
+            if self._start_once():
+                return
+        raise AssertionError(f"pawflow serve did not start:\n{self.read_all()}")
+
+    def _start_once(self) -> bool:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         env = {**os.environ, "PAWFLOW_SWEEP_INTERVAL": "3600", "PAWFLOW_LOG_LEVEL": "warning"}
-        self.process = subprocess.Popen(
+        process = self.process = subprocess.Popen(
             [sys.executable, "-m", "pawflow", "serve", "--port", str(port), "--db", self.db],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -44,13 +50,19 @@ class Served:
             env=env,
         )
 
-        def up() -> bool:
-            assert self.process is not None and self.process.poll() is None, self.read_all()
+        def settled() -> bool:
+            if process.poll() is not None:
+                return True
             with contextlib.suppress(httpx.TransportError):
                 return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
             return False
 
-        eventually(up, timeout=30, interval=0.05)
+        eventually(settled, timeout=30, interval=0.05)
+        if process.poll() is None:
+            return True
+        self.output.append(process.communicate()[0])
+        self.process = None
+        return False
 
     def read_all(self) -> str:
         return "".join(self.output)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from datetime import UTC, datetime
 
+import psycopg
 import pytest
 
 from pawflow import (
+    Conflict,
     Continuation,
     Delivery,
     FakeClock,
@@ -15,7 +18,10 @@ from pawflow import (
     InvalidInput,
     PayloadTooLarge,
     Store,
+    StoreError,
+    StoreUnavailable,
     Undeliverable,
+    open_store,
 )
 from pawflow.testing import eventually
 
@@ -47,6 +53,7 @@ def test_signal_resolves_what_is_parked_and_delivers_once(store: Store, recorder
     first = store.park("test:a", signal_id="approve-1", payload=b"one")
     second = store.park("test:b", signal_id="approve-1", payload=b"two")
     assert store.notify_signal("approve-1", {"ok": True}) == 2
+    eventually(lambda: len(recorder.got) == 2)
     assert sorted(c.payload for c in recorder.got) == [b"one", b"two"]
     assert {c.id for c in recorder.got} == {first.id, second.id}
     assert all(c.outcome == "signaled" and c.value == {"ok": True} for c in recorder.got)
@@ -59,6 +66,7 @@ def test_notify_before_wait_passes_through(store: Store, recorder: Recorder) -> 
     store.notify_signal("early", 42)
     parked = store.park("test:x", signal_id="early")
     assert parked.status == "resolved"
+    eventually(lambda: recorder.got)
     assert [c.value for c in recorder.got] == [42]
 
 
@@ -79,6 +87,7 @@ def test_wait_times_out_and_timer_elapses(
     assert store.sweep()["released"] == 0
     clock.advance("2m")
     assert store.sweep()["released"] == 1
+    eventually(lambda: recorder.got)
     assert [(c.target, c.outcome) for c in recorder.got] == [("test:wait", "timeout")]
     clock.set(datetime(2026, 1, 1, 22, 0, tzinfo=UTC))
     assert store.sweep()["released"] == 1
@@ -91,6 +100,7 @@ def test_cancelled_continuation_leaves_cancelled(store: Store, recorder: Recorde
     timer = store.park("test:t", timeout="1d")
     assert store.cancel_continuation(timer.id)
     assert not store.cancel_continuation(timer.id)
+    eventually(lambda: recorder.got)
     assert [c.outcome for c in recorder.got] == ["cancelled"]
 
 
@@ -118,6 +128,7 @@ def test_continuation_without_a_handler_waits_for_one(store: Store, clock: FakeC
     assert store.sweep()["delivered"] == 0
     got: list[str] = []
     store.register_handler("later", lambda delivery: got.append(delivery.continuation.id))
+    eventually(lambda: got)
     assert got == [parked.id]
 
 
@@ -134,8 +145,9 @@ def test_durable_effects_commit_with_the_delivery(store: Store) -> None:
 
     store.register_handler("fx", record)
     good = store.park("fx:1", signal_id="s", payload=b"ok")
-    store.park("fx:2", signal_id="s", payload=b"boom")
+    bad = store.park("fx:2", signal_id="s", payload=b"boom")
     store.notify_signal("s", 1)
+    eventually(lambda: store.get_continuation(bad.id).attempts == 1)
     with store.transaction(write=False) as tx:
         rows = tx.all("SELECT continuation_id FROM handled")
     assert [row["continuation_id"] for row in rows] == [good.id]
@@ -167,3 +179,19 @@ def test_wait_signal_wakes_when_another_thread_fires(store: Store) -> None:
     assert len(fired) == 1 and fired[0] is not None
     assert fired[0].value == "pong"  # type: ignore[attr-defined]
     assert store.wait_signal("silent", timeout=0.01) is None
+
+
+def test_backend_errors_are_translated(store: Store) -> None:
+    with pytest.raises(StoreError) as caught, store.transaction() as tx:
+        tx.execute("SELECT * FROM no_such_table")
+    assert not isinstance(caught.value, (sqlite3.Error, psycopg.Error))
+    with pytest.raises(Conflict), store.transaction() as tx:
+        tx.execute("INSERT INTO users (id, created_at) VALUES ('dup', 0)")
+        tx.execute("INSERT INTO users (id, created_at) VALUES ('dup', 0)")
+
+
+def test_unreachable_or_unknown_stores_are_clear_errors() -> None:
+    with pytest.raises(InvalidInput, match="sqlite:///"):
+        open_store("mysql://nowhere")
+    with pytest.raises(StoreUnavailable):
+        open_store("postgresql://nobody@127.0.0.1:1/none?connect_timeout=1")

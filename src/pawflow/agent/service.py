@@ -200,6 +200,8 @@ class AgentService:
             agent = str(payload["agent"])
             request_id = str(payload["request_id"])
             question = str(payload["question"])
+            conversation_id = str(payload["conversation_id"])
+            user = str(payload["user"])
         except (ValueError, KeyError, TypeError) as exc:
             # Retrying cannot fix a payload; consuming it keeps it from blocking the queue.
             log.error("agent continuation %s has an unreadable payload: %s", continuation.id, exc)
@@ -226,8 +228,8 @@ class AgentService:
         wakeups.schedule(
             delivery.tx,
             agent=agent,
-            conversation_id=str(payload["conversation_id"]),
-            user=str(payload["user"]),
+            conversation_id=conversation_id,
+            user=user,
             source=str(payload.get("signal_id") or f"confirmation:{request_id}"),
             text=wakeup_text(agent, request_id, question, status, answer),
             data=data,

@@ -233,6 +233,20 @@ class Tool:
             context_param=context_param,
         )
 
+    def _enums(self) -> dict[str, type[enum.Enum]]:
+        """Parameters annotated with an Enum: the model sends values, the function gets members."""
+        try:
+            hints = typing.get_type_hints(self.function)
+        except NameError:
+            return {}
+        found = {}
+        for key, hint in hints.items():
+            options = [hint, *typing.get_args(hint)]
+            for option in options:
+                if isinstance(option, type) and issubclass(option, enum.Enum):
+                    found[key] = option
+        return found
+
     @property
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
@@ -247,6 +261,10 @@ class Tool:
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         """Call the function with validated arguments; its failures go back to the model."""
         kwargs = dict(arguments)
+        for key, value in arguments.items():
+            kind = self._enums().get(key)
+            if kind is not None:
+                kwargs[key] = kind(value)  # the schema admitted only its values
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         try:

@@ -94,6 +94,17 @@ def backoff(attempts: int) -> timedelta:
     return min(timedelta(seconds=2 ** min(attempts, 16)), MAX_BACKOFF)
 
 
+def anything_due(db: Database, now: datetime) -> bool:
+    """A cheap read, so a change elsewhere does not take the write lock for nothing."""
+    with db.transaction(write=False) as tx:
+        row = tx.one(
+            "SELECT 1 AS due FROM continuations WHERE status = 'resolved'"
+            " AND next_attempt_at <= ? LIMIT 1",
+            (to_millis(now),),
+        )
+    return row is not None
+
+
 def deliver_due(db: Database, registry: DeliveryRegistry, now: datetime, *, limit: int) -> int:
     """Deliver resolved continuations whose handlers live here; returns how many.
 

@@ -250,6 +250,12 @@ class PostgresDatabase(Database):
         self.url = url
         self._sql_cache: dict[str, str] = {}
         try:
+            # Fail fast and clearly when the server is not there, rather than after the
+            # pool has retried for its whole timeout.
+            psycopg.connect(url, connect_timeout=min(int(timeout), 10)).close()
+        except psycopg.Error as exc:
+            raise StoreUnavailable(f"cannot reach PostgreSQL: {exc}") from exc
+        try:
             self.pool: psycopg_pool.ConnectionPool[psycopg.Connection[Any]] = (
                 psycopg_pool.ConnectionPool(
                     url,

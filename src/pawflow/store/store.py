@@ -17,7 +17,13 @@ from pawflow import durations
 from pawflow.clock import Clock, SystemClock
 from pawflow.durable import continuations as cont
 from pawflow.durable.continuations import Continuation, SignalValue
-from pawflow.durable.delivery import Delivery, DeliveryHandler, DeliveryRegistry, deliver_due
+from pawflow.durable.delivery import (
+    Delivery,
+    DeliveryHandler,
+    DeliveryRegistry,
+    anything_due,
+    deliver_due,
+)
 from pawflow.durable.sweeper import SweepReport, SweepStep
 from pawflow.errors import InvalidInput, NotPending
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
@@ -424,5 +430,9 @@ class Store:
         with self._changed:
             self._change_count += 1
             self._changed.notify_all()
-        if notice in (cont.RESOLVED_NOTICE, "changed") and self.deliveries.kinds():
+        if not self.deliveries.kinds():
+            return
+        if notice == cont.RESOLVED_NOTICE or (
+            notice == "changed" and anything_due(self.db, self.now())
+        ):
             self.deliver_due()
