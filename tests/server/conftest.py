@@ -33,9 +33,10 @@ def server_backend(request: pytest.FixtureRequest) -> str:
 def live(server_backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """A server shared by a module's tests, on each backend; tests use users of their own."""
     directory = tmp_path_factory.mktemp("live")
-    with temporary_store(server_backend, directory) as store, live_server(
-        store, settings=QUIET
-    ) as server:
+    with (
+        temporary_store(server_backend, directory) as store,
+        live_server(store, settings=QUIET) as server,
+    ):
         yield server
 
 

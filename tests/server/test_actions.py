@@ -153,16 +153,20 @@ def test_sharing_grants_answering_to_writers_only(api: MakeApi) -> None:
     bob.conversation()  # bob and carol exist
     carol.conversation()
     conversation = alice.conversation()
-    shared = alice.ok("share_conversation", conversation_id=conversation, user=bob.user,
-                      access="write")["conversation"]
+    shared = alice.ok(
+        "share_conversation", conversation_id=conversation, user=bob.user, access="write"
+    )["conversation"]
     assert shared["members"] == {bob.user: "write"}
     alice.ok("share_conversation", conversation_id=conversation, user=carol.user, access="read")
 
     asked = alice.ask(conversation)
     assert carol.call("respond_interaction", request_id=asked["id"], answer=True).status_code == 404
-    assert bob.ok("respond_interaction", request_id=asked["id"], answer=True)["interaction"][
-        "answered_by"
-    ] == bob.user
+    assert (
+        bob.ok("respond_interaction", request_id=asked["id"], answer=True)["interaction"][
+            "answered_by"
+        ]
+        == bob.user
+    )
     # a reader reads the history but does not post or ask there
     assert carol.ok("get_history", conversation_id=conversation) == {"messages": []}
     assert carol.call("send_message", conversation_id=conversation, content="x").status_code == 404
@@ -171,16 +175,22 @@ def test_sharing_grants_answering_to_writers_only(api: MakeApi) -> None:
     )
     assert asked_by_reader.status_code == 404
     # only the owner shares, and only with users that exist
-    assert bob.call("share_conversation", conversation_id=conversation, user=carol.user,
-                    access="write").status_code == 404
-    nobody = alice.call("share_conversation", conversation_id=conversation, user="no-such-user",
-                        access="read")
+    assert (
+        bob.call(
+            "share_conversation", conversation_id=conversation, user=carol.user, access="write"
+        ).status_code
+        == 404
+    )
+    nobody = alice.call(
+        "share_conversation", conversation_id=conversation, user="no-such-user", access="read"
+    )
     assert nobody.status_code == 422
     assert nobody.json()["errors"] == [{"path": "user", "message": "no such user"}]
 
 
-def test_expired_request_answers_409_expired(tmp_path: object, sqlite_store: Store,
-                                              clock: FakeClock) -> None:
+def test_expired_request_answers_409_expired(
+    tmp_path: object, sqlite_store: Store, clock: FakeClock
+) -> None:
     with live_server(sqlite_store, settings=QUIET) as server:
         alice = Api(server, "alice")
         asked = alice.ask(alice.conversation(), expires_in="1h")

@@ -4,8 +4,8 @@ cookie sessions with CSRF and Origin checks."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import httpx
 from fastapi.routing import APIRoute
@@ -55,7 +55,11 @@ def test_every_route_needs_authentication_but_the_public_ones(
     with httpx.Client(base_url=server.url) as anonymous:
         for method, path in routes:
             url = re.sub(r"\{[^}]+\}", "some-id", path)
-            for headers in ({}, {"Authorization": "Bearer pf_wrong"}, {"Cookie": "pawflow_session=x"}):
+            for headers in (
+                {},
+                {"Authorization": "Bearer pf_wrong"},
+                {"Cookie": "pawflow_session=x"},
+            ):
                 response = anonymous.request(method, url, headers=headers)
                 if response.status_code != 401:
                     public.add((method, path))
@@ -139,8 +143,9 @@ def test_cookie_changes_need_csrf_and_same_origin(live: LiveServer) -> None:
         assert response.status_code == 403, headers
     accepted = browser.post(url, json={"title": "x"}, headers={"X-CSRF-Token": csrf, **same})
     assert accepted.status_code == 200
-    listed = browser.post("/api/actions/list_conversations", json={},
-                          headers={"X-CSRF-Token": csrf, **same}).json()
+    listed = browser.post(
+        "/api/actions/list_conversations", json={}, headers={"X-CSRF-Token": csrf, **same}
+    ).json()
     assert [c["title"] for c in listed["conversations"]] == ["x"]
     # bearer tokens need neither
     with live.client("hana") as api:
@@ -155,8 +160,9 @@ def test_cross_origin_sign_in_is_refused(live: LiveServer) -> None:
     link = issue_signin_link(live.store, "ivan", base_url=live.url, ttl=QUIET.signin_ttl)
     secret = link.split("token=", 1)[1]
     with httpx.Client(base_url=live.url) as browser:
-        refused = browser.post("/signin", data={"token": secret},
-                               headers={"Origin": "http://evil.example"})
+        refused = browser.post(
+            "/signin", data={"token": secret}, headers={"Origin": "http://evil.example"}
+        )
         assert refused.status_code == 403
         assert SESSION_COOKIE not in browser.cookies
         # the link was not spent by the refused attempt

@@ -17,8 +17,10 @@ def test_client_round_trip_and_errors(live: LiveServer) -> None:
         conversation = client.create_conversation("Ops")
         assert [c.id for c in client.list_conversations()] == [conversation.id]
         asked = client.request_interaction(conversation.id, "multi", "Which?", options=["a", "b"])
-        assert asked.pending and asked.options == [{"value": "a", "label": "a"},
-                                                   {"value": "b", "label": "b"}]
+        assert asked.pending and asked.options == [
+            {"value": "a", "label": "a"},
+            {"value": "b", "label": "b"},
+        ]
         assert [i.id for i in client.iter_interactions(status="pending")] == [asked.id]
         with pytest.raises(InvalidInput) as invalid:
             client.respond_interaction(asked.id, ["c"])
@@ -39,8 +41,10 @@ def test_client_round_trip_and_errors(live: LiveServer) -> None:
         seen = [next(events) for _ in range(4)]
         events.close()
         assert [e.type for e in seen] == [
-            "interaction_request", "confirmation_request",
-            "interaction_answered", "confirmation_answered",
+            "interaction_request",
+            "confirmation_request",
+            "interaction_answered",
+            "confirmation_answered",
         ]
         resumed = client.events(last_event_id=seen[-1].id)
         assert next(resumed).type == "message"
@@ -51,7 +55,19 @@ def test_client_round_trip_and_errors(live: LiveServer) -> None:
 
 
 def test_parse_sse_reads_ids_types_and_multiline_data() -> None:
-    lines = iter(["retry: 10", "", ": comment", "id: 3", "event: x", "data: {\"a\":", "data: 1}",
-                  "", "data: plain", ""])
+    lines = iter(
+        [
+            "retry: 10",
+            "",
+            ": comment",
+            "id: 3",
+            "event: x",
+            'data: {"a":',
+            "data: 1}",
+            "",
+            "data: plain",
+            "",
+        ]
+    )
     parsed = list(parse_sse(lines))
     assert [(e.id, e.type, e.data) for e in parsed] == [(3, "x", {"a": 1}), (3, "message", "plain")]

@@ -158,8 +158,9 @@ def test_ids_outside_the_retained_log_get_a_reset(make_server: Callable[..., Liv
     with stream(server.url, token, last_event_id=10**12) as events:
         assert next(events).type == "reset"  # an id this log never had
     with httpx.Client(base_url=server.url) as client:
-        bad = client.get("/api/events", headers={"Authorization": f"Bearer {token}",
-                                                "Last-Event-ID": "abc"})
+        bad = client.get(
+            "/api/events", headers={"Authorization": f"Bearer {token}", "Last-Event-ID": "abc"}
+        )
         assert bad.status_code == 400
 
 

@@ -39,8 +39,9 @@ def test_services_run_inside_the_lifespan_after_the_sweeper(sqlite_store: Store)
     log: list[str] = []
     holder: list[ServerContext] = []
     services = [Recorder("a", log, holder), Recorder("b", log, holder)]
-    with live_server(sqlite_store, settings=QUIET.replace(sweep_interval=0.05),
-                     services=services) as server:
+    with live_server(
+        sqlite_store, settings=QUIET.replace(sweep_interval=0.05), services=services
+    ) as server:
         ctx = server.server.config.app.state.pawflow
         holder.append(ctx)
         sweeper = ctx.sweeper
@@ -49,7 +50,9 @@ def test_services_run_inside_the_lifespan_after_the_sweeper(sqlite_store: Store)
     assert log[2:] == ["stop b sweeping=True", "stop a sweeping=True"]
     assert log[:2] == ["start a sweeping=True", "start b sweeping=True"]
     assert ctx.sweeper is None  # stopped with the server
-    assert not any(step.__qualname__.startswith("retention_step") for step in sqlite_store.sweep_steps)
+    assert not any(
+        step.__qualname__.startswith("retention_step") for step in sqlite_store.sweep_steps
+    )
 
 
 def test_import_known_skips_missing_modules_but_not_broken_ones(
@@ -74,8 +77,11 @@ def test_on_message_handlers_all_run_even_when_one_fails(sqlite_store: Store) ->
         seen.append(message.content)
 
     combined = extensions.combined_on_message(
-        [ServeExtension("x", on_message=failing), ServeExtension("y"),
-         ServeExtension("z", on_message=recording)]
+        [
+            ServeExtension("x", on_message=failing),
+            ServeExtension("y"),
+            ServeExtension("z", on_message=recording),
+        ]
     )
     assert combined is not None
     conversation = sqlite_store.create_conversation("u", "t")
@@ -130,14 +136,21 @@ def test_prepare_makes_a_local_user_only_on_an_empty_database(
 
 
 def test_settings_come_from_arguments_then_environment_then_defaults() -> None:
-    env = {"PAWFLOW_PORT": "9000", "PAWFLOW_HOST": "0.0.0.0", "PAWFLOW_EVENT_RETENTION": "2w",
-           "PAWFLOW_ALLOWED_ORIGINS": "https://a.example, https://b.example:8443"}
+    env = {
+        "PAWFLOW_PORT": "9000",
+        "PAWFLOW_HOST": "0.0.0.0",
+        "PAWFLOW_EVENT_RETENTION": "2w",
+        "PAWFLOW_ALLOWED_ORIGINS": "https://a.example, https://b.example:8443",
+    }
     settings = ServerSettings.from_env(env, port=9100)
     assert (settings.port, settings.host) == (9100, "0.0.0.0")
     assert settings.event_retention.days == 14
     assert settings.sweep_interval == 15.0
-    assert settings.origins() == {"http://0.0.0.0:9100", "https://a.example",
-                                  "https://b.example:8443"}
+    assert settings.origins() == {
+        "http://0.0.0.0:9100",
+        "https://a.example",
+        "https://b.example:8443",
+    }
     with pytest.raises(InvalidInput, match="unknown server setting"):
         ServerSettings.from_env({}, colour="blue")
     with pytest.raises(InvalidInput, match="port"):

@@ -100,13 +100,17 @@ def test_foreign_ids_answer_exactly_like_unknown_ones(api: MakeApi, live: LiveSe
         assert signature(caller.http.get(f"/api/files/{gone['file']}")) == reference
         # uploading for someone else's request is as unknown as for no request at all
         upload_reference = signature(
-            caller.http.post("/api/files", data={"request_id": "nope"},
-                             files={"file": ("a.txt", b"x", "text/plain")})
+            caller.http.post(
+                "/api/files",
+                data={"request_id": "nope"},
+                files={"file": ("a.txt", b"x", "text/plain")},
+            )
         )
         assert upload_reference[0] == 404
         for other in others:
             foreign_upload = caller.http.post(
-                "/api/files", data={"request_id": other.text},
+                "/api/files",
+                data={"request_id": other.text},
                 files={"file": ("a.txt", b"x", "text/plain")},
             )
             assert signature(foreign_upload) == upload_reference
@@ -115,7 +119,9 @@ def test_foreign_ids_answer_exactly_like_unknown_ones(api: MakeApi, live: LiveSe
 def test_own_ids_work_and_listings_hold_only_own_records(api: MakeApi) -> None:
     alice, bob = api("alice"), api("bob")
     mine, theirs = build(alice), build(bob)
-    assert alice.ok("get_interaction", request_id=mine.confirm)["interaction"]["owner"] == alice.user
+    assert (
+        alice.ok("get_interaction", request_id=mine.confirm)["interaction"]["owner"] == alice.user
+    )
     assert alice.http.get(f"/api/files/{mine.file}").content == b"hi"
     listed = alice.ok("list_interactions")["interactions"]
     assert {i["id"] for i in listed} == {mine.confirm, mine.text}

@@ -35,9 +35,10 @@ EXAMPLES = 20
 
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, str]]:
-    with temporary_store("sqlite", tmp_path_factory.mktemp("fuzz")) as store, live_server(
-        store, settings=QUIET
-    ) as server:
+    with (
+        temporary_store("sqlite", tmp_path_factory.mktemp("fuzz")) as store,
+        live_server(store, settings=QUIET) as server,
+    ):
         yield server, server.token("fuzzer")
 
 

@@ -55,8 +55,9 @@ def test_an_answer_may_not_use_someone_elses_upload(api: MakeApi) -> None:
     alice, mallory = api("alice"), api("mallory")
     asked = file_request(alice)
     theirs = upload(mallory, b"evil", "x.txt", "text/plain").json()["file"]
-    response = alice.call("respond_interaction", request_id=asked["id"],
-                          answer={"id": theirs["id"]})
+    response = alice.call(
+        "respond_interaction", request_id=asked["id"], answer={"id": theirs["id"]}
+    )
     assert response.status_code == 422
     assert response.json()["errors"] == [{"path": "", "message": "not a file you uploaded"}]
     assert alice.ok("get_interaction", request_id=asked["id"])["interaction"]["status"] == "pending"
@@ -92,8 +93,11 @@ def test_malformed_uploads_are_4xx(api: MakeApi) -> None:
     alice = api("alice")
     no_file = alice.http.post("/api/files", data={"request_id": "x"})
     assert no_file.status_code == 422
-    garbage = alice.http.post("/api/files", content=b"--x\r\nnot multipart",
-                              headers={"content-type": "multipart/form-data; boundary=x"})
+    garbage = alice.http.post(
+        "/api/files",
+        content=b"--x\r\nnot multipart",
+        headers={"content-type": "multipart/form-data; boundary=x"},
+    )
     assert 400 <= garbage.status_code < 500
     bad_type = upload(alice, b"x", "a", "not a type")
     assert bad_type.status_code == 422

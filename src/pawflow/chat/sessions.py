@@ -1,0 +1,249 @@
+"""Session continuations: every pending question in a conversation has an owner.
+
+A record says what a session (a conversation) is waiting on and who asked. The session id
+is the only key that grants a claim: nothing here ever looks across sessions, not even when
+exactly one continuation is pending anywhere. At most one is pending per session — a
+partial unique index enforces it; opening a second through :class:`SessionRegistry`
+supersedes the first (kept, for the audit), while a raw second insert fails with a conflict.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from pawflow.clock import from_millis, iso, to_millis
+from pawflow.durations import deadline_after
+from pawflow.errors import InvalidInput, NotFound, NotPending
+
+if TYPE_CHECKING:
+    from pawflow.store import Store
+    from pawflow.store._db import Tx
+
+ContinuationKind = Literal["question", "approval", "choice"]
+Origin = Literal["explicit", "inferred"]
+SessionStatus = Literal["pending", "answered", "superseded", "expired", "withdrawn"]
+
+DEFAULT_TTL = "7d"
+
+
+class SessionContinuation(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    session_id: str
+    owner: str
+    kind: ContinuationKind
+    origin: Origin
+    question: str
+    run_id: str | None = None
+    step_id: str | None = None
+    intent: str | None = None
+    payload: Any = None
+    status: SessionStatus
+    reply: str | None = None
+    created_at: datetime
+    expires_at: datetime
+    closed_at: datetime | None = None
+
+    @property
+    def options(self) -> list[str]:
+        """A ``choice``'s items, in the order they were offered (1-based when picked)."""
+        return [str(item) for item in self.payload] if isinstance(self.payload, list) else []
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.model_dump()
+        for key in ("created_at", "expires_at", "closed_at"):
+            data[key] = None if data[key] is None else iso(data[key])
+        return data
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> SessionContinuation:
+        return cls(
+            id=row["id"],
+            session_id=row["session_id"],
+            owner=row["owner"],
+            kind=row["kind"],
+            origin=row["origin"],
+            question=row["question"],
+            run_id=row["run_id"],
+            step_id=row["step_id"],
+            intent=row["intent"],
+            payload=None if row["payload"] is None else json.loads(row["payload"]),
+            status=row["status"],
+            reply=row["reply"],
+            created_at=from_millis(row["created_at"]),
+            expires_at=from_millis(row["expires_at"]),
+            closed_at=None if row["closed_at"] is None else from_millis(row["closed_at"]),
+        )
+
+
+def insert(
+    tx: Tx,
+    *,
+    session_id: str,
+    owner: str,
+    kind: ContinuationKind,
+    origin: Origin,
+    question: str,
+    run_id: str | None,
+    step_id: str | None,
+    intent: str | None,
+    payload: Any,
+    now: datetime,
+    expires_at: datetime,
+) -> SessionContinuation:
+    """The raw insert: a second pending one in the session raises ``Conflict``."""
+    row = tx.one(
+        "INSERT INTO session_continuations (id, session_id, owner, kind, origin, question,"
+        " run_id, step_id, intent, payload, status, created_at, expires_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *",
+        (
+            secrets.token_urlsafe(16),
+            session_id,
+            owner,
+            kind,
+            origin,
+            question,
+            run_id,
+            step_id,
+            intent,
+            None if payload is None else json.dumps(payload),
+            to_millis(now),
+            to_millis(expires_at),
+        ),
+    )
+    assert row is not None
+    return SessionContinuation.from_row(row)
+
+
+def _close(
+    tx: Tx, continuation_id: str, status: SessionStatus, now: datetime, reply: str | None
+) -> dict[str, Any] | None:
+    return tx.one(
+        "UPDATE session_continuations SET status = ?, reply = ?, closed_at = ?"
+        " WHERE id = ? AND status = 'pending' RETURNING *",
+        (status, reply, to_millis(now), continuation_id),
+    )
+
+
+class SessionRegistry:
+    """Open, read and close the continuations of one store's sessions."""
+
+    def __init__(self, store: Store, *, default_ttl: str | timedelta = DEFAULT_TTL) -> None:
+        self.store = store
+        self.default_ttl = default_ttl
+
+    def ask(
+        self,
+        session_id: str,
+        owner: str,
+        kind: ContinuationKind,
+        question: str,
+        *,
+        origin: Origin = "explicit",
+        run_id: str | None = None,
+        step_id: str | None = None,
+        intent: str | None = None,
+        payload: Any = None,
+        ttl: str | timedelta | None = None,
+    ) -> SessionContinuation:
+        """Supersede what the session waits on (if anything) and open this, in one step."""
+        if kind not in ("question", "approval", "choice"):
+            raise InvalidInput(f"unknown continuation kind {kind!r}")
+        if not session_id or not owner or not question.strip():
+            raise InvalidInput("a continuation needs a session, an owner and a question")
+        if kind == "choice" and (not isinstance(payload, list) or len(payload) < 2):
+            raise InvalidInput("a choice needs at least two options in its payload")
+        now = self.store.now()
+        expires_at = deadline_after(now, ttl if ttl is not None else self.default_ttl)
+        if expires_at is None:
+            raise InvalidInput("a session continuation must expire")
+        with self.store.transaction() as tx:
+            tx.lock_key(f"session:{session_id}")
+            tx.execute(
+                "UPDATE session_continuations SET status = 'superseded', closed_at = ?"
+                " WHERE session_id = ? AND status = 'pending'",
+                (to_millis(now), session_id),
+            )
+            return insert(
+                tx,
+                session_id=session_id,
+                owner=owner,
+                kind=kind,
+                origin=origin,
+                question=question,
+                run_id=run_id,
+                step_id=step_id,
+                intent=intent,
+                payload=payload,
+                now=now,
+                expires_at=expires_at,
+            )
+
+    def pending(self, session_id: str) -> SessionContinuation | None:
+        """What this session waits on; one past its TTL is expired here and not returned."""
+        now = self.store.now()
+        with self.store.transaction() as tx:
+            row = tx.one(
+                "SELECT * FROM session_continuations WHERE session_id = ? AND status = 'pending'",
+                (session_id,),
+            )
+            if row is None:
+                return None
+            if row["expires_at"] <= to_millis(now):
+                _close(tx, row["id"], "expired", now, None)
+                return None
+            return SessionContinuation.from_row(row)
+
+    def answered(self, continuation_id: str, reply: str) -> SessionContinuation:
+        return self._finish(continuation_id, "answered", reply)
+
+    def withdraw(self, continuation_id: str) -> SessionContinuation:
+        return self._finish(continuation_id, "withdrawn", None)
+
+    def _finish(
+        self, continuation_id: str, status: SessionStatus, reply: str | None
+    ) -> SessionContinuation:
+        with self.store.transaction() as tx:
+            row = _close(tx, continuation_id, status, self.store.now(), reply)
+            if row is None:
+                current = tx.one(
+                    "SELECT status FROM session_continuations WHERE id = ?", (continuation_id,)
+                )
+                if current is None:
+                    raise NotFound("session continuation")
+                raise NotPending(current["status"])
+            return SessionContinuation.from_row(row)
+
+    def history(self, session_id: str) -> list[SessionContinuation]:
+        with self.store.transaction(write=False) as tx:
+            rows = tx.all(
+                "SELECT * FROM session_continuations WHERE session_id = ? ORDER BY created_at, id",
+                (session_id,),
+            )
+        return [SessionContinuation.from_row(row) for row in rows]
+
+    def by_run(self, run_id: str) -> list[SessionContinuation]:
+        with self.store.transaction(write=False) as tx:
+            rows = tx.all(
+                "SELECT * FROM session_continuations WHERE run_id = ? ORDER BY created_at, id",
+                (run_id,),
+            )
+        return [SessionContinuation.from_row(row) for row in rows]
+
+
+def expire_due(store: Store) -> dict[str, int]:
+    """Sweep step: mark continuations past their TTL expired (reads enforce it anyway)."""
+    now = to_millis(store.now())
+    with store.transaction() as tx:
+        expired = tx.execute(
+            "UPDATE session_continuations SET status = 'expired', closed_at = ?"
+            " WHERE status = 'pending' AND expires_at <= ?",
+            (now, now),
+        )
+    return {"session_continuations_expired": expired}
