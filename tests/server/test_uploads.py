@@ -101,3 +101,29 @@ def test_malformed_uploads_are_4xx(api: MakeApi) -> None:
     assert 400 <= garbage.status_code < 500
     bad_type = upload(alice, b"x", "a", "not a type")
     assert bad_type.status_code == 422
+
+
+def test_uploads_for_a_form_field_are_checked_against_that_field(api: MakeApi) -> None:
+    alice = api("alice")
+    schema = {
+        "type": "object",
+        "properties": {
+            "amount": {"type": "number"},
+            "receipt": {"type": "object", "x-pawflow-kind": "file", "mediaTypes": ["image/*"]},
+        },
+        "required": ["amount", "receipt"],
+    }
+    asked = alice.ask(alice.conversation(), "form", response_schema=schema)
+    refused = upload(
+        alice, b"%PDF", "r.pdf", "application/pdf", request_id=asked["id"], field="receipt"
+    )
+    assert refused.status_code == 422
+    assert (
+        upload(alice, PNG, "r.png", "image/png", request_id=asked["id"], field="amount").status_code
+        == 422
+    )
+    ref = upload(alice, PNG, "r.png", "image/png", request_id=asked["id"], field="receipt")
+    assert ref.status_code == 201
+    answer = {"amount": 12.5, "receipt": ref.json()["file"]["id"]}
+    done = alice.ok("respond_interaction", request_id=asked["id"], answer=answer)
+    assert done["interaction"]["answer"]["receipt"]["sha256"] == ref.json()["file"]["sha256"]

@@ -136,17 +136,16 @@ _ANSWER_TAIL = {
     "later",
     "off",
     "hold",
-    "thanks",
 }
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower().replace("’", "'"))
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
 def read_yes_no(text: str) -> bool | None:
     """``True`` for a yes, ``False`` for a no, ``None`` when the message is not an answer."""
-    lowered = " ".join(text.lower().replace("’", "'").split())
+    lowered = " ".join(text.lower().replace("\u2019", "'").split())
     if not lowered or "?" in lowered or len(lowered) > 200:
         return None
     words = _words(lowered)
@@ -251,16 +250,13 @@ FRAMING = {
     "is",
     "it",
     "how",
-    "about",
     "ok",
     "okay",
     "yes",
     "let",
-    "go",
     "do",
     "get",
     "us",
-    "more",
     "say",
     "prefer",
     "use",

@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pawflow.client import ApiError, Client
@@ -167,25 +168,21 @@ def inbox(
     if not pending:
         console.print("Nothing is waiting for you.")
         return
-    table = Table(title=f"{len(pending)} pending")
+    table = Table(title=f"{len(pending)} pending", show_lines=True)
     table.add_column("id", no_wrap=True)  # copied into pawflow answer: never folded
     table.add_column("kind", no_wrap=True)
-    table.add_column("question", overflow="fold", ratio=3)
-    for column in ("options", "conversation"):
-        table.add_column(column, overflow="fold", ratio=1)
-    table.add_column("expires (UTC)", no_wrap=True)
+    table.add_column("question", overflow="fold")
     for item in pending:
-        question = item.message if not item.title else f"[bold]{item.title}[/]\n{item.message}"
-        options = ", ".join(o["value"] for o in item.options or [])
-        expires = "" if item.expires_at is None else item.expires_at.strftime("%Y-%m-%d %H:%M")
-        table.add_row(
-            item.id,
-            item.kind,
-            question,
-            options,
-            titles.get(item.conversation_id) or item.conversation_id,
-            expires,
-        )
+        lines = [escape(item.message)]
+        if item.title:
+            lines.insert(0, f"[bold]{escape(item.title)}[/]")
+        if item.options:
+            lines.append("options: " + escape(", ".join(o["value"] for o in item.options)))
+        where = f"in {escape(titles.get(item.conversation_id) or item.conversation_id)}"
+        if item.expires_at is not None:
+            where += f" · expires {item.expires_at.strftime('%Y-%m-%d %H:%M')} UTC"
+        lines.append(f"[dim]{where}[/]")
+        table.add_row(item.id, item.kind, "\n".join(lines))
     console.print(table)
 
 

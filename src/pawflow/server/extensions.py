@@ -69,6 +69,7 @@ KNOWN_MODULES: tuple[str, ...] = (
     "pawflow.agent.serve",
     "pawflow.chat",
     "pawflow.chat.serve",
+    "pawflow.server.tour",
 )
 """Modules ``pawflow serve`` imports when they exist, so that they can register."""
 

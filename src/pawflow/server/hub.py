@@ -29,12 +29,14 @@ class EventHub:
         self._waiters: set[asyncio.Event] = set()
         self._lock = threading.Lock()
         self.wakeups = 0
+        self._closing = False
 
     def start(self) -> None:
         """Begin listening; call from the event loop that serves the clients."""
         if self._stop_listening is not None:
             return
         self._loop = asyncio.get_running_loop()
+        self._closing = False
         self._stop_listening = self.store.db.listen(self._on_notice)
 
     def stop(self) -> None:
@@ -46,7 +48,15 @@ class EventHub:
 
     @property
     def running(self) -> bool:
-        return self._stop_listening is not None
+        return self._stop_listening is not None and not self._closing
+
+    def close_streams(self) -> None:
+        """End every open stream now (the server is going down); callable from any thread."""
+        self._closing = True
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._wake_all)
 
     def subscribe(self) -> asyncio.Event:
         waiter = asyncio.Event()

@@ -4,7 +4,9 @@ extensions, make sure someone can sign in, and build the app."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import FrameType
 
+import uvicorn
 from fastapi import FastAPI
 
 from pawflow.server import extensions
@@ -94,17 +96,34 @@ def demo_conversation(store: Store, user: str) -> str:
     return conversation.id
 
 
+class Server(uvicorn.Server):
+    """uvicorn's server, which also ends the event streams as soon as it is told to stop:
+    they never end on their own, and would hold the shutdown until its timeout."""
+
+    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
+        super().__init__(config)
+        self._app = app
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._app.state.pawflow.hub.close_streams()
+        super().handle_exit(sig, frame)
+
+    def end_streams_and_exit(self) -> None:
+        """Stop from code (tests): the same as a signal."""
+        self._app.state.pawflow.hub.close_streams()
+        self.should_exit = True
+
+
 def run(prepared: Prepared, settings: ServerSettings, *, log_level: str = "info") -> None:
     """Serve until interrupted, then close the store."""
-    import uvicorn
-
+    config = uvicorn.Config(
+        prepared.app,
+        host=settings.host,
+        port=settings.port,
+        log_level=log_level.lower(),
+        timeout_graceful_shutdown=5,
+    )
     try:
-        uvicorn.run(
-            prepared.app,
-            host=settings.host,
-            port=settings.port,
-            log_level=log_level.lower(),
-            timeout_graceful_shutdown=3,
-        )
+        Server(config, prepared.app).run()
     finally:
         prepared.store.close()

@@ -15,6 +15,7 @@ import uvicorn
 from pawflow.server.app import create_app
 from pawflow.server.auth import issue_token
 from pawflow.server.extensions import MessageHandler, Service
+from pawflow.server.serve import Server
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
 
@@ -30,7 +31,7 @@ class LiveServer:
     url: str
     store: Store
     settings: ServerSettings
-    server: uvicorn.Server
+    server: Server
 
     def token(self, user: str) -> str:
         """A new API token for ``user`` (created if new)."""
@@ -61,7 +62,7 @@ def live_server(
         lifespan="on",
         timeout_graceful_shutdown=2,
     )
-    server = uvicorn.Server(config)
+    server = Server(config, app)
     thread = threading.Thread(target=server.run, name="pawflow-test-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -72,5 +73,5 @@ def live_server(
     try:
         yield LiveServer(f"http://127.0.0.1:{port}", store, settings, server)
     finally:
-        server.should_exit = True
+        server.end_streams_and_exit()
         thread.join(timeout=30)

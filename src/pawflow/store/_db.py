@@ -99,6 +99,26 @@ class Database:
     def close(self) -> None:
         raise NotImplementedError
 
+    def _watch(
+        self,
+        callback: Callable[[str], None],
+        watch: Callable[[], None],
+        stop: threading.Event,
+        name: str,
+    ) -> Callable[[], None]:
+        """Run ``watch`` on a thread; local commits reach ``callback`` directly."""
+        self._local_listeners.append(callback)
+        thread = threading.Thread(target=watch, name=name, daemon=True)
+        thread.start()
+
+        def stop_listening() -> None:
+            stop.set()
+            with contextlib.suppress(ValueError):
+                self._local_listeners.remove(callback)
+            thread.join(timeout=5)
+
+        return stop_listening
+
     def _finish(self, tx: Tx) -> None:
         for callback in tx._after_commit:
             callback()
@@ -201,7 +221,6 @@ class SqliteDatabase(Database):
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
         # In this process, commits call listeners directly; other processes' commits are
         # seen by polling data_version on a connection of the watcher's own.
-        self._local_listeners.append(callback)
         stop = threading.Event()
 
         def watch() -> None:
@@ -219,16 +238,7 @@ class SqliteDatabase(Database):
             finally:
                 conn.close()
 
-        thread = threading.Thread(target=watch, name="pawflow-sqlite-watch", daemon=True)
-        thread.start()
-
-        def stop_listening() -> None:
-            stop.set()
-            with contextlib.suppress(ValueError):
-                self._local_listeners.remove(callback)
-            thread.join(timeout=5)
-
-        return stop_listening
+        return self._watch(callback, watch, stop, "pawflow-sqlite-watch")
 
     def close(self) -> None:
         self._closed = True
@@ -322,17 +332,7 @@ class PostgresDatabase(Database):
                     if stop.wait(0.5):
                         return
 
-        self._local_listeners.append(callback)
-        thread = threading.Thread(target=watch, name="pawflow-pg-listen", daemon=True)
-        thread.start()
-
-        def stop_listening() -> None:
-            stop.set()
-            with contextlib.suppress(ValueError):
-                self._local_listeners.remove(callback)
-            thread.join(timeout=5)
-
-        return stop_listening
+        return self._watch(callback, watch, stop, "pawflow-pg-listen")
 
     def close(self) -> None:
         self.pool.close()

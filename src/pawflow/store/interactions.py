@@ -24,6 +24,7 @@ from pawflow.interactions import (
     parse_kind,
     prepare_request,
 )
+from pawflow.interactions.surfaces import check_surface
 from pawflow.records import Interaction, Requester
 from pawflow.store._db import Tx
 from pawflow.store.conversations import (
@@ -84,6 +85,8 @@ def request(
         raise InvalidInput("expires_at is in the past", [FieldError("expires_at", "in the past")])
     parsed_options = None if options is None else normalize_options(options)
     final_options, schema = prepare_request(parsed_kind, parsed_options, response_schema)
+    if ui_surface is not None:
+        ui_surface = check_surface(ui_surface, parsed_kind, final_options)
     members = conversation_members(tx, conversation_id)
     if owner not in members:
         raise NotFound("conversation")

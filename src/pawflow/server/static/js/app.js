@@ -1,0 +1,437 @@
+// The web chat: sign-in check, routes (/, /?c=<conversation>, /confirmations), the
+// conversation list, the pending badge, toasts, and the live connection that keeps it all
+// current in every open tab.
+
+import * as api from "./api.js";
+import { refreshBlocks } from "./blocks.js";
+import { ConversationView, urgencyLabel } from "./conversation.js";
+import { announce, clear, h, uid } from "./dom.js";
+import { expiryText, fromNow } from "./format.js";
+import { InboxView, loadPending } from "./inbox.js";
+import { Live } from "./live.js";
+import * as state from "./state.js";
+
+const main = document.getElementById("main");
+const sidebar = document.getElementById("sidebar");
+const layout = document.getElementById("layout");
+const badge = document.getElementById("pending-badge");
+const pendingButton = document.getElementById("pending-button");
+const connection = document.getElementById("connection");
+const toasts = document.getElementById("toasts");
+
+const READY_WAIT_MS = 1500;
+const TOAST_MS = 8000;
+
+let route = parseRoute(location.href);
+let view = null;
+let hydrated = false;
+let hydrating = null;
+let hydrateAgain = false;
+let live = null;
+const conversationList = h("ul", { class: "conversation-list" });
+
+// -- routes ---------------------------------------------------------------------------------
+
+function parseRoute(href) {
+  const url = new URL(href, location.origin);
+  if (url.pathname === "/confirmations") return { name: "pending" };
+  const id = url.searchParams.get("c");
+  return id ? { name: "conversation", id } : { name: "home" };
+}
+
+function navigate(href) {
+  if (href !== location.pathname + location.search) history.pushState(null, "", href);
+  route = parseRoute(href);
+  render({ focus: true });
+}
+
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[data-nav]");
+  if (!link || event.defaultPrevented || event.button !== 0) return;
+  if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  navigate(link.getAttribute("href"));
+});
+
+window.addEventListener("popstate", () => {
+  route = parseRoute(location.href);
+  render({ focus: true });
+});
+
+function render({ focus = false } = {}) {
+  if (view && view.destroy) view.destroy();
+  view = null;
+  clear(main);
+  layout.dataset.view = route.name;
+  if (route.name === "conversation") {
+    state.unread.delete(route.id);
+    view = new ConversationView(route.id, state.me.user);
+    main.append(view.element);
+    document.title = `${state.conversationTitle(route.id)} · PawFlow`;
+    if (hydrated) view.load();
+  } else if (route.name === "pending") {
+    view = new InboxView();
+    main.append(view.element);
+    view.refresh(hydrated);
+    document.title = "Pending · PawFlow";
+  } else {
+    main.append(home());
+    document.title = "PawFlow";
+  }
+  renderConversationList();
+  updateBadge();
+  if (focus && view && view.focusTitle) view.focusTitle();
+  else if (focus) main.focus();
+}
+
+function home() {
+  const count = state.pending().length;
+  return h(
+    "section",
+    { class: "home" },
+    h("h2", null, "Welcome"),
+    h(
+      "p",
+      null,
+      count
+        ? `${count} request${count === 1 ? " is" : "s are"} waiting for your answer. `
+        : "Nothing is waiting for your answer right now. ",
+      h("a", { href: "/confirmations", dataset: { nav: "" } }, "Open the pending requests"),
+      ", or choose a conversation.",
+    ),
+  );
+}
+
+// -- the conversation list ------------------------------------------------------------------
+
+function renderSidebar() {
+  const titleId = uid("conversations-title");
+  const inputId = uid("new-title");
+  const input = h("input", { id: inputId, type: "text", maxlength: 500, autocomplete: "off" });
+  const error = h("p", { class: "field-error", role: "alert", hidden: true });
+  const toggle = h("button", { type: "button", class: "small", "aria-expanded": "false" }, "New");
+  const form = h(
+    "form",
+    { class: "new-conversation", hidden: true, "aria-label": "New conversation" },
+    h("label", { for: inputId }, "Title of the new conversation"),
+    input,
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "submit", class: "primary small" }, "Create"),
+      h("button", { type: "button", class: "small", onclick: () => close() }, "Cancel"),
+    ),
+    error,
+  );
+  const close = () => {
+    form.hidden = true;
+    toggle.setAttribute("aria-expanded", "false");
+    toggle.focus();
+  };
+  toggle.addEventListener("click", () => {
+    form.hidden = !form.hidden;
+    toggle.setAttribute("aria-expanded", String(!form.hidden));
+    if (!form.hidden) input.focus();
+  });
+  toggle.setAttribute("aria-label", "New conversation");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    error.hidden = true;
+    try {
+      const found = await api.action("create_conversation", { title: input.value.trim() });
+      state.addConversation(found.conversation);
+      input.value = "";
+      form.hidden = true;
+      toggle.setAttribute("aria-expanded", "false");
+      navigate(`/?c=${encodeURIComponent(found.conversation.id)}`);
+    } catch (failure) {
+      error.textContent = failure.message;
+      error.hidden = false;
+    }
+  });
+  clear(sidebar).append(
+    h("div", { class: "sidebar-head" }, h("h2", { id: titleId }, "Conversations"), toggle),
+    form,
+    conversationList,
+  );
+  conversationList.setAttribute("aria-labelledby", titleId);
+}
+
+function renderConversationList() {
+  const list = [...state.conversations.values()].sort((a, b) =>
+    a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0,
+  );
+  clear(conversationList);
+  if (!list.length) {
+    conversationList.append(
+      h("li", { class: "empty" }, hydrated ? "No conversations yet." : "Loading…"),
+    );
+    return;
+  }
+  for (const conversation of list) {
+    const count = state.pendingIn(conversation.id);
+    const current = route.name === "conversation" && route.id === conversation.id;
+    const unread = state.unread.has(conversation.id);
+    conversationList.append(
+      h(
+        "li",
+        null,
+        h(
+          "a",
+          {
+            href: `/?c=${encodeURIComponent(conversation.id)}`,
+            dataset: { nav: "", conversationId: conversation.id },
+            "aria-current": current ? "page" : null,
+          },
+          h("span", { class: "conversation-name" }, conversation.title || "Untitled conversation"),
+          unread ? h("span", { class: "dot" }, h("span", { class: "sr-only" }, "new messages")) : null,
+          count
+            ? h("span", { class: "count" }, String(count), h("span", { class: "sr-only" }, " pending"))
+            : null,
+        ),
+      ),
+    );
+  }
+}
+
+// -- pending badge and toasts ---------------------------------------------------------------
+
+function updateBadge() {
+  const count = state.pending().length;
+  badge.textContent = String(count);
+  badge.classList.toggle("badge--zero", count === 0);
+  pendingButton.setAttribute(
+    "aria-label",
+    `Pending requests: ${count}`,
+  );
+  if (route.name === "pending") pendingButton.setAttribute("aria-current", "page");
+  else pendingButton.removeAttribute("aria-current");
+  const base = document.title.replace(/^\(\d+\) /, "");
+  document.title = count ? `(${count}) ${base}` : base;
+}
+
+function toast({ title, message, urgency = "normal", conversationId = null }) {
+  const item = h(
+    "div",
+    { class: `toast urgency--${urgency}`, role: urgency === "high" ? "alert" : "status" },
+    h("p", { class: "toast-head" }, h("span", { class: `urgency-tag urgency-tag--${urgency}` }, urgencyLabel(urgency)), title ? [" ", h("strong", null, title)] : null),
+    h("p", { class: "toast-message" }, message),
+  );
+  const dismiss = () => item.remove();
+  const actions = h("div", { class: "toast-actions" });
+  if (conversationId) {
+    actions.append(
+      h(
+        "a",
+        {
+          href: `/?c=${encodeURIComponent(conversationId)}`,
+          dataset: { nav: "" },
+          onclick: dismiss,
+        },
+        "Open",
+      ),
+    );
+  }
+  actions.append(
+    h("button", { type: "button", class: "small quiet", "aria-label": "Dismiss notification", onclick: dismiss }, "Dismiss"),
+  );
+  item.append(actions);
+  toasts.append(item);
+  if (urgency !== "high") setTimeout(dismiss, TOAST_MS);
+}
+
+// -- state changes and events -----------------------------------------------------------------
+
+state.onRecord((record, old) => {
+  refreshBlocks(record, old);
+  if (view instanceof ConversationView) {
+    if (record.conversation_id === view.id) view.addRecord(record);
+    view.refreshHead();
+  }
+  if (view instanceof InboxView && record.status === "pending" && state.mine(record)) {
+    view.refresh();
+  }
+  updateBadge();
+  renderConversationList();
+  if (old && old.status === "pending" && record.status !== "pending" && state.mine(record)) {
+    announce(`A request was ${record.status}.`);
+  }
+});
+
+state.onConversations(() => {
+  renderConversationList();
+  if (view instanceof ConversationView) view.refreshHead();
+  if (view instanceof InboxView) view.refreshTitles();
+});
+
+function onEvent(type, data) {
+  if (type === "interaction_request" || type === "interaction_answered") {
+    const known = state.records.has(data.id);
+    state.upsert(data);
+    if (!known && type === "interaction_request" && data.status === "pending" && state.mine(data)) {
+      const here = view instanceof ConversationView && view.id === data.conversation_id;
+      if (!here) {
+        toast({
+          title: `New request in ${state.conversationTitle(data.conversation_id)}`,
+          message: data.title || data.message,
+          conversationId: data.conversation_id,
+        });
+      }
+    }
+  } else if (type === "message") {
+    if (!state.conversations.has(data.conversation_id)) loadConversations();
+    if (view instanceof ConversationView && view.id === data.conversation_id) {
+      view.addMessage(data);
+    } else if (data.role !== "user" || data.author !== state.me.user) {
+      state.unread.add(data.conversation_id);
+      renderConversationList();
+    }
+  } else if (type === "notification") {
+    toast({
+      title: data.title,
+      message: data.message,
+      urgency: data.urgency,
+      conversationId: data.conversation_id,
+    });
+  } else if (type === "agent_progress") {
+    if (view instanceof ConversationView && view.id === data.conversation_id) view.showTyping(data);
+  }
+}
+
+// -- loading --------------------------------------------------------------------------------
+
+async function loadConversations() {
+  const found = await api.action("list_conversations", {});
+  state.setConversations(found.conversations);
+}
+
+async function getRecord(id) {
+  return (await api.action("get_interaction", { request_id: id })).interaction;
+}
+
+/** Read everything shown from the server: on start, after a reconnect, on a reset. */
+function hydrate() {
+  if (hydrating) {
+    // Something may have changed after the read in flight began: read once more after it.
+    hydrateAgain = true;
+    return hydrating;
+  }
+  hydrating = (async () => {
+    try {
+      await Promise.all([loadConversations(), loadPending(getRecord)]);
+      hydrated = true;
+      if (view instanceof ConversationView) await view.load();
+      if (view instanceof InboxView) view.refresh(true);
+      if (route.name === "home") render();
+      renderConversationList();
+    } catch (error) {
+      if (!(error instanceof api.ApiError && error.status === 401)) {
+        connection.textContent = "Could not load; retrying…";
+        setTimeout(() => hydrate(), 3000);
+      }
+    } finally {
+      hydrating = null;
+      if (hydrateAgain) {
+        hydrateAgain = false;
+        hydrate();
+      }
+    }
+  })();
+  return hydrating;
+}
+
+function setConnection(stateName) {
+  connection.dataset.state = stateName;
+  connection.textContent =
+    stateName === "live" ? "Live" : stateName === "reconnecting" ? "Reconnecting…" : "Connecting…";
+}
+
+// -- signed out -----------------------------------------------------------------------------
+
+function signedOut() {
+  if (live) live.stop();
+  live = null;
+  layout.dataset.view = "signed-out";
+  clear(sidebar);
+  pendingButton.hidden = true;
+  document.getElementById("sign-out").hidden = true;
+  document.getElementById("who").textContent = "";
+  connection.textContent = "";
+  clear(main).append(
+    h(
+      "section",
+      { class: "signed-out" },
+      h("h2", null, "Sign in to PawFlow"),
+      h(
+        "p",
+        null,
+        "Open the one-time sign-in link that ",
+        h("code", null, "pawflow serve"),
+        " printed, or make a new one with ",
+        h("code", null, "pawflow users signin-link NAME"),
+        ".",
+      ),
+    ),
+  );
+}
+
+api.onSignedOut(() => signedOut());
+
+// Relative times ("3 minutes ago", "expires in 2 hours") are kept current.
+setInterval(() => {
+  for (const time of document.querySelectorAll("time[datetime]")) {
+    time.textContent = fromNow(time.getAttribute("datetime"));
+  }
+  for (const expiry of document.querySelectorAll(".expiry")) {
+    expiry.textContent = expiryText(expiry.dataset.expires || null);
+  }
+}, 30000);
+
+async function boot() {
+  let session;
+  try {
+    session = await api.session();
+  } catch {
+    clear(main).append(
+      h("p", { class: "loading", role: "alert" }, "The server cannot be reached. Reload the page to try again."),
+    );
+    return;
+  }
+  if (!session) {
+    signedOut();
+    return;
+  }
+  state.me.user = session.user;
+  document.getElementById("who").textContent = session.user;
+  pendingButton.hidden = false;
+  const signOutButton = document.getElementById("sign-out");
+  signOutButton.hidden = false;
+  signOutButton.addEventListener("click", async () => {
+    try {
+      await api.signOut();
+    } finally {
+      location.href = "/";
+    }
+  });
+  renderSidebar();
+  render();
+  // Events first, then state: whatever happens after the stream's starting point arrives as
+  // an event, whatever happened before is in what the actions return.
+  const fallback = setTimeout(() => hydrate(), READY_WAIT_MS);
+  live = new Live({
+    onEvent,
+    onReady: () => {
+      clearTimeout(fallback);
+      hydrate();
+    },
+    onReconnected: () => hydrate(),
+    onReset: () => hydrate(),
+    onState: setConnection,
+    onGone: async () => {
+      if ((await api.session().catch(() => true)) === null) signedOut();
+    },
+  });
+  live.start();
+}
+
+boot();

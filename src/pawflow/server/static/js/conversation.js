@@ -1,0 +1,237 @@
+// One conversation: its history and its requests in one timeline, and the composer.
+//
+// Messages and interaction blocks are placed by creation time. Loading reads the history
+// and the conversation's interactions from the server (every time: first open, reconnect,
+// reset), so blocks always come from the store and stay answerable after reloads.
+
+import { action, ApiError, history, listAll } from "./api.js";
+import { renderBlock } from "./blocks.js";
+import { clear, h, uid } from "./dom.js";
+import { fromNow, when } from "./format.js";
+import { conversations, conversationTitle, pendingIn, records, upsert } from "./state.js";
+
+const ROLE_NAMES = { user: "You", assistant: "Assistant", system: "System", notification: "Notice" };
+const RANK = { message: 0, block: 1 };
+const TYPING_MS = 20000;
+
+function messageNode(message, self) {
+  const data = message.data || {};
+  const mine = message.role === "user" && message.author === self;
+  const who = mine ? "You" : message.author || ROLE_NAMES[message.role] || message.role;
+  const urgency = message.role === "notification" ? data.urgency || "normal" : null;
+  return h(
+    "article",
+    {
+      class: [
+        "message",
+        `message--${message.role}`,
+        mine ? "message--mine" : null,
+        urgency ? `urgency--${urgency}` : null,
+      ]
+        .filter(Boolean)
+        .join(" "),
+      dataset: { seq: String(message.seq) },
+    },
+    h(
+      "p",
+      { class: "message-meta" },
+      urgency ? h("span", { class: `urgency-tag urgency-tag--${urgency}` }, urgencyLabel(urgency)) : null,
+      urgency ? " " : null,
+      h("span", { class: "author" }, who),
+      " · ",
+      h("time", { datetime: message.created_at, title: when(message.created_at) }, fromNow(message.created_at)),
+    ),
+    urgency && data.title ? h("p", { class: "message-title" }, data.title) : null,
+    h("p", { class: "message-content" }, message.content),
+  );
+}
+
+export function urgencyLabel(urgency) {
+  return { low: "Low", normal: "Notice", high: "Urgent" }[urgency] || "Notice";
+}
+
+export class ConversationView {
+  constructor(id, self) {
+    this.id = id;
+    this.self = self;
+    this.order = [];
+    this.keys = new Map();
+    this.lastSeq = 0;
+    this.loaded = false;
+    this.typingTimer = null;
+    const titleId = uid("conversation-title");
+    this.title = h("h2", { id: titleId, tabindex: "-1" }, conversationTitle(id));
+    this.summary = h("p", { class: "conversation-summary" });
+    this.list = h("ol", { class: "timeline", role: "log", "aria-labelledby": titleId });
+    this.status = h("p", { class: "timeline-status", role: "status" }, "Loading the conversation…");
+    this.typing = h("p", { class: "typing", role: "status", hidden: true });
+    this.composer = this.makeComposer();
+    this.scroller = h("div", { class: "timeline-scroll" }, this.status, this.list, this.typing);
+    this.element = h(
+      "section",
+      { class: "conversation", "aria-labelledby": titleId },
+      h(
+        "div",
+        { class: "conversation-head" },
+        h("a", { class: "back", href: "/", dataset: { nav: "" } }, "← Conversations"),
+        this.title,
+        this.summary,
+      ),
+      this.scroller,
+      this.composer,
+    );
+    this.refreshHead();
+  }
+
+  refreshHead() {
+    this.title.textContent = conversationTitle(this.id);
+    const count = pendingIn(this.id);
+    this.summary.textContent = count
+      ? `${count} request${count === 1 ? "" : "s"} waiting for you here`
+      : "Nothing waiting for you here";
+    const conversation = conversations.get(this.id);
+    const readOnly = conversation && conversation.access === "read";
+    for (const control of this.composer.querySelectorAll("textarea, button")) control.disabled = readOnly;
+    this.composerNote.textContent = readOnly ? "You can read this conversation but not write in it." : "";
+  }
+
+  makeComposer() {
+    const inputId = uid("composer");
+    const input = h("textarea", {
+      id: inputId,
+      rows: 1,
+      placeholder: "Write a message…",
+      autocomplete: "off",
+    });
+    this.composerNote = h("p", { class: "composer-note", role: "status" });
+    const form = h(
+      "form",
+      { class: "composer", "aria-label": "Send a message" },
+      h("label", { for: inputId, class: "sr-only" }, "Message"),
+      input,
+      h("button", { type: "submit", class: "primary" }, "Send"),
+      this.composerNote,
+    );
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const content = input.value.trim();
+      if (!content) return;
+      const button = form.querySelector("button");
+      button.disabled = true;
+      this.composerNote.textContent = "";
+      try {
+        const found = await action("send_message", { conversation_id: this.id, content });
+        input.value = "";
+        this.addMessage(found.message);
+        this.scrollToEnd();
+      } catch (error) {
+        this.composerNote.textContent =
+          error instanceof ApiError && error.status === 0
+            ? "The server cannot be reached; the message was not sent."
+            : `Not sent: ${error.message}`;
+      } finally {
+        button.disabled = false;
+        input.focus();
+      }
+    });
+    return form;
+  }
+
+  /** Read history and requests from the server and merge them in (first load or after a drop). */
+  async load() {
+    try {
+      const [messages, interactions] = await Promise.all([
+        history(this.id, this.lastSeq),
+        listAll("list_interactions", { conversation_id: this.id, limit: 500 }, "interactions"),
+      ]);
+      const nearEnd = this.nearEnd();
+      for (const message of messages) this.addMessage(message);
+      for (const record of interactions) this.addRecord(upsert(record));
+      const first = !this.loaded;
+      this.loaded = true;
+      this.status.hidden = this.order.length > 0;
+      this.status.textContent = "No messages yet. Say something below.";
+      if (first || nearEnd) this.scrollToEnd();
+    } catch (error) {
+      this.status.hidden = false;
+      this.status.textContent =
+        error instanceof ApiError && error.status === 404
+          ? "This conversation does not exist or is not shared with you."
+          : `The conversation could not be loaded: ${error.message}`;
+      if (error instanceof ApiError && error.status === 404) this.composer.hidden = true;
+    }
+  }
+
+  nearEnd() {
+    const el = this.scroller;
+    return el.scrollHeight - el.scrollTop - el.clientHeight < 120;
+  }
+
+  scrollToEnd() {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  addMessage(message) {
+    if (message.conversation_id !== this.id) return;
+    this.lastSeq = Math.max(this.lastSeq, message.seq);
+    if (message.role !== "user") this.stopTyping();
+    const node = h("li", { class: "item item--message" }, messageNode(message, this.self));
+    this.insert(`m:${message.id}`, [Date.parse(message.created_at), RANK.message, message.seq], node);
+  }
+
+  addRecord(record) {
+    if (record.conversation_id !== this.id) return;
+    const key = `i:${record.id}`;
+    if (this.keys.has(key)) return;
+    const current = records.get(record.id) || record;
+    const node = h("li", { class: "item item--block" }, renderBlock(current, { where: "conversation" }));
+    this.insert(key, [Date.parse(record.created_at), RANK.block, 0], node);
+  }
+
+  insert(key, sortKey, node) {
+    if (this.keys.has(key)) return;
+    const nearEnd = this.nearEnd();
+    let index = this.order.length;
+    while (index > 0 && compare(this.order[index - 1].sortKey, sortKey) > 0) index -= 1;
+    const next = this.order[index];
+    this.order.splice(index, 0, { key, sortKey, node });
+    this.keys.set(key, node);
+    this.list.insertBefore(node, next ? next.node : null);
+    this.status.hidden = true;
+    if (this.loaded && nearEnd) this.scrollToEnd();
+  }
+
+  showTyping(progress) {
+    this.typing.textContent = `${progress.agent || "The assistant"} is working…`;
+    this.typing.hidden = false;
+    clearTimeout(this.typingTimer);
+    this.typingTimer = setTimeout(() => this.stopTyping(), TYPING_MS);
+  }
+
+  stopTyping() {
+    clearTimeout(this.typingTimer);
+    this.typing.hidden = true;
+  }
+
+  focusTitle() {
+    this.title.focus();
+  }
+
+  destroy() {
+    this.stopTyping();
+    clear(this.element);
+  }
+}
+
+function compare(a, b) {
+  for (let i = 0; i < a.length; i += 1) {
+    if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  }
+  return 0;
+}

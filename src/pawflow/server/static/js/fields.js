@@ -1,0 +1,270 @@
+// Typed inputs for the scalar kinds, used alone (a text, a date… request) and as the fields
+// of a form. An input reads what the person entered into the JSON value the contract
+// expects; it checks nothing itself: the server validates every answer and its field
+// errors are shown back here, beside the input they are about.
+
+import { h, uid } from "./dom.js";
+import { enumOptions, size, timeZone } from "./format.js";
+
+const MARKED = new Set([
+  "confirm",
+  "choice",
+  "multi",
+  "text",
+  "multiline",
+  "integer",
+  "decimal",
+  "date",
+  "datetime",
+  "file",
+]);
+
+/** Which scalar kind a form field's schema describes (as the server decides it). */
+export function kindOfProperty(schema) {
+  const marker = schema["x-pawflow-kind"];
+  if (typeof marker === "string" && MARKED.has(marker)) return marker;
+  switch (schema.type) {
+    case "boolean":
+      return "confirm";
+    case "integer":
+      return "integer";
+    case "number":
+      return "decimal";
+    case "string":
+      if ("enum" in schema) return "choice";
+      if (schema.format === "date") return "date";
+      return schema.format === "date-time" ? "datetime" : "text";
+    case "array":
+      return "multi";
+    default:
+      return null;
+  }
+}
+
+function plural(count, word) {
+  return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+/** What the schema asks for, in words, so nobody has to learn it from an error. */
+export function hints(kind, schema) {
+  const found = [];
+  if (schema.description) found.push(schema.description);
+  if (kind === "text" || kind === "multiline") {
+    if (schema.minLength && schema.maxLength) {
+      found.push(`${schema.minLength} to ${plural(schema.maxLength, "character")}`);
+    } else if (schema.minLength) found.push(`at least ${plural(schema.minLength, "character")}`);
+    else if (schema.maxLength) found.push(`at most ${plural(schema.maxLength, "character")}`);
+    if (schema.format === "email") found.push("an email address");
+    if (schema.format === "uri") found.push("a link such as https://…");
+    if (schema.pattern) found.push(`matching ${schema.pattern}`);
+  }
+  if (kind === "integer" || kind === "decimal") {
+    if ("minimum" in schema && "maximum" in schema) {
+      found.push(`from ${schema.minimum} to ${schema.maximum}`);
+    } else if ("minimum" in schema) found.push(`at least ${schema.minimum}`);
+    else if ("maximum" in schema) found.push(`at most ${schema.maximum}`);
+    if ("exclusiveMinimum" in schema) found.push(`more than ${schema.exclusiveMinimum}`);
+    if ("exclusiveMaximum" in schema) found.push(`less than ${schema.exclusiveMaximum}`);
+    if ("multipleOf" in schema && !(kind === "integer" && schema.multipleOf === 1)) {
+      found.push(`in steps of ${schema.multipleOf}`);
+    }
+  }
+  if (kind === "multi") {
+    if (schema.minItems) found.push(`choose at least ${schema.minItems}`);
+    if (schema.maxItems) found.push(`choose at most ${schema.maxItems}`);
+  }
+  if (kind === "datetime") found.push(`in your time zone, ${timeZone()}`);
+  if (kind === "file") {
+    const types = schema.mediaTypes;
+    if (Array.isArray(types) && !(types.length === 1 && types[0] === "*/*")) {
+      found.push(`type: ${types.join(", ")}`);
+    }
+    if (schema.maxBytes) found.push(`at most ${size(schema.maxBytes)}`);
+  }
+  return found;
+}
+
+const LABELS = {
+  text: "Your answer",
+  multiline: "Your answer",
+  integer: "Whole number",
+  decimal: "Number",
+  date: "Date",
+  datetime: "Date and time",
+  file: "File",
+};
+
+/** A local datetime-local value as an instant in UTC; anything else is sent as typed. */
+function datetimeValue(text) {
+  if (!text) return "";
+  const moment = new Date(text);
+  return Number.isNaN(moment.getTime()) ? text : moment.toISOString();
+}
+
+function integerValue(text) {
+  if (/^[+-]?\d+$/.test(text)) {
+    const number = Number(text);
+    if (Number.isSafeInteger(number)) return number;
+  }
+  return text;
+}
+
+/**
+ * One input for ``kind``: {element, name, kind, read(), focus(), setError(), clearError(),
+ * setDisabled()}. ``read()`` gives the typed value, null when left empty (a File for file
+ * inputs, uploaded by the caller). Options: name, label, required, inForm, describedBy.
+ */
+export function field(kind, schema, options = {}) {
+  const id = uid("field");
+  const hintId = uid("hint");
+  const errorId = uid("error");
+  const hintList = hints(kind, schema);
+  const hint = hintList.length
+    ? h("p", { class: "hint", id: hintId }, hintList.join(" · "))
+    : null;
+  const error = h("p", { class: "field-error", id: errorId, hidden: true });
+  const described = [options.describedBy, hint ? hintId : null].filter(Boolean).join(" ");
+  const labelText = options.label || LABELS[kind] || "Your answer";
+  const required = Boolean(options.required);
+  const requiredMark = required
+    ? h("span", { class: "required", "aria-hidden": "true", title: "required" }, " *")
+    : null;
+  let control;
+  let read;
+  let focusable;
+  let wrapper;
+
+  const common = {
+    id,
+    name: options.name || "answer",
+    "aria-describedby": described || null,
+    "aria-required": required ? "true" : null,
+  };
+
+  if (kind === "confirm") {
+    control = h("input", { ...common, type: "checkbox", class: "check" });
+    read = () => control.checked;
+    focusable = control;
+    wrapper = h(
+      "div",
+      { class: "field field--check" },
+      h("label", { for: id, class: "check-label" }, control, " ", labelText, requiredMark),
+      hint,
+      error,
+    );
+  } else if (kind === "choice") {
+    const choices = enumOptions(schema);
+    control = h(
+      "select",
+      common,
+      h("option", { value: "" }, required ? "Choose…" : "—"),
+      choices.map((o) => h("option", { value: o.value }, o.label)),
+    );
+    read = () => (control.value === "" ? null : control.value);
+    focusable = control;
+  } else if (kind === "multi") {
+    const choices = enumOptions(schema);
+    const legendId = uid("legend");
+    const boxes = choices.map((o) => {
+      const boxId = uid("option");
+      return h(
+        "div",
+        { class: "option-line" },
+        h("input", { type: "checkbox", id: boxId, value: o.value, name: common.name }),
+        h("label", { for: boxId }, o.label),
+      );
+    });
+    const inputs = () => [...wrapper.querySelectorAll("input[type=checkbox]")];
+    read = () => {
+      const chosen = inputs()
+        .filter((box) => box.checked)
+        .map((box) => box.value);
+      return chosen.length || !options.inForm ? chosen : null;
+    };
+    focusable = { focus: () => inputs()[0] && inputs()[0].focus() };
+    wrapper = h(
+      "fieldset",
+      {
+        class: "field field--multi",
+        "aria-describedby": [described, errorId].filter(Boolean).join(" ") || null,
+      },
+      h("legend", { id: legendId }, labelText, requiredMark),
+      h("div", { class: "options" }, boxes),
+      hint,
+      error,
+    );
+    control = wrapper;
+  } else if (kind === "multiline") {
+    control = h("textarea", { ...common, rows: 4 });
+    read = () => (control.value === "" && options.inForm ? null : control.value);
+    focusable = control;
+  } else if (kind === "file") {
+    const accept = Array.isArray(schema.mediaTypes) ? schema.mediaTypes.join(",") : null;
+    control = h("input", { ...common, type: "file", accept: accept === "*/*" ? null : accept });
+    read = () => (control.files && control.files.length ? control.files[0] : null);
+    focusable = control;
+  } else {
+    const attrs = { ...common, autocomplete: "off" };
+    if (kind === "integer") Object.assign(attrs, { type: "text", inputmode: "numeric" });
+    else if (kind === "decimal") Object.assign(attrs, { type: "text", inputmode: "decimal" });
+    else if (kind === "date") Object.assign(attrs, { type: "date" });
+    else if (kind === "datetime") Object.assign(attrs, { type: "datetime-local" });
+    else if (schema.format === "email") Object.assign(attrs, { type: "email" });
+    else if (schema.format === "uri") Object.assign(attrs, { type: "url" });
+    else Object.assign(attrs, { type: "text" });
+    control = h("input", attrs);
+    read = () => {
+      const text = kind === "text" ? control.value : control.value.trim();
+      if (text === "" && options.inForm) return null;
+      if (kind === "integer") return integerValue(text);
+      if (kind === "datetime") return datetimeValue(text);
+      return text;
+    };
+    focusable = control;
+  }
+
+  if (!wrapper) {
+    wrapper = h(
+      "div",
+      { class: `field field--${kind}` },
+      h("label", { for: id }, labelText, requiredMark),
+      control,
+      hint,
+      error,
+    );
+  }
+
+  const targets = () =>
+    kind === "multi" ? [...wrapper.querySelectorAll("input")] : [control];
+  return {
+    element: wrapper,
+    name: options.name || "",
+    kind,
+    read,
+    focus: () => focusable.focus(),
+    setError(message) {
+      error.textContent = message;
+      error.hidden = false;
+      wrapper.classList.add("field--invalid");
+      for (const target of targets()) {
+        target.setAttribute("aria-invalid", "true");
+        if (kind !== "multi") {
+          const ids = new Set((target.getAttribute("aria-describedby") || "").split(" "));
+          ids.add(errorId);
+          target.setAttribute("aria-describedby", [...ids].filter(Boolean).join(" "));
+        }
+      }
+    },
+    clearError() {
+      error.textContent = "";
+      error.hidden = true;
+      wrapper.classList.remove("field--invalid");
+      for (const target of targets()) target.removeAttribute("aria-invalid");
+    },
+    setDisabled(disabled) {
+      for (const target of wrapper.querySelectorAll("input, select, textarea")) {
+        target.disabled = disabled;
+      }
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// The pending panel (/confirmations): every request waiting for the user, across all
+// conversations, oldest first, answerable in place. The inbox for answering days later.
+
+import { listAll } from "./api.js";
+import { renderBlock } from "./blocks.js";
+import { h, uid } from "./dom.js";
+import { conversationTitle, mine, pending, records, upsert } from "./state.js";
+
+/** Read the user's pending requests; a request we held as pending that is no longer in the
+ * list left pending while we were away, so its record is read again. */
+export async function loadPending(getRecord) {
+  const found = await listAll("list_interactions", { status: "pending", limit: 500 }, "interactions");
+  const ids = new Set(found.map((record) => record.id));
+  for (const record of found) upsert(record);
+  const stale = [...records.values()].filter(
+    (record) => record.status === "pending" && mine(record) && !ids.has(record.id),
+  );
+  await Promise.all(
+    stale.map(async (record) => {
+      try {
+        upsert(await getRecord(record.id));
+      } catch {
+        // Gone or unreachable: the next load tries again.
+      }
+    }),
+  );
+}
+
+export class InboxView {
+  constructor() {
+    const titleId = uid("inbox-title");
+    this.title = h("h2", { id: titleId, tabindex: "-1" }, "Pending requests");
+    this.lede = h("p", { class: "lede" });
+    this.list = h("ol", { class: "inbox-list", "aria-labelledby": titleId });
+    this.empty = h("p", { class: "empty", hidden: true }, "Nothing is waiting for you. New requests appear here as they arrive.");
+    this.shown = new Set();
+    this.element = h(
+      "section",
+      { class: "inbox", "aria-labelledby": titleId },
+      h("div", { class: "inbox-head" }, this.title, this.lede),
+      this.empty,
+      this.list,
+    );
+    this.loaded = false;
+  }
+
+  /** Show every pending request not shown yet; answered ones stay, showing their outcome. */
+  refresh(loaded = this.loaded) {
+    this.loaded = loaded;
+    for (const record of pending()) this.add(record);
+    const count = pending().length;
+    this.lede.textContent = !loaded
+      ? "Loading…"
+      : count
+        ? `${count} request${count === 1 ? "" : "s"} waiting for your answer, oldest first.`
+        : "";
+    this.empty.hidden = !loaded || this.shown.size > 0;
+  }
+
+  add(record) {
+    if (this.shown.has(record.id)) return;
+    this.shown.add(record.id);
+    const item = h(
+      "li",
+      { class: "inbox-item", dataset: { conversationId: record.conversation_id } },
+      h(
+        "p",
+        { class: "inbox-where" },
+        "In ",
+        h(
+          "a",
+          { href: `/?c=${encodeURIComponent(record.conversation_id)}`, dataset: { nav: "" } },
+          conversationTitle(record.conversation_id),
+        ),
+      ),
+      renderBlock(records.get(record.id) || record, { where: "inbox" }),
+    );
+    // Oldest first: place by creation time among what is shown.
+    const created = Date.parse(record.created_at);
+    const after = [...this.list.children].find(
+      (li) => Date.parse(li.dataset.created) > created,
+    );
+    item.dataset.created = record.created_at;
+    this.list.insertBefore(item, after || null);
+  }
+
+  refreshTitles() {
+    for (const item of this.list.children) {
+      const link = item.querySelector(".inbox-where a");
+      if (link) link.textContent = conversationTitle(item.dataset.conversationId);
+    }
+  }
+
+  focusTitle() {
+    this.title.focus();
+  }
+}

@@ -1,0 +1,80 @@
+// What the page knows: interaction records (as the server last sent them), conversations.
+//
+// Records come from the actions and from events, in any order. A record never goes back to
+// pending once it has left it (the store moves it out of pending exactly once), so a stale
+// read that arrives after the answered event cannot reopen a closed block.
+
+export const records = new Map();
+export const conversations = new Map();
+export const unread = new Set();
+export const me = { user: "" };
+
+const recordListeners = new Set();
+const conversationListeners = new Set();
+
+export function onRecord(listener) {
+  recordListeners.add(listener);
+}
+
+export function onConversations(listener) {
+  conversationListeners.add(listener);
+}
+
+function same(a, b) {
+  return (
+    a.status === b.status &&
+    a.answered_at === b.answered_at &&
+    a.expires_at === b.expires_at &&
+    JSON.stringify(a.answer) === JSON.stringify(b.answer)
+  );
+}
+
+/** Keep the newer of what we had and ``record``; tell listeners when something changed. */
+export function upsert(record) {
+  const old = records.get(record.id);
+  if (old && old.status !== "pending" && record.status === "pending") return old;
+  if (old && same(old, record)) return old;
+  records.set(record.id, record);
+  for (const listener of recordListeners) listener(record, old || null);
+  return record;
+}
+
+export function mine(record) {
+  return record.owner === me.user;
+}
+
+export function byCreation(a, b) {
+  const at = Date.parse(a.created_at) - Date.parse(b.created_at);
+  if (at !== 0) return at;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** The user's pending requests, oldest first. */
+export function pending() {
+  return [...records.values()].filter((r) => r.status === "pending" && mine(r)).sort(byCreation);
+}
+
+export function pendingIn(conversationId) {
+  return pending().filter((r) => r.conversation_id === conversationId).length;
+}
+
+export function setConversations(list) {
+  conversations.clear();
+  for (const conversation of list) conversations.set(conversation.id, conversation);
+  changedConversations();
+}
+
+export function addConversation(conversation) {
+  conversations.set(conversation.id, conversation);
+  changedConversations();
+}
+
+export function changedConversations() {
+  for (const listener of conversationListeners) listener();
+}
+
+export function conversationTitle(id) {
+  const found = conversations.get(id);
+  if (!found) return "a conversation";
+  return found.title || "Untitled conversation";
+}
