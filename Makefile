@@ -28,6 +28,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	$(PY) benchmarks/run.py
 
 clean:

@@ -9,6 +9,7 @@ Run with ``make bench``. Nothing here is asserted; the numbers are for people to
 
 from __future__ import annotations
 
+import logging
 import secrets
 import sqlite3
 import statistics
@@ -18,10 +19,13 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from peers import dbos_cycles, langgraph_cycles
+
 from pawflow import Delivery, FakeClock, SystemClock, open_store
 from pawflow.clock import to_millis
 
 CYCLES = 2000
+PEER_CYCLES = {"LangGraph interrupt/resume (SqliteSaver)": 500, "DBOS recv/send (SQLite)": 20}
 COMMITS_PER_CYCLE = 4  # request, park, respond (resolves), deliver (consumes)
 
 
@@ -89,6 +93,7 @@ def sweep_pass(path: Path, parked: int, due: int = 100) -> float:
 
 
 def main() -> None:
+    logging.disable(logging.INFO)  # peers log every launch and shutdown
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         floor = min(raw_floor(root / f"floor{n}.db", CYCLES * COMMITS_PER_CYCLE) for n in range(3))
@@ -98,6 +103,16 @@ def main() -> None:
             f"raw SQLite floor ({COMMITS_PER_CYCLE} commits/cycle): {CYCLES / floor:,.0f} cycles/s"
         )
         print(f"ratio to the floor: {ours / floor:.2f}x  (target: within 3x)")
+        ours_rate = CYCLES / ours
+        for (name, count), run in zip(
+            PEER_CYCLES.items(), (langgraph_cycles, dbos_cycles), strict=True
+        ):
+            took = run(root / f"peer{len(name)}.db", count)
+            if took is None:
+                print(f"{name}: not installed (pip install -e '.[bench]')")
+                continue
+            rate = count / took
+            print(f"{name}: {rate:,.0f} cycles/s — PawFlow is {ours_rate / rate:.1f}x faster")
 
         small = [sweep_pass(root / f"small{n}.db", 1_000) for n in range(3)]
         large = [sweep_pass(root / f"large{n}.db", 100_000) for n in range(2)]

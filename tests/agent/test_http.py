@@ -154,7 +154,7 @@ def test_serve_demo_gives_the_demo_conversation_its_agent(tmp_path: Path) -> Non
     try:
         found = [e for e in prepared.extensions if e.name == "agents"]
         assert len(found) == 1
-        [demo] = prepared.store.list_conversations(user="local")
+        [demo] = [c for c in prepared.store.list_conversations(user="local") if c.title == "Demo"]
         service = found[0].services[0]
         assert service.assigned_agent(demo.id) == DEMO_AGENT  # type: ignore[attr-defined]
     finally:

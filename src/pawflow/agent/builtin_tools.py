@@ -182,9 +182,10 @@ def request_confirmation(
 
 
 def ask_user(question: str) -> ToolOutcome:
-    """Ask the user a quick question in the live exchange, and end the turn to hear the reply.
+    """Ask the user a quick question in the live exchange; the run pauses until they reply.
 
-    Use it when you need something from the user to go on and they are here now. For
+    Use it when you need something from the user to go on and they are here now. Their next
+    message comes back as the result of this call and the run goes on from here. For
     decisions that must survive until a later day, use request_confirmation.
 
     Args:
@@ -195,6 +196,7 @@ def ask_user(question: str) -> ToolOutcome:
         end_turn=True,
         halt_reason=AWAITING_USER_INPUT,
         reply=question,
+        data={"question": question},
     )
 
 

@@ -56,6 +56,8 @@ class RunRequest:
     run_id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
     # Calls to settle before the model speaks (the user's decision on an approval).
     approved_calls: Sequence[ApprovedCall] = ()
+    # The step a resumed run halted at: it goes on at the next one (0 for a new run).
+    start_step: int = 0
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,7 @@ class AgentLoop:
         ctx.run_id = run_id
         messages = list(request.messages)
         budget = Budget()
-        step = 0
+        step = request.start_step
 
         for settled in request.approved_calls:
             messages.append(ChatMessage("assistant", None, tool_calls=(settled.call,)))

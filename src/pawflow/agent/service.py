@@ -1,8 +1,9 @@
 """``AgentService``: runs a store's agents — their turns, their wakeups, their checkpoints.
 
 ``start()`` registers the ``agent`` delivery handler (an answer to an agent's question,
-consumed together with the wakeup it schedules), adds the sweep steps (expired checkpoints;
-due wakeups), and starts the wakeup poller. :meth:`AgentService.handle_message` is what the
+consumed together with the wakeup it schedules), adds the sweep steps (expired checkpoints
+and session continuations; due wakeups), and starts the wakeup poller. Chat plugins plug in
+through :attr:`AgentService.chat`. :meth:`AgentService.handle_message` is what the
 server calls for each user message.
 
 Turns of one conversation never overlap in this process: a user message waits for the turn
@@ -24,7 +25,10 @@ from pawflow.agent.builtin_tools import wakeup_text
 from pawflow.agent.checkpoints import DEFAULT_TTL, CheckpointStore
 from pawflow.agent.loop import AgentLoop
 from pawflow.agent.spec import AgentSpec
-from pawflow.chat.pipeline import Intercept, Pipeline, Turn, default_pipeline
+from pawflow.chat.intercepts import Intercept, InterceptChain
+from pawflow.chat.pipeline import Pipeline, Turn, default_pipeline
+from pawflow.chat.services import ChatServices
+from pawflow.chat.sessions import SessionRegistry, expire_due
 from pawflow.clock import to_millis
 from pawflow.durable.delivery import Delivery
 from pawflow.errors import InvalidInput, NotFound
@@ -96,14 +100,21 @@ class AgentService:
         checkpoint_ttl: timedelta = DEFAULT_TTL,
         lease: timedelta = wakeups.DEFAULT_LEASE,
         intercepts: Iterable[Intercept] = (),
+        continuation_ttl: str | timedelta = "7d",
     ) -> None:
         self.store = store
         self.checkpoints = CheckpointStore(store, ttl=checkpoint_ttl)
+        self.sessions = SessionRegistry(store, default_ttl=continuation_ttl)
         self.lease = lease
         self._agents: dict[str, AgentSpec] = {}
         for spec in agents:
             self.add_agent(spec)
-        self.pipeline: Pipeline = default_pipeline(self, intercepts)
+        self.intercepts = InterceptChain.packaged(intercepts)
+        self.pipeline: Pipeline = default_pipeline(self, self.intercepts)
+        # What plugins register through: intercepts, agents, tools, session continuations.
+        self.chat = ChatServices(
+            store, host=self, intercepts=self.intercepts, sessions=self.sessions
+        )
         self.poller = (
             None
             if poll_interval is None
@@ -179,7 +190,7 @@ class AgentService:
         self.stop()
 
     def _sweep_step(self, store: Store) -> dict[str, int]:
-        counts = {"checkpoints_expired": self.checkpoints.sweep_expired()}
+        counts = {"checkpoints_expired": self.checkpoints.sweep_expired(), **expire_due(store)}
         if self.poller is not None and self.poller.running:
             self.poller.wake()  # picks up wakeups other processes scheduled
         else:

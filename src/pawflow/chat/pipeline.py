@@ -2,40 +2,45 @@
 
 Every turn — a user's message, or an agent's wakeup — runs these stages in this order. A
 stage reads and fills the :class:`Turn`; one that settles the turn sets ``turn.done`` and
-the later stages do not run (an intercept that answers records its own reply). The stages
-are objects so that later parts can replace one (an intercept chain declared in YAML, a
-classifier that steers answers to their owner, a curator that re-grounds) without touching
-the others.
+the later stages do not run (an intercept that answers records its own reply).
+
+What the conversation waits on decides where an answer goes, and no model is consulted for
+it: the intercept chain is **shielded** while the session waits on another owner; classify
+**steers** a message that answers the pending continuation to its owner (see
+:mod:`pawflow.chat.claims`); route hands the turn to that owner; plan gives it the answer
+as its task, or resumes its halted run; curate **re-grounds** the reply in what was asked;
+record opens what the final answer leaves the conversation waiting on.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pawflow.agent.loop import (
-    AgentLoop,
-    ApprovedCall,
-    LoopEvent,
-    RunFinished,
-    RunRequest,
-    RunResult,
-    StepStarted,
-    TextChunk,
-    ToolFinished,
-    ToolStarted,
-)
+from pawflow.agent.loop import ApprovedCall, LoopEvent, RunFinished, RunRequest, RunResult
 from pawflow.agent.models.base import ChatMessage, ToolCall
-from pawflow.agent.tools import ToolContext
+from pawflow.agent.resume import ResumeSeed, load_seed
+from pawflow.agent.tools import (
+    AWAITING_APPROVAL,
+    AWAITING_CONFIRMATION,
+    AWAITING_USER_INPUT,
+    ToolContext,
+)
+from pawflow.chat import claims, inference
+from pawflow.chat.claims import Claim
+from pawflow.chat.intercepts import Intercept, InterceptChain
+from pawflow.chat.progress import PROGRESS_EVENT, Progress
+from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.clock import from_millis
+from pawflow.errors import Conflict
 from pawflow.records import Message
-from pawflow.store.conversations import conversation_audience
-from pawflow.store.events import append_event
 
 if TYPE_CHECKING:
+    from pawflow.agent.checkpoints import CheckpointStore
+    from pawflow.agent.loop import AgentLoop
     from pawflow.agent.spec import AgentSpec
     from pawflow.agent.wakeups import Wakeup
     from pawflow.store import Store
@@ -43,14 +48,15 @@ if TYPE_CHECKING:
 log = logging.getLogger("pawflow.chat")
 
 STAGES = ("intercept", "classify", "route", "plan", "execute", "curate", "record")
-PROGRESS_EVENT = "agent_progress"
-_TEXT_FLUSH = 240  # characters of streamed text per progress event
+__all__ = ["PROGRESS_EVENT", "STAGES", "Intercept", "Pipeline", "Stage", "Turn"]
 
 
 class AgentRuntime(Protocol):
     """What the stages need from whoever runs the agents (``AgentService``)."""
 
     store: Store
+    sessions: SessionRegistry
+    checkpoints: CheckpointStore
 
     def agent(self, name: str) -> AgentSpec | None: ...
 
@@ -66,6 +72,9 @@ class Task:
     agent: AgentSpec
     messages: list[ChatMessage]
     approved_calls: list[ApprovedCall] = field(default_factory=list)
+    # A halted run to go on with, and the reply it hears.
+    seed: ResumeSeed | None = None
+    reply: str = ""
 
 
 @dataclass
@@ -78,15 +87,19 @@ class Turn:
     message_id: str | None = None
     wakeup: Wakeup | None = None
     intent: str | None = None
+    pending: SessionContinuation | None = None  # what the session waited on as the turn began
+    claim: Claim | None = None  # this message, taken as the answer to it
     agent: AgentSpec | None = None
     tasks: list[Task] = field(default_factory=list)
     results: list[RunResult] = field(default_factory=list)
     reply: str | None = None
     reply_data: dict[str, Any] = field(default_factory=dict)
     answered_by: str | None = None
+    opened: SessionContinuation | None = None  # what the turn left the session waiting on
     recorded: Message | None = None
     done: bool = False
     trace: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # why a claim was or was not made
 
     @classmethod
     def for_message(cls, store: Store, message: Message) -> Turn:
@@ -138,58 +151,122 @@ class Pipeline:
         return turn
 
 
+def _close(sessions: SessionRegistry, how: str, continuation_id: str) -> bool:
+    """Withdraw or expire; False when it had left ``pending`` already (another turn took it)."""
+    try:
+        if how == "withdraw":
+            sessions.withdraw(continuation_id)
+        else:
+            sessions.expire(continuation_id)
+    except Conflict:
+        return False
+    return True
+
+
 # --- intercept ------------------------------------------------------------------------
 
 
-class Intercept(Protocol):
-    """A deterministic short-circuit: a reply for the turn, or None to let it pass."""
-
-    name: str
-    resolves_confirmation: bool
-
-    def __call__(self, turn: Turn) -> str | None: ...
-
-
 class InterceptStage:
-    """An ordered chain of intercepts; the first that answers settles the turn."""
+    """The ordered intercept chain, shielded; the first that answers settles the turn."""
 
     name = "intercept"
 
-    def __init__(self, intercepts: Iterable[Intercept] = ()) -> None:
-        self.intercepts = list(intercepts)
+    def __init__(self, chain: InterceptChain, sessions: SessionRegistry) -> None:
+        self.chain = chain
+        self.sessions = sessions
+
+    @property
+    def intercepts(self) -> list[Intercept]:
+        return [bound.intercept for bound in self.chain.bound()]
 
     def __call__(self, turn: Turn) -> None:
+        turn.pending = self.sessions.pending(turn.conversation_id)
         if turn.kind != "message":
             return  # a wakeup belongs to the agent that asked; nothing may answer for it
-        for intercept in self.intercepts:
-            reply = intercept(turn)
+        for bound in self.chain.bound():
+            if bound.shielded(turn.pending):
+                turn.notes.append(f"shielded {bound.name}")
+                continue
+            try:
+                reply = bound.intercept(turn)
+            except Exception:  # a plugin's failure must not swallow the message
+                log.exception("intercept %s failed", bound.name)
+                continue
             if reply is None:
                 continue
             turn.reply = reply
-            turn.answered_by = intercept.name
+            turn.answered_by = bound.name
+            self._end_one_reply_questions(turn)
             turn.recorded = turn.store.append_message(
                 turn.conversation_id,
                 reply,
                 role="assistant",
-                author=intercept.name,
-                data={"intercept": intercept.name},
+                author=bound.owner,
+                data={"intercept": bound.name},
             )
             turn.done = True
             return
+
+    def _end_one_reply_questions(self, turn: Turn) -> None:
+        """An inferred choice or question lives for one reply, an intercepted one too."""
+        pending = turn.pending
+        if pending is None or pending.origin != "inferred" or pending.kind == "approval":
+            return
+        if _close(self.sessions, "withdraw", pending.id):
+            turn.notes.append(f"withdrew {pending.kind} {pending.id}")
 
 
 # --- classify, route, plan ------------------------------------------------------------
 
 
 class ClassifyStage:
+    """The steer: a message that answers what its session waits on goes to the owner."""
+
     name = "classify"
 
+    def __init__(self, runtime: AgentRuntime) -> None:
+        self.runtime = runtime
+
     def __call__(self, turn: Turn) -> None:
-        turn.intent = "wakeup" if turn.kind == "wakeup" else "chat"
+        if turn.kind == "wakeup":
+            turn.intent = "wakeup"
+            return
+        turn.intent = "chat"
+        pending = turn.pending
+        if pending is None:
+            return
+        sessions = self.runtime.sessions
+        reading, claim = claims.read(pending, turn.text)
+        if reading == "withdraw":
+            _close(sessions, "withdraw", pending.id)
+            turn.notes.append(f"withdrew {pending.kind} {pending.id}: not a pick")
+            return
+        if reading == "keep" or claim is None:
+            return
+        if self.runtime.agent(pending.owner) is None:
+            # Its owner is an intercept that let the message pass, or an agent not run here:
+            # nobody else may take the answer.
+            turn.notes.append(f"{pending.owner} does not answer here")
+            return
+        if pending.run_id is not None and pending.step_id is not None:
+            seed = load_seed(self.runtime.checkpoints, pending.run_id, pending.step_id)
+            if seed is None or seed.agent != pending.owner:
+                # The run cannot go on (expired, swept, unreadable): a fresh turn instead.
+                _close(sessions, "expire", pending.id)
+                turn.notes.append(f"run {pending.run_id} cannot resume: a fresh turn")
+                return
+            claim = replace(claim, seed=seed)
+        try:
+            sessions.answered(pending.id, turn.text)
+        except Conflict:
+            turn.notes.append(f"{pending.id} was answered by another turn")
+            return
+        turn.claim = claim
+        turn.intent = pending.intent or "answer"
 
 
 class RouteStage:
-    """Picks the agent: the one that asked, for a wakeup; the assigned one, for a message."""
+    """Picks the agent: the one that asked (a wakeup, a claimed answer), else the assigned one."""
 
     name = "route"
 
@@ -197,22 +274,30 @@ class RouteStage:
         self.runtime = runtime
 
     def __call__(self, turn: Turn) -> None:
-        name = (
-            turn.wakeup.agent
-            if turn.wakeup is not None
-            else self.runtime.assigned_agent(turn.conversation_id)
-        )
+        if turn.wakeup is not None:
+            name: str | None = turn.wakeup.agent
+        elif turn.claim is not None:
+            name = turn.claim.owner
+        else:
+            name = self.runtime.assigned_agent(turn.conversation_id)
         turn.agent = None if name is None else self.runtime.agent(name)
         if turn.agent is None:
             turn.done = True  # no agent answers in this conversation
 
 
-def history_messages(history: Sequence[Message]) -> list[ChatMessage]:
-    """The conversation as the model reads it; notifications are not part of it."""
+def history_messages(
+    history: Sequence[Message], replacing: Mapping[str, str] | None = None
+) -> list[ChatMessage]:
+    """The conversation as the model reads it; notifications are not part of it.
+
+    ``replacing`` gives other text for some messages (by id): a claimed answer becomes its
+    owner's task.
+    """
+    replacing = replacing or {}
     found = []
     for message in history:
         if message.role in ("user", "assistant", "system"):
-            found.append(ChatMessage(message.role, message.content))
+            found.append(ChatMessage(message.role, replacing.get(message.id, message.content)))
     return found
 
 
@@ -253,72 +338,30 @@ def settled_calls(wakeup: Wakeup) -> list[ApprovedCall]:
 
 
 class PlanStage:
+    """The task: the conversation so far; a claimed answer as the owner's task; or a resume."""
+
     name = "plan"
 
     def __call__(self, turn: Turn) -> None:
         agent = turn.agent
         assert agent is not None
+        claim = turn.claim
+        if claim is not None and claim.seed is not None:
+            # The halted run goes on at its next iteration, the reply its observation.
+            turn.tasks = [Task(agent, [], seed=claim.seed, reply=claim.reply)]
+            return
         history = recent_history(turn.store, turn.conversation_id, agent.history_limit)
-        messages = [ChatMessage("system", agent.system_prompt), *history_messages(history)]
+        replacing = (
+            {turn.message_id: claim.task()}
+            if claim is not None and turn.message_id is not None
+            else None
+        )
+        messages = [ChatMessage("system", agent.system_prompt), *history_messages(history, replacing)]
         approved = settled_calls(turn.wakeup) if turn.wakeup is not None else []
         turn.tasks = [Task(agent, messages, approved)]
 
 
 # --- execute ---------------------------------------------------------------------------
-
-
-class Progress:
-    """Streams a run's progress to the conversation as durable ``agent_progress`` events."""
-
-    def __init__(self, store: Store, conversation_id: str, agent: str) -> None:
-        self.store = store
-        self.conversation_id = conversation_id
-        self.agent = agent
-        self._text: list[str] = []
-        self._step = 0
-        self._run_id = ""
-
-    def _emit(self, data: dict[str, Any]) -> None:
-        data = {"agent": self.agent, "run_id": self._run_id, "step": self._step, **data}
-        with self.store.transaction() as tx:
-            audience = conversation_audience(tx, self.conversation_id, writers_only=False)
-            append_event(tx, audience, self.conversation_id, PROGRESS_EVENT, data, self.store.now())
-
-    def _flush(self) -> None:
-        if self._text:
-            self._emit({"phase": "text", "text": "".join(self._text)})
-            self._text.clear()
-
-    def feed(self, event: LoopEvent) -> None:
-        if isinstance(event, StepStarted):
-            self._flush()
-            self._run_id, self._step = event.run_id, event.step
-            self._emit({"phase": "thinking"})
-        elif isinstance(event, TextChunk):
-            self._text.append(event.text)
-            if sum(len(t) for t in self._text) >= _TEXT_FLUSH:
-                self._flush()
-        elif isinstance(event, ToolStarted):
-            self._flush()
-            self._run_id = event.run_id
-            self._emit(
-                {"phase": "tool", "tool": event.call.name, "arguments": event.call.arguments}
-            )
-        elif isinstance(event, ToolFinished):
-            self._emit(
-                {
-                    "phase": "tool_result",
-                    "tool": event.call.name,
-                    "error": event.outcome.error,
-                    "summary": event.outcome.content[:500],
-                }
-            )
-        elif isinstance(event, RunFinished):
-            self._flush()
-            result = event.result
-            self._emit(
-                {"phase": "finished", "status": result.status, "halt_reason": result.halt_reason}
-            )
 
 
 class ExecuteStage:
@@ -340,12 +383,15 @@ class ExecuteStage:
             wakeup_id=None if turn.wakeup is None else turn.wakeup.id,
         )
         loop = self.runtime.loop_for(task.agent)
-        request = RunRequest(
-            agent=task.agent.name,
-            messages=task.messages,
-            context=ctx,
-            approved_calls=task.approved_calls,
-        )
+        if task.seed is not None:
+            request = task.seed.request(task.reply, ctx)
+        else:
+            request = RunRequest(
+                agent=task.agent.name,
+                messages=task.messages,
+                context=ctx,
+                approved_calls=task.approved_calls,
+            )
         yield from loop.stream(request)
 
     def __call__(self, turn: Turn) -> None:
@@ -365,21 +411,33 @@ class ExecuteStage:
 
 
 class CurateStage:
-    """Decides what of the runs' output the user sees."""
+    """Decides what of the runs' output the user sees, re-grounded in what was asked."""
 
     name = "curate"
 
     def __call__(self, turn: Turn) -> None:
         texts = [r.text.strip() for r in turn.results if r.text and r.text.strip()]
         turn.reply = "\n\n".join(texts) or None
+        if turn.claim is not None:
+            turn.reply = claims.regrounded(turn.reply, turn.claim, turn.store.now())
+            continuation = turn.claim.continuation
+            turn.reply_data["answered"] = {
+                "continuation_id": continuation.id,
+                "kind": continuation.kind,
+                "question": continuation.question,
+                **({"pick": turn.claim.pick} if turn.claim.pick is not None else {}),
+                **({"answer": turn.claim.answer} if turn.claim.answer is not None else {}),
+            }
         if turn.results:
             last = turn.results[-1]
-            turn.reply_data = {
-                "run_id": last.run_id,
-                "status": last.status,
-                "halt_reason": last.halt_reason,
-                "error": last.error,
-            }
+            turn.reply_data.update(
+                {
+                    "run_id": last.run_id,
+                    "status": last.status,
+                    "halt_reason": last.halt_reason,
+                    "error": last.error,
+                }
+            )
             if last.checkpoint is not None:
                 turn.reply_data["checkpoint"] = {
                     "run_id": last.checkpoint[0],
@@ -391,10 +449,28 @@ class CurateStage:
 
 
 class RecordStage:
+    """Stores the reply and opens what it leaves the session waiting on."""
+
     name = "record"
 
+    def __init__(self, runtime: AgentRuntime) -> None:
+        self.runtime = runtime
+
     def __call__(self, turn: Turn) -> None:
-        if turn.reply is None or turn.agent is None:
+        if turn.agent is None:
+            return
+        try:
+            turn.opened = self.open_continuation(turn, turn.agent.name)
+        except Exception:  # the reply is still worth recording
+            log.exception("no continuation opened for the turn in %s", turn.conversation_id)
+        if turn.opened is not None:
+            turn.reply_data["awaiting"] = {
+                "continuation_id": turn.opened.id,
+                "kind": turn.opened.kind,
+                "origin": turn.opened.origin,
+                "owner": turn.opened.owner,
+            }
+        if turn.reply is None:
             return
         turn.recorded = turn.store.append_message(
             turn.conversation_id,
@@ -404,16 +480,62 @@ class RecordStage:
             data=turn.reply_data or None,
         )
 
+    def open_continuation(self, turn: Turn, owner: str) -> SessionContinuation | None:
+        if not turn.results:
+            return None
+        sessions = self.runtime.sessions
+        session = turn.conversation_id
+        last = turn.results[-1]
+        if last.halt_reason == AWAITING_USER_INPUT:
+            # Tier B: the halted run waits for the next message; it points at the checkpoint.
+            asked = last.data.get("question")
+            question = str(asked).strip() if asked else (turn.reply or "").strip()
+            run_id, step_id = last.checkpoint if last.checkpoint is not None else (None, None)
+            return sessions.ask(
+                session,
+                owner,
+                "question",
+                question or "(a question)",
+                run_id=run_id,
+                step_id=step_id,
+                intent="resume",
+            )
+        if last.halt_reason in (AWAITING_CONFIRMATION, AWAITING_APPROVAL):
+            return None  # asked explicitly, as an interaction: its answer comes as a wakeup
+        current = sessions.pending(session)
+        began = turn.pending.id if turn.pending is not None else None
+        if current is not None and current.id != began and current.origin == "explicit":
+            return None  # something opened one explicitly this turn: explicit beats inferred
+        inferred = inference.infer(turn.reply)
+        if inferred is None:
+            return None
+        return sessions.ask(
+            session,
+            owner,
+            inferred.kind,
+            inferred.question,
+            origin="inferred",
+            payload=inferred.options or None,
+            intent="answer",
+        )
 
-def default_pipeline(runtime: AgentRuntime, intercepts: Iterable[Intercept] = ()) -> Pipeline:
+
+def default_pipeline(
+    runtime: AgentRuntime, intercepts: InterceptChain | Iterable[Intercept] = ()
+) -> Pipeline:
+    chain = (
+        intercepts
+        if isinstance(intercepts, InterceptChain)
+        else InterceptChain.packaged(intercepts)
+    )
     return Pipeline(
         [
-            InterceptStage(intercepts),
-            ClassifyStage(),
+            InterceptStage(chain, runtime.sessions),
+            ClassifyStage(runtime),
             RouteStage(runtime),
             PlanStage(),
             ExecuteStage(runtime),
             CurateStage(),
-            RecordStage(),
+            RecordStage(runtime),
         ]
     )

@@ -52,8 +52,25 @@ class SessionContinuation(BaseModel):
 
     @property
     def options(self) -> list[str]:
-        """A ``choice``'s items, in the order they were offered (1-based when picked)."""
-        return [str(item) for item in self.payload] if isinstance(self.payload, list) else []
+        """A ``choice``'s items, in the order they were offered (1-based when picked).
+
+        An item is a string, or an object with a ``label`` (and a ``value`` for its owner).
+        """
+        if not isinstance(self.payload, list):
+            return []
+        return [
+            str(item.get("label", item.get("value", "")))
+            if isinstance(item, dict)
+            else str(item)
+            for item in self.payload
+        ]
+
+    def option_value(self, pick: int) -> Any:
+        """The owner's value of item ``pick`` (1-based): its ``value``, else the item."""
+        if not isinstance(self.payload, list) or not 1 <= pick <= len(self.payload):
+            return None
+        item = self.payload[pick - 1]
+        return item.get("value", item) if isinstance(item, dict) else item
 
     def to_dict(self) -> dict[str, Any]:
         data = self.model_dump()
@@ -205,6 +222,15 @@ class SessionRegistry:
 
     def withdraw(self, continuation_id: str) -> SessionContinuation:
         return self._finish(continuation_id, "withdrawn", None)
+
+    def expire(self, continuation_id: str, reply: str | None = None) -> SessionContinuation:
+        """Close one that can no longer be acted on (its checkpoint is gone)."""
+        return self._finish(continuation_id, "expired", reply)
+
+    def get(self, continuation_id: str) -> SessionContinuation | None:
+        with self.store.transaction(write=False) as tx:
+            row = tx.one("SELECT * FROM session_continuations WHERE id = ?", (continuation_id,))
+        return None if row is None else SessionContinuation.from_row(row)
 
     def _finish(
         self, continuation_id: str, status: SessionStatus, reply: str | None

@@ -12,9 +12,8 @@ blocking calls belong.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Depends, Request
 from fastapi.responses import JSONResponse
@@ -113,17 +112,14 @@ def get_interaction(body: m.RequestRef, principal: Caller, request: Request) -> 
 def _page(
     store: Store, user: str, body: m.ListInteractions, kinds: tuple[str, ...] | None
 ) -> JSONResponse:
-    if kinds is None or body.kind is not None:
-        items, cursor = store.page_interactions(
-            user=user,
-            status=body.status,
-            conversation_id=body.conversation_id,
-            kind=None if body.kind is None else str(body.kind),
-            limit=body.limit,
-            cursor=body.cursor,
-        )
-    else:
-        items, cursor = page_of_kinds(store, user, body, kinds)
+    items, cursor = store.page_interactions(
+        user=user,
+        status=body.status,
+        conversation_id=body.conversation_id,
+        kind=kinds if body.kind is None else str(body.kind),
+        limit=body.limit,
+        cursor=body.cursor,
+    )
     return JSONResponse({"interactions": [item.to_dict() for item in items], "next_cursor": cursor})
 
 
@@ -175,49 +171,6 @@ def cancel_confirmation(body: m.RequestRef, principal: Caller, request: Request)
     store = _store(request)
     _require_confirmation(store, body.request_id)
     return _interaction(store.cancel_interaction(body.request_id, user=principal.user))
-
-
-def page_of_kinds(
-    store: Store, user: str, body: m.ListInteractions, kinds: tuple[str, ...]
-) -> tuple[list[Interaction], str | None]:
-    """The store's listing (same order, same cursors) narrowed to several kinds at once."""
-    clauses = ["owner = ?", f"kind IN ({', '.join('?' for _ in kinds)})"]
-    params: list[Any] = [user, *kinds]
-    if body.status is not None:
-        clauses.append("status = ?")
-        params.append(body.status)
-    if body.conversation_id is not None:
-        clauses.append("conversation_id = ?")
-        params.append(body.conversation_id)
-    if body.cursor is not None:
-        created, after_id = _decode_cursor(body.cursor)
-        clauses.append("(created_at > ? OR (created_at = ? AND id > ?))")
-        params.extend([created, created, after_id])
-    with store.transaction(write=False) as tx:
-        rows = tx.all(
-            f"SELECT * FROM interactions WHERE {' AND '.join(clauses)}"
-            " ORDER BY created_at, id LIMIT ?",
-            (*params, body.limit + 1),
-        )
-    page = [Interaction.from_row(row) for row in rows[: body.limit]]
-    cursor = None
-    if len(rows) > body.limit:
-        last = rows[body.limit - 1]
-        cursor = _encode_cursor(int(last["created_at"]), str(last["id"]))
-    return page, cursor
-
-
-def _encode_cursor(created: int, request_id: str) -> str:
-    return base64.urlsafe_b64encode(f"{created}.{request_id}".encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> tuple[int, str]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        created, request_id = raw.split(".", 1)
-        return int(created), request_id
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidInput("invalid cursor", [FieldError("cursor", "not a cursor")]) from exc
 
 
 # -- conversations ---------------------------------------------------------------------------

@@ -29,7 +29,9 @@ from pawflow.server.settings import origin_of
 
 router = APIRouter(tags=["session"])
 
-_NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+# same-origin, not no-referrer: under no-referrer a browser posts the form with "Origin: null",
+# which the origin check must refuse; the secret in the URL still never leaves this origin.
+_NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
 
 
 def _page(title: str, body: str, status: int = 200) -> HTMLResponse:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -151,7 +152,7 @@ def list_for(
     user: str,
     status: str | None,
     conversation_id: str | None,
-    kind: str | None,
+    kind: str | Sequence[str] | None,
     limit: int,
     cursor: str | None,
 ) -> tuple[list[Interaction], str | None]:
@@ -170,8 +171,9 @@ def list_for(
         clauses.append("conversation_id = ?")
         params.append(conversation_id)
     if kind is not None:
-        clauses.append("kind = ?")
-        params.append(parse_kind(kind).value)
+        kinds = [parse_kind(k).value for k in ([kind] if isinstance(kind, str) else kind)]
+        clauses.append(f"kind IN ({', '.join('?' for _ in kinds)})")
+        params.extend(kinds)
     if cursor is not None:
         created, after_id = _decode_cursor(cursor)
         clauses.append("(created_at > ? OR (created_at = ? AND id > ?))")

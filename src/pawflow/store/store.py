@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -188,7 +188,7 @@ class Store:
         user: str,
         status: str | None = None,
         conversation_id: str | None = None,
-        kind: str | None = None,
+        kind: str | Sequence[str] | None = None,
         limit: int = 1000,
         cursor: str | None = None,
     ) -> list[Interaction]:
@@ -207,7 +207,7 @@ class Store:
         user: str,
         status: str | None = None,
         conversation_id: str | None = None,
-        kind: str | None = None,
+        kind: str | Sequence[str] | None = None,
         limit: int = 100,
         cursor: str | None = None,
     ) -> tuple[list[Interaction], str | None]:

@@ -127,11 +127,7 @@ class Block {
   controls() {
     const record = this.record;
     const schema = record.response_schema || {};
-    const form = h("form", {
-      class: "answer",
-      novalidate: true,
-      "aria-label": `Answer: ${record.title || record.message}`.slice(0, 120),
-    });
+    const form = h("form", { class: "answer", novalidate: true });
     if (record.kind === "confirm") {
       form.append(
         h(

@@ -18,23 +18,29 @@ export function kindName(kind) {
   return KIND_NAMES[kind] || kind;
 }
 
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
-const UNITS = [
-  ["year", 365 * 24 * 3600],
-  ["month", 30 * 24 * 3600],
-  ["week", 7 * 24 * 3600],
-  ["day", 24 * 3600],
-  ["hour", 3600],
-  ["minute", 60],
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "always" });
+const MINUTE = 60;
+const HOUR = 3600;
+const DAY = 24 * HOUR;
+// The largest unit that reads naturally: "in 20 hours" rather than "in 1 day" until 22 h.
+const STEPS = [
+  [45 * MINUTE, MINUTE, "minute"],
+  [22 * HOUR, HOUR, "hour"],
+  [7 * DAY, DAY, "day"],
+  [26 * DAY, 7 * DAY, "week"],
+  [320 * DAY, 30 * DAY, "month"],
+  [Infinity, 365 * DAY, "year"],
 ];
 
-/** "3 days ago", "in 2 hours", "now". */
+/** "3 days ago", "in 2 hours", "just now". */
 export function fromNow(iso, now = Date.now()) {
   const seconds = (Date.parse(iso) - now) / 1000;
-  for (const [unit, size] of UNITS) {
-    if (Math.abs(seconds) >= size) return relative.format(Math.round(seconds / size), unit);
+  const span = Math.abs(seconds);
+  if (span < 45) return seconds < 0 ? "just now" : "in a moment";
+  for (const [below, size, unit] of STEPS) {
+    if (span < below) return relative.format(Math.round(seconds / size), unit);
   }
-  return seconds < 0 ? "just now" : "in less than a minute";
+  return when(iso);
 }
 
 const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });

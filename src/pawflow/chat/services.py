@@ -1,0 +1,170 @@
+"""``ChatServices``: the one typed object through which plugins plug into the chat.
+
+A plugin is a function ``register(services, config)``. It registers intercepts (and their
+rows of the intercept chain), agents, and tools for agents; it may open continuations in a
+session and read what a session waits on. It never reaches into the runtime: everything it
+may use is a method here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pawflow.chat.intercepts import Intercept, InterceptChain, InterceptRow
+from pawflow.chat.sessions import ContinuationKind, Origin, SessionContinuation, SessionRegistry
+from pawflow.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from pawflow.agent.spec import AgentSpec
+    from pawflow.agent.tools import Tool
+    from pawflow.store import Store
+
+Plugin = Callable[["ChatServices", Mapping[str, Any]], None]
+
+KNOWN_PLUGINS: dict[str, str] = {
+    "planner": "pawflow.chat.plugins.planner:register",
+    "organizer": "pawflow.chat.plugins.organizer:register",
+    "inbox": "pawflow.chat.plugins.inbox:register",
+}
+"""Plugins by name: ``module:function``."""
+
+
+class AgentHost(Protocol):
+    """What ``ChatServices`` registers agents with (``AgentService``)."""
+
+    def add_agent(self, spec: AgentSpec) -> AgentSpec: ...
+
+    def agent(self, name: str) -> AgentSpec | None: ...
+
+    def assign(self, conversation_id: str, agent: str) -> None: ...
+
+
+class ChatServices:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        host: AgentHost,
+        intercepts: InterceptChain,
+        sessions: SessionRegistry,
+    ) -> None:
+        self.store = store
+        self.sessions = sessions
+        self._host = host
+        self._chain = intercepts
+        self._tools_waiting: dict[str, list[Tool]] = {}
+        self.plugins: list[str] = []
+
+    # -- registering ------------------------------------------------------------------------
+
+    def register_intercept(
+        self,
+        intercept: Intercept,
+        *,
+        resolves_confirmation: bool = False,
+        before: str | None = None,
+        after: str | None = None,
+    ) -> None:
+        """Add an intercept to the chain: in its declared row, or a new row (placed)."""
+        self._chain.register(
+            intercept, resolves_confirmation=resolves_confirmation, before=before, after=after
+        )
+
+    def declare_intercepts(self, yaml_text: str, where: str = "plugin intercepts") -> None:
+        """Add or override rows of the chain (``resolves_confirmation`` is only ever added)."""
+        self._chain.load(yaml_text, where)
+
+    def intercept_rows(self) -> list[InterceptRow]:
+        return list(self._chain.rows)
+
+    def register_agent(self, spec: AgentSpec) -> AgentSpec:
+        added = self._host.add_agent(spec)
+        for tool in self._tools_waiting.pop(spec.name, []):
+            added.toolbox.add(tool)
+        return added
+
+    def register_tool(self, tool: Tool, *, agent: str) -> None:
+        """Give ``agent`` a tool (now, or when that agent is registered)."""
+        spec = self._host.agent(agent)
+        if spec is None:
+            self._tools_waiting.setdefault(agent, []).append(tool)
+        else:
+            spec.toolbox.add(tool)
+
+    def agent(self, name: str) -> AgentSpec | None:
+        return self._host.agent(name)
+
+    def assign(self, conversation_id: str, agent: str) -> None:
+        """Have ``agent`` answer a conversation's messages (demo set-ups use this)."""
+        self._host.assign(conversation_id, agent)
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        return self.store.now()
+
+    def ask(
+        self,
+        session_id: str,
+        owner: str,
+        kind: ContinuationKind,
+        question: str,
+        *,
+        origin: Origin = "explicit",
+        intent: str | None = None,
+        payload: Any = None,
+        ttl: str | timedelta | None = None,
+    ) -> SessionContinuation:
+        """Open what ``session_id`` waits on (superseding what it waited on before)."""
+        return self.sessions.ask(
+            session_id, owner, kind, question, origin=origin, intent=intent, payload=payload, ttl=ttl
+        )
+
+    def pending(self, session_id: str) -> SessionContinuation | None:
+        return self.sessions.pending(session_id)
+
+    def answered(self, continuation_id: str, reply: str) -> SessionContinuation:
+        """Close one's own continuation as answered (``Conflict`` if it was not pending)."""
+        return self.sessions.answered(continuation_id, reply)
+
+    # -- plugins ------------------------------------------------------------------------------
+
+    def install(self, plugin: str | Plugin, config: Mapping[str, Any] | None = None) -> None:
+        """Run a plugin's ``register`` (by name of :data:`KNOWN_PLUGINS`, ``module:function``,
+        or the function itself)."""
+        name = plugin if isinstance(plugin, str) else getattr(plugin, "__module__", "plugin")
+        function = resolve_plugin(plugin) if isinstance(plugin, str) else plugin
+        function(self, dict(config or {}))
+        self.plugins.append(name)
+
+
+def resolve_plugin(name: str) -> Plugin:
+    target = KNOWN_PLUGINS.get(name, name)
+    module_name, _, attribute = target.partition(":")
+    if not attribute:
+        raise InvalidInput(
+            f"unknown chat plugin {name!r}: use one of {sorted(KNOWN_PLUGINS)} or module:function"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise InvalidInput(f"chat plugin {name!r}: cannot import {module_name}") from exc
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise InvalidInput(f"chat plugin {name!r}: {target} is not a function")
+    plugin: Plugin = function
+    return plugin
+
+
+def data_path(config: Mapping[str, Any], key: str, default: Path) -> Path:
+    """A path setting of a plugin's config (``~`` expanded), or the default."""
+    value = config.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str | Path) or not str(value):
+        raise InvalidInput(f"{key} must be a path")
+    return Path(value).expanduser()
