@@ -40,6 +40,7 @@ from playwright.sync_api import (  # noqa: E402
     BrowserContext,
     Locator,
     Page,
+    Playwright,
     expect,
     sync_playwright,
 )
@@ -122,7 +123,7 @@ class Served:
         return next(line.strip() for line in self.output if "/signin?token=" in line)
 
 
-def launch(playwright: Any) -> Browser:
+def launch(playwright: Playwright) -> Browser:
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
@@ -201,7 +202,7 @@ class Person:
 
     def open_conversation(self, conversation_id: str) -> Page:
         page = self.open(f"/?c={conversation_id}")
-        expect(page.locator(".timeline-status")).to_be_hidden()
+        expect(page.locator("section.conversation")).to_have_attribute("data-loaded", "true")
         return page
 
 
@@ -219,9 +220,7 @@ def sign_in(context: BrowserContext, link: str) -> None:
 
 
 @pytest.fixture
-def person(
-    served: Served, store: Store, browser: Browser
-) -> Iterator[Callable[..., Person]]:
+def person(served: Served, store: Store, browser: Browser) -> Iterator[Callable[..., Person]]:
     made: list[Person] = []
 
     def make(name: str = "ann", **context_options: Any) -> Person:

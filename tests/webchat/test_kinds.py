@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import FilePayload, Page, expect
 
 from pawflow.clock import FakeClock
 from pawflow.server.tour import EXAMPLES
@@ -67,8 +67,12 @@ def test_every_kind_answered_in_the_page_is_stored_normalized(
     chat = ann.conversation("Every kind")
     ask = ann.ask
     confirm = ask(chat, "confirm", "Ship it?")
-    choice = ask(chat, "choice", "Format?", options=[{"value": "pdf", "label": "PDF"},
-                                                    {"value": "html", "label": "Web page"}])
+    choice = ask(
+        chat,
+        "choice",
+        "Format?",
+        options=[{"value": "pdf", "label": "PDF"}, {"value": "html", "label": "Web page"}],
+    )
     multi = ask(chat, "multi", "Who?", options=["support", "sales", "legal"])
     text = ask(chat, "text", "Project name?")
     multiline = ask(chat, "multiline", "Notes?")
@@ -99,7 +103,7 @@ def test_every_kind_answered_in_the_page_is_stored_normalized(
     block(page, date.id).get_by_role("button", name="Send").click()
     block(page, moment.id).get_by_label("Date and time").fill("2026-12-24T10:30")
     block(page, moment.id).get_by_role("button", name="Send").click()
-    contract = {"name": "contract.txt", "mimeType": "text/plain", "buffer": b"signed"}
+    contract: FilePayload = {"name": "contract.txt", "mimeType": "text/plain", "buffer": b"signed"}
     block(page, upload.id).get_by_label("File").set_input_files(contract)
     block(page, upload.id).get_by_role("button", name="Upload and send").click()
 
@@ -115,7 +119,7 @@ def test_every_kind_answered_in_the_page_is_stored_normalized(
     fields.get_by_label("figma").check()
     fields.get_by_label("git").check()
     fields.get_by_label("About").fill("Writes\nprograms")
-    photo = {"name": "ada.png", "mimeType": "image/png", "buffer": b"\x89PNG fake"}
+    photo: FilePayload = {"name": "ada.png", "mimeType": "image/png", "buffer": b"\x89PNG fake"}
     fields.get_by_label("Photo").set_input_files(photo)
     fields.get_by_role("button", name="Submit").click()
 
@@ -158,7 +162,9 @@ def test_every_kind_answered_in_the_page_is_stored_normalized(
     expect(block(page, choice.id)).to_contain_text("Web page")
     expect(block(page, multi.id).locator(".answer-value")).to_have_text("support, legal")
     expect(block(page, form.id).locator(".answer-list")).to_contain_text("Ada Lovelace")
-    expect(block(page, upload.id).get_by_role("link", name=re.compile("contract.txt"))).to_be_visible()
+    expect(
+        block(page, upload.id).get_by_role("link", name=re.compile("contract.txt"))
+    ).to_be_visible()
     expect(page.locator("article.block button")).to_have_count(0)
 
 

@@ -136,6 +136,15 @@ class CheckpointStore:
             )
         return None if row is None else Checkpoint.from_row(row)
 
+    def of_run(self, run_id: str) -> list[Checkpoint]:
+        """The run's live checkpoints, step by step."""
+        with self.store.transaction(write=False) as tx:
+            rows = tx.all(
+                f"SELECT * FROM checkpoints WHERE run_id = ? AND {_LIVE} ORDER BY step_id",
+                (run_id, self._now()),
+            )
+        return [Checkpoint.from_row(row) for row in rows]
+
     def by_session(self, session_id: str, *, limit: int = 100) -> list[Checkpoint]:
         """The session's live checkpoints, newest first."""
         with self.store.transaction(write=False) as tx:

@@ -63,7 +63,9 @@ class ResumeSeed:
         return self.halt_reason == AWAITING_USER_INPUT and self.call_id is not None
 
     def observation(self, reply: str) -> str:
-        return OBSERVATION.format(question=self.question or "(the question is not known)", reply=reply)
+        return OBSERVATION.format(
+            question=self.question or "(the question is not known)", reply=reply
+        )
 
     def messages_with_reply(self, reply: str) -> list[ChatMessage]:
         """The run's conversation with the reply injected as the paused step's observation."""

@@ -75,7 +75,9 @@ class Claim:
                 )
             )
         if kind == "choice":
-            listed = "\n".join(f"{i}. {item}" for i, item in enumerate(self.continuation.options, 1))
+            listed = "\n".join(
+                f"{i}. {item}" for i, item in enumerate(self.continuation.options, 1)
+            )
             return (
                 f"{TASK_MARK} You offered the user this list and asked: {asked}\n{listed}\n"
                 f"The user picked {self.pick}: {_quote(self.option or '')} (they wrote: {said})"

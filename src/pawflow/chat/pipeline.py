@@ -356,7 +356,10 @@ class PlanStage:
             if claim is not None and turn.message_id is not None
             else None
         )
-        messages = [ChatMessage("system", agent.system_prompt), *history_messages(history, replacing)]
+        messages = [
+            ChatMessage("system", agent.system_prompt),
+            *history_messages(history, replacing),
+        ]
         approved = settled_calls(turn.wakeup) if turn.wakeup is not None else []
         turn.tasks = [Task(agent, messages, approved)]
 

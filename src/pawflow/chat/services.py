@@ -121,7 +121,14 @@ class ChatServices:
     ) -> SessionContinuation:
         """Open what ``session_id`` waits on (superseding what it waited on before)."""
         return self.sessions.ask(
-            session_id, owner, kind, question, origin=origin, intent=intent, payload=payload, ttl=ttl
+            session_id,
+            owner,
+            kind,
+            question,
+            origin=origin,
+            intent=intent,
+            payload=payload,
+            ttl=ttl,
         )
 
     def pending(self, session_id: str) -> SessionContinuation | None:

@@ -10,7 +10,6 @@ supersedes the first (kept, for the audit), while a raw second insert fails with
 from __future__ import annotations
 
 import json
-import secrets
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from pawflow.clock import from_millis, iso, to_millis
 from pawflow.durations import deadline_after
 from pawflow.errors import InvalidInput, NotFound, NotPending
+from pawflow.ids import new_id
 
 if TYPE_CHECKING:
     from pawflow.store import Store
@@ -59,9 +59,7 @@ class SessionContinuation(BaseModel):
         if not isinstance(self.payload, list):
             return []
         return [
-            str(item.get("label", item.get("value", "")))
-            if isinstance(item, dict)
-            else str(item)
+            str(item.get("label", item.get("value", ""))) if isinstance(item, dict) else str(item)
             for item in self.payload
         ]
 
@@ -117,10 +115,12 @@ def insert(
     """The raw insert: a second pending one in the session raises ``Conflict``."""
     row = tx.one(
         "INSERT INTO session_continuations (id, session_id, owner, kind, origin, question,"
-        " run_id, step_id, intent, payload, status, created_at, expires_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING *",
+        " run_id, step_id, intent, payload, status, created_at, expires_at, seq)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?,"
+        " (SELECT COALESCE(MAX(seq), 0) + 1 FROM session_continuations WHERE session_id = ?))"
+        " RETURNING *",
         (
-            secrets.token_urlsafe(16),
+            new_id(),
             session_id,
             owner,
             kind,
@@ -132,6 +132,7 @@ def insert(
             None if payload is None else json.dumps(payload),
             to_millis(now),
             to_millis(expires_at),
+            session_id,
         ),
     )
     assert row is not None
@@ -249,7 +250,7 @@ class SessionRegistry:
     def history(self, session_id: str) -> list[SessionContinuation]:
         with self.store.transaction(write=False) as tx:
             rows = tx.all(
-                "SELECT * FROM session_continuations WHERE session_id = ? ORDER BY created_at, id",
+                "SELECT * FROM session_continuations WHERE session_id = ? ORDER BY seq",
                 (session_id,),
             )
         return [SessionContinuation.from_row(row) for row in rows]
@@ -257,7 +258,7 @@ class SessionRegistry:
     def by_run(self, run_id: str) -> list[SessionContinuation]:
         with self.store.transaction(write=False) as tx:
             rows = tx.all(
-                "SELECT * FROM session_continuations WHERE run_id = ? ORDER BY created_at, id",
+                "SELECT * FROM session_continuations WHERE run_id = ? ORDER BY session_id, seq",
                 (run_id,),
             )
         return [SessionContinuation.from_row(row) for row in rows]

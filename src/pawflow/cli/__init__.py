@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pawflow.cli import demo, flows, server
+from pawflow.cli import demo, flows, server, sessions
 
 app = typer.Typer(
     name="pawflow",
@@ -15,6 +15,7 @@ app = typer.Typer(
 demo.register(app)
 server.register(app)
 flows.register(app)
+sessions.register(app)
 
 
 @app.callback()

@@ -8,13 +8,13 @@ lock, so one of them always sees the other.
 from __future__ import annotations
 
 import json
-import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from pawflow.clock import from_millis, to_millis
 from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
+from pawflow.ids import new_id
 
 if TYPE_CHECKING:
     from pawflow.store._db import Tx
@@ -128,7 +128,7 @@ def park(
         fired = tx.one("SELECT value FROM signals WHERE signal_id = ?", (signal_id,))
         if fired is not None:
             status, outcome, value = "resolved", "signaled", fired["value"]
-    continuation_id = secrets.token_urlsafe(16)
+    continuation_id = new_id()
     row = tx.one(
         "INSERT INTO continuations (id, target, signal_id, deadline, payload, status, outcome,"
         " value, next_attempt_at, created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"

@@ -96,14 +96,38 @@ def _invalid(errors: Sequence[FieldError]) -> InvalidInput:
     return InvalidInput(f"invalid ui_surface: {shown}", list(errors))
 
 
+_TYPE_WORDS = {
+    "str": "text",
+    "constrained-str": "text",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "a boolean",
+}
+
+
 def _from_pydantic(error: PydanticError) -> list[FieldError]:
-    found = []
+    """One FieldError per place; a value that fits no member of a union says what would."""
+    found: dict[str, list[str]] = {}
+    alternatives: dict[str, list[str]] = {}
     for item in error.errors():
         parts = [p for p in item["loc"] if isinstance(p, int | str)]
-        # Union members add their type's name to the location; field names are lower-case.
-        parts = [p for p in parts if isinstance(p, int) or not p[:1].isupper()]
-        found.append(FieldError(join_path("ui_surface", parts), str(item["msg"])))
-    return found
+        # Union members add their type's name to the location: keep it aside, not in the path.
+        member = next((p for p in parts if isinstance(p, str) and p in _TYPE_WORDS), None)
+        parts = [
+            p for p in parts if isinstance(p, int) or (p not in _TYPE_WORDS and p[:1].islower())
+        ]
+        path = join_path("ui_surface", parts)
+        found.setdefault(path, []).append(str(item["msg"]))
+        if member is not None:
+            alternatives.setdefault(path, []).append(_TYPE_WORDS[member])
+    errors = []
+    for path, messages in found.items():
+        if len(messages) > 1 and path in alternatives:
+            words = list(dict.fromkeys(alternatives[path]))
+            errors.append(FieldError(path, f"expected {', '.join(words[:-1])} or {words[-1]}"))
+        else:
+            errors.append(FieldError(path, messages[0]))
+    return errors
 
 
 def check_surface(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import secrets
 from datetime import datetime
 from typing import Literal
 
 from pawflow.clock import from_millis, to_millis
 from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
+from pawflow.ids import new_id
 from pawflow.records import Access, Conversation, FileRef
 from pawflow.store._db import Tx
 
@@ -34,7 +34,7 @@ def create_conversation(tx: Tx, owner: str, title: str, now: datetime) -> Conver
     if not isinstance(title, str) or len(title) > 500:
         raise InvalidInput("title must be a string of at most 500 characters")
     ensure_user(tx, owner, now)
-    conversation_id = secrets.token_urlsafe(16)
+    conversation_id = new_id()
     tx.execute(
         "INSERT INTO conversations (id, owner, title, created_at) VALUES (?, ?, ?, ?)",
         (conversation_id, owner, title, to_millis(now)),
@@ -147,7 +147,7 @@ def add_file(
         raise PayloadTooLarge(f"file of {len(content)} bytes exceeds the cap of {max_bytes} bytes")
     ensure_user(tx, owner, now)
     ref = FileRef(
-        id=secrets.token_urlsafe(16),
+        id=new_id(),
         name=name,
         size=len(content),
         media_type=media_type.lower(),

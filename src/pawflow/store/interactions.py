@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import secrets
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
@@ -17,6 +16,7 @@ from typing import Any, Literal
 from pawflow.clock import to_millis
 from pawflow.durable.continuations import fire_signal
 from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending
+from pawflow.ids import new_id
 from pawflow.interactions import (
     CONFIRMATION_KINDS,
     Kind,
@@ -94,7 +94,7 @@ def request(
     family = signal_family or (
         "confirmation" if parsed_kind in CONFIRMATION_KINDS else "interaction"
     )
-    request_id = secrets.token_urlsafe(16)
+    request_id = new_id()
     row = tx.one(
         "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
         " response_schema, owner, conversation_id, requester, signal_id, status,"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import secrets
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pawflow.clock import from_millis, to_millis
 from pawflow.errors import InvalidInput, NotFound
+from pawflow.ids import new_id
 from pawflow.records import Message
 from pawflow.store._db import Tx
 from pawflow.store.conversations import conversation_access, conversation_audience
@@ -41,7 +41,7 @@ def append_message(
         "INSERT INTO messages (id, conversation_id, role, author, content, data, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
         (
-            secrets.token_urlsafe(16),
+            new_id(),
             conversation_id,
             role,
             author,

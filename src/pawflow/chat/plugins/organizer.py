@@ -111,9 +111,9 @@ class Organizer:
             return f"There is no sandbox folder to organize ({self.sandbox} does not exist)."
         moves = self.plan()
         if not moves:
-            return f'Everything in "{self.label}" is already in place: there is nothing to move.'
+            return f"Everything in {self.label}/ is already in place: there is nothing to move."
         count = f"{len(moves)} file{'s' if len(moves) != 1 else ''}"
-        question = f'Shall I move these {count} in "{self.label}"?'
+        question = f"Shall I move these {count} in {self.label}/?"
         self.services.ask(
             turn.conversation_id,
             OWNER,
@@ -124,7 +124,7 @@ class Organizer:
             ttl=self.plan_ttl,
         )
         lines = [f"- {m.name} → {m.folder}/" for m in moves]
-        return "\n".join([f'I can tidy up "{self.label}" by moving {count}:', *lines, question])
+        return "\n".join([f"I can tidy up {self.label}/ by moving {count}:", *lines, question])
 
     # -- approving -----------------------------------------------------------------------
 

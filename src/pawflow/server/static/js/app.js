@@ -84,18 +84,27 @@ function render({ focus = false } = {}) {
   else if (focus) main.focus();
 }
 
-function home() {
+const homeCount = h("span");
+
+function refreshHome() {
   const count = state.pending().length;
+  homeCount.textContent = !hydrated
+    ? "Loading… "
+    : count
+      ? `${count} request${count === 1 ? " is" : "s are"} waiting for your answer. `
+      : "Nothing is waiting for your answer right now. ";
+}
+
+function home() {
+  refreshHome();
   return h(
     "section",
     { class: "home" },
-    h("h2", null, "Welcome"),
+    h("h2", { tabindex: "-1" }, "Welcome"),
     h(
       "p",
       null,
-      count
-        ? `${count} request${count === 1 ? " is" : "s are"} waiting for your answer. `
-        : "Nothing is waiting for your answer right now. ",
+      homeCount,
       h("a", { href: "/confirmations", dataset: { nav: "" } }, "Open the pending requests"),
       ", or choose a conversation.",
     ),
@@ -248,9 +257,8 @@ state.onRecord((record, old) => {
     if (record.conversation_id === view.id) view.addRecord(record);
     view.refreshHead();
   }
-  if (view instanceof InboxView && record.status === "pending" && state.mine(record)) {
-    view.refresh();
-  }
+  if (view instanceof InboxView) view.refresh();
+  if (route.name === "home") refreshHome();
   updateBadge();
   renderConversationList();
   if (old && old.status === "pending" && record.status !== "pending" && state.mine(record)) {
@@ -265,6 +273,10 @@ state.onConversations(() => {
 });
 
 function onEvent(type, data) {
+  const conversationId = data.conversation_id;
+  if (hydrated && conversationId && !state.conversations.has(conversationId)) {
+    loadConversations().catch(() => {}); // shared with us since the list was read
+  }
   if (type === "interaction_request" || type === "interaction_answered") {
     const known = state.records.has(data.id);
     state.upsert(data);
@@ -279,7 +291,6 @@ function onEvent(type, data) {
       }
     }
   } else if (type === "message") {
-    if (!state.conversations.has(data.conversation_id)) loadConversations();
     if (view instanceof ConversationView && view.id === data.conversation_id) {
       view.addMessage(data);
     } else if (data.role !== "user" || data.author !== state.me.user) {
@@ -322,7 +333,7 @@ function hydrate() {
       hydrated = true;
       if (view instanceof ConversationView) await view.load();
       if (view instanceof InboxView) view.refresh(true);
-      if (route.name === "home") render();
+      if (route.name === "home") refreshHome();
       renderConversationList();
     } catch (error) {
       if (!(error instanceof api.ApiError && error.status === 401)) {

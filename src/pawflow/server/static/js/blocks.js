@@ -61,7 +61,8 @@ class Block {
     this.fields = [];
     this.busy = false;
     const titleId = uid("block-title");
-    const messageId = uid("block-message");
+    // Without a title the message is the heading, and what the inputs are described by.
+    const messageId = record.title ? uid("block-message") : titleId;
     this.messageId = messageId;
     const pending = record.status === "pending";
     this.error = h("div", { class: "block-error", role: "alert", hidden: true });
@@ -82,7 +83,6 @@ class Block {
       h("h3", { class: "block-title", id: titleId }, record.title || record.message),
       record.title ? h("p", { class: "block-message", id: messageId }, record.message) : null,
     );
-    if (!record.title) this.element.querySelector("h3").id = messageId;
     this.body(pending);
     this.element.append(this.error, this.meta());
     if (!pending) this.element.append(this.outcome());

@@ -62,11 +62,13 @@ export class ConversationView {
     const titleId = uid("conversation-title");
     this.title = h("h2", { id: titleId, tabindex: "-1" }, conversationTitle(id));
     this.summary = h("p", { class: "conversation-summary" });
-    this.list = h("ol", { class: "timeline", role: "log", "aria-labelledby": titleId });
+    this.list = h("ol", { class: "timeline" });
+    // New messages and requests are announced; the first load is not (aria-busy).
+    this.log = h("div", { role: "log", "aria-labelledby": titleId, "aria-busy": "true" }, this.list);
     this.status = h("p", { class: "timeline-status", role: "status" }, "Loading the conversation…");
     this.typing = h("p", { class: "typing", role: "status", hidden: true });
     this.composer = this.makeComposer();
-    this.scroller = h("div", { class: "timeline-scroll" }, this.status, this.list, this.typing);
+    this.scroller = h("div", { class: "timeline-scroll" }, this.status, this.log, this.typing);
     this.element = h(
       "section",
       { class: "conversation", "aria-labelledby": titleId },
@@ -155,10 +157,13 @@ export class ConversationView {
       for (const record of interactions) this.addRecord(upsert(record));
       const first = !this.loaded;
       this.loaded = true;
+      this.element.dataset.loaded = "true";
+      this.log.setAttribute("aria-busy", "false");
       this.status.hidden = this.order.length > 0;
       this.status.textContent = "No messages yet. Say something below.";
       if (first || nearEnd) this.scrollToEnd();
     } catch (error) {
+      this.log.setAttribute("aria-busy", "false");
       this.status.hidden = false;
       this.status.textContent =
         error instanceof ApiError && error.status === 404

@@ -63,13 +63,15 @@ function table(surface, record, act, disabled) {
         ? h(
             "td",
             null,
-            h("input", {
-              type: "checkbox",
-              value: row.value,
-              checked: isChosen,
-              disabled,
-              "aria-label": `Select ${rowName(row)}`,
-            }),
+            disabled
+              ? isChosen
+                ? h("span", { class: "chosen-mark" }, "✓", h("span", { class: "sr-only" }, " chosen"))
+                : null
+              : h("input", {
+                  type: "checkbox",
+                  value: row.value,
+                  "aria-label": `Select ${rowName(row)}`,
+                }),
           )
         : null,
       surface.columns.map((column) =>
@@ -81,17 +83,18 @@ function table(surface, record, act, disabled) {
             { class: "align-end" },
             isChosen
               ? h("span", { class: "chosen-mark" }, "Chosen")
-              : h(
-                  "button",
-                  {
-                    type: "button",
-                    class: "small",
-                    disabled,
-                    "aria-label": `Choose ${rowName(row)}`,
-                    onclick: () => act(row.value),
-                  },
-                  "Choose",
-                ),
+              : disabled
+                ? null
+                : h(
+                    "button",
+                    {
+                      type: "button",
+                      class: "small",
+                      "aria-label": `Choose ${rowName(row)}`,
+                      onclick: () => act(row.value),
+                    },
+                    "Choose",
+                  ),
           )
         : null,
     );

@@ -236,3 +236,10 @@ CREATE UNIQUE INDEX session_continuations_one_pending ON session_continuations (
 CREATE INDEX session_continuations_session ON session_continuations (session_id, created_at);
 CREATE INDEX session_continuations_due ON session_continuations (expires_at)
     WHERE status = 'pending';
+
+-- Session continuations in the order they were opened, within their session; by run.
+ALTER TABLE session_continuations ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+DROP INDEX session_continuations_session;
+CREATE INDEX session_continuations_session ON session_continuations (session_id, seq);
+CREATE INDEX session_continuations_run ON session_continuations (run_id)
+    WHERE run_id IS NOT NULL;

@@ -20,6 +20,13 @@ PICKS = [
     ("tell me more about the 4th news from your list", 4),
     ("The last one", 5),
     ("2.", 2),
+    ("open 2", 2),
+    ("number 2 please", 2),
+    ("I'll take the third", 3),
+    ("go with #3", 3),
+    ("option 2", 2),
+    ("the 5th", 5),
+    ("Tell me more about the 4th", 4),
 ]
 NOT_PICKS = [
     "show me 5 more",
@@ -32,6 +39,14 @@ NOT_PICKS = [
     "",
     "yes",
     "tell me about the third and the fourth",
+    "2 more please",
+    "show me 10 stories",
+    "give me 3 more headlines",
+    "top 3 stories",
+    "give me the 3 best",
+    "between 2 and 4",
+    "what's the capital of France?",
+    "6",  # out of range
 ]
 
 

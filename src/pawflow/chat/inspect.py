@@ -1,0 +1,122 @@
+"""What a conversation is waiting on, and what a run halted on — as lines for people.
+
+``pawflow session inspect`` and ``pawflow run inspect`` print these. Checkpoints are read
+through the one decoder (:func:`pawflow.agent.resume.decode`), so what is shown is exactly
+what a resume would start from.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pawflow.agent.checkpoints import Checkpoint, CheckpointStore
+from pawflow.agent.resume import UndecodableCheckpoint, decode
+from pawflow.chat.sessions import SessionContinuation, SessionRegistry
+from pawflow.clock import iso
+from pawflow.errors import NotFound
+from pawflow.store import Store
+
+_ARTICLE = {"question": "a question", "approval": "an approval", "choice": "a choice"}
+
+
+def _quote(text: str | None) -> str:
+    return json.dumps(" ".join((text or "").split()), ensure_ascii=False)
+
+
+def checkpoint_line(checkpoint: Checkpoint) -> str:
+    try:
+        seed = decode(checkpoint)
+    except UndecodableCheckpoint as exc:
+        return (
+            f"checkpoint {checkpoint.run_id}/{checkpoint.step_id} of {checkpoint.agent}"
+            f" ({checkpoint.halt_reason}) cannot be resumed: {exc}"
+        )
+    asked = f", asked {_quote(seed.question)}" if seed.question else ""
+    return (
+        f"checkpoint {seed.run_id}/{seed.step_id} of {seed.agent} ({seed.halt_reason}, step"
+        f" {seed.step}, {len(seed.messages)} messages{asked};"
+        f" expires {'never (pinned)' if checkpoint.pinned else iso(seed.expires_at)})"
+    )
+
+
+def waiting_on(continuation: SessionContinuation) -> str:
+    return (
+        f"{continuation.owner}: {_ARTICLE[continuation.kind]}, {_quote(continuation.question)}"
+        f" ({continuation.origin}; asked {iso(continuation.created_at)};"
+        f" expires {iso(continuation.expires_at)})"
+    )
+
+
+def history_line(continuation: SessionContinuation) -> str:
+    reply = f" ← {_quote(continuation.reply)}" if continuation.reply is not None else ""
+    run = f" [run {continuation.run_id}/{continuation.step_id}]" if continuation.run_id else ""
+    return (
+        f"  {iso(continuation.created_at)}  {continuation.kind:<8} {continuation.origin:<8}"
+        f" {continuation.owner:<12} {continuation.status:<10}"
+        f" {_quote(continuation.question)}{reply}{run}"
+    )
+
+
+def _behind(checkpoints: CheckpointStore, continuation: SessionContinuation) -> list[str]:
+    if continuation.run_id is None or continuation.step_id is None:
+        return []
+    found = checkpoints.get(continuation.run_id, continuation.step_id)
+    if found is None:
+        return [
+            f"behind it: checkpoint {continuation.run_id}/{continuation.step_id} is gone"
+            " (expired or swept): the next message starts a fresh turn"
+        ]
+    return [f"behind it: {checkpoint_line(found)}"]
+
+
+def describe_session(store: Store, session_id: str) -> list[str]:
+    """``this conversation is waiting on …``, the checkpoint behind it, and its history."""
+    registry = SessionRegistry(store)
+    checkpoints = CheckpointStore(store)
+    history = registry.history(session_id)
+    with store.transaction(write=False) as tx:
+        row = tx.one("SELECT title, owner FROM conversations WHERE id = ?", (session_id,))
+    if row is None and not history:
+        raise NotFound("session")
+    title = f'conversation "{row["title"]}" of {row["owner"]}' if row else "no conversation"
+    lines = [f"session {session_id} — {title}"]
+    pending = registry.pending(session_id)
+    if pending is None:
+        lines.append("this conversation is waiting on nothing")
+    else:
+        lines.append(f"this conversation is waiting on {waiting_on(pending)}")
+        for number, option in enumerate(pending.options, 1):
+            lines.append(f"  {number}. {option}")
+        lines += _behind(checkpoints, pending)
+    lines.append("history:" if history else "history: none")
+    # Re-read: pending() may just have expired one.
+    lines += [history_line(c) for c in registry.history(session_id)]
+    return lines
+
+
+def describe_run(store: Store, run_id: str) -> list[str]:
+    """A run's checkpoints, what it waits on, and the continuations that pointed at it."""
+    registry = SessionRegistry(store)
+    found = CheckpointStore(store).of_run(run_id)
+    continuations = registry.by_run(run_id)
+    if not found and not continuations:
+        raise NotFound("run")
+    first = found[0] if found else None
+    agent = first.agent if first else continuations[0].owner
+    session = (first.session_id if first else None) or (
+        continuations[0].session_id if continuations else None
+    )
+    lines = [f"run {run_id} of {agent}" + (f" in conversation {session}" if session else "")]
+    lines.append("checkpoints:" if found else "checkpoints: none left (expired or swept)")
+    lines += [f"  {checkpoint_line(checkpoint)}" for checkpoint in found]
+    current = None if session is None else registry.pending(session)
+    if current is not None and current.run_id == run_id:
+        lines.append(
+            f"this run is waiting on the answer to {_quote(current.question)}"
+            f" in conversation {current.session_id}"
+        )
+    else:
+        lines.append("this run is waiting on nothing")
+    lines.append("history:" if continuations else "history: none")
+    lines += [history_line(c) for c in registry.by_run(run_id)]
+    return lines
