@@ -16,8 +16,8 @@ run: $(STAMP)
 	$(PY) -m pawflow serve --demo
 
 lint: $(STAMP)
-	$(PY) -m ruff check src tests benchmarks
-	$(PY) -m ruff format --check src tests benchmarks
+	$(PY) -m ruff check src tests benchmarks scripts
+	$(PY) -m ruff format --check src tests benchmarks scripts
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
