@@ -9,51 +9,19 @@ from __future__ import annotations
 
 import re
 
+
+def vocabulary(words: str) -> frozenset[str]:
+    """A word table written as one string: long tables stay readable."""
+    return frozenset(words.split())
+
+
 _WORD = re.compile(r"#?\d+(?:st|nd|rd|th)?|[a-z]+(?:'[a-z]+)?")
 
-YES = {
-    "yes",
-    "y",
-    "yeah",
-    "yep",
-    "yup",
-    "sure",
-    "ok",
-    "okay",
-    "k",
-    "proceed",
-    "confirm",
-    "confirmed",
-    "approve",
-    "approved",
-    "affirmative",
-    "absolutely",
-    "definitely",
-    "agreed",
-    "go",
-    "do",
-    "please",
-    "alright",
-    "fine",
-    "correct",
-    "right",
-}
-NO = {
-    "no",
-    "n",
-    "nope",
-    "nah",
-    "don't",
-    "dont",
-    "cancel",
-    "stop",
-    "abort",
-    "negative",
-    "decline",
-    "declined",
-    "reject",
-    "never",
-}
+YES = vocabulary(
+    "yes y yeah yep yup sure ok okay k proceed confirm confirmed approve approved affirmative "
+    "absolutely definitely agreed go do please alright fine correct right"
+)
+NO = vocabulary("no n nope nah don't dont cancel stop abort negative decline declined reject never")
 YES_PHRASES = (
     "go ahead",
     "do it",
@@ -76,67 +44,12 @@ NO_PHRASES = (
     "hold off",
 )
 # Words that may follow a yes or a no without making it something else.
-_ANSWER_TAIL = {
-    "go",
-    "ahead",
-    "with",
-    "the",
-    "plan",
-    "it",
-    "that",
-    "this",
-    "please",
-    "thanks",
-    "thank",
-    "you",
-    "do",
-    "proceed",
-    "sure",
-    "and",
-    "i",
-    "think",
-    "so",
-    "just",
-    "for",
-    "now",
-    "one",
-    "that's",
-    "fine",
-    "good",
-    "great",
-    "perfect",
-    "ok",
-    "okay",
-    "yes",
-    "no",
-    "all",
-    "right",
-    "alright",
-    "let's",
-    "lets",
-    "a",
-    "plan's",
-    "them",
-    "those",
-    "these",
-    "sounds",
-    "way",
-    "idea",
-    "thing",
-    "change",
-    "changes",
-    "move",
-    "moves",
-    "files",
-    "of",
-    "course",
-    "not",
-    "mind",
-    "yet",
-    "later",
-    "off",
-    "hold",
-}
+_ANSWER_TAIL = vocabulary(
+    "go ahead with the plan it that this please thanks thank you do proceed sure and i think "
+    "so just for now one that's fine good great perfect ok okay yes no all right alright "
+    "let's lets a plan's them those these sounds way idea thing change changes move moves "
+    "files of course not mind yet later off hold"
+)
 
 
 def _words(text: str) -> list[str]:
@@ -174,101 +87,15 @@ ORDINAL_WORDS = {
     "last": -1,
 }
 # Words that only frame a pick ("tell me more about …", "the … one", "the 3rd headline").
-FRAMING = {
-    "the",
-    "one",
-    "just",
-    "go",
-    "with",
-    "give",
-    "me",
-    "more",
-    "details",
-    "detail",
-    "on",
-    "about",
-    "expand",
-    "what",
-    "dig",
-    "into",
-    "can",
-    "could",
-    "would",
-    "you",
-    "open",
-    "tell",
-    "show",
-    "read",
-    "please",
-    "pick",
-    "choose",
-    "take",
-    "select",
-    "i",
-    "i'll",
-    "i'd",
-    "want",
-    "like",
-    "let's",
-    "lets",
-    "see",
-    "look",
-    "at",
-    "explain",
-    "describe",
-    "summarize",
-    "summarise",
-    "that",
-    "this",
-    "a",
-    "of",
-    "in",
-    "from",
-    "your",
-    "list",
-    "number",
-    "no",
-    "option",
-    "item",
-    "entry",
-    "headline",
-    "story",
-    "article",
-    "news",
-    "email",
-    "mail",
-    "message",
-    "result",
-    "link",
-    "thing",
-    "to",
-    "and",
-    "info",
-    "information",
-    "regarding",
-    "for",
-    "is",
-    "it",
-    "how",
-    "ok",
-    "okay",
-    "yes",
-    "let",
-    "do",
-    "get",
-    "us",
-    "say",
-    "prefer",
-    "use",
-    "we",
-    "ll",
-    "there",
-    "them",
-    "those",
-    "these",
-    "one's",
-}
-_PLURAL_EXCEPTIONS = {"news", "details", "this", "is", "us", "yes", "ls", "its"}
+FRAMING = vocabulary(
+    "the one just go with give me more details detail on about expand what dig into can could "
+    "would you open tell show read please pick choose take select i i'll i'd want like let's "
+    "lets see look at explain describe summarize summarise that this a of in from your list "
+    "number no option item entry headline story article news email mail message result link "
+    "thing to and info information regarding for is it how ok okay yes let do get us say "
+    "prefer use we ll there them those these one's"
+)
+_PLURAL_EXCEPTIONS = vocabulary("news details this is us yes ls its")
 
 
 def _ordinal(token: str) -> int | None:
