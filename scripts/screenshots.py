@@ -19,21 +19,10 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from pawflow.server.auth import issue_signin_link
 from pawflow.server.settings import ServerSettings
-from pawflow.server.testing import live_server
+from pawflow.server.testing import CHROMIUM, CHROMIUM_ARGS, live_server
 from pawflow.server.tour import EXAMPLES
 from pawflow.store import Store, open_store
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--hide-scrollbars",
-]
 USER = "ada"
 AGENT = {"type": "agent", "name": "planner"}
 FLOW = {"type": "flow", "name": "release"}
@@ -145,7 +134,9 @@ def take(out: Path) -> list[Path]:
         try:
             with live_server(store, settings=settings) as server, sync_playwright() as playwright:
                 chats = seed(store)
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                browser = playwright.chromium.launch(
+                    executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--hide-scrollbars"]
+                )
                 desktop = browser.new_context(
                     viewport={"width": 1280, "height": 1000},
                     device_scale_factor=1,

@@ -165,6 +165,19 @@ class Message(BaseModel):
     data: dict[str, Any] | None = None
     created_at: datetime
 
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Message:
+        return cls(
+            seq=row["seq"],
+            id=row["id"],
+            conversation_id=row["conversation_id"],
+            role=row["role"],
+            author=row["author"],
+            content=row["content"],
+            data=None if row["data"] is None else json.loads(row["data"]),
+            created_at=from_millis(row["created_at"]),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "seq": self.seq,

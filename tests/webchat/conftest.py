@@ -29,7 +29,7 @@ import pytest
 from pawflow.client import Client
 from pawflow.records import Interaction
 from pawflow.server.auth import issue_signin_link, issue_token
-from pawflow.server.testing import free_port
+from pawflow.server.testing import CHROMIUM, CHROMIUM_ARGS, free_port
 from pawflow.store import Store, open_store
 from pawflow.testing import eventually
 from tests.conftest import IN_CI
@@ -45,16 +45,6 @@ from playwright.sync_api import (  # noqa: E402
     sync_playwright,
 )
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TIMEZONE = "Europe/Paris"
 
 # Reconnecting after a restart waits for the stream's retry delay; everything else is fast.
@@ -124,7 +114,7 @@ class Served:
 
 
 def launch(playwright: Playwright) -> Browser:
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
 
 
 def require_chromium() -> None:

@@ -14,7 +14,6 @@ record opens what the final answer leaves the conversation waiting on.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,9 +33,9 @@ from pawflow.chat.claims import Claim
 from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.progress import PROGRESS_EVENT, Progress
 from pawflow.chat.sessions import SessionContinuation, SessionRegistry
-from pawflow.clock import from_millis
 from pawflow.errors import Conflict
 from pawflow.records import Message
+from pawflow.store.messages import recent as recent_messages
 
 if TYPE_CHECKING:
     from pawflow.agent.checkpoints import CheckpointStore
@@ -303,23 +302,7 @@ def history_messages(
 
 def recent_history(store: Store, conversation_id: str, limit: int) -> list[Message]:
     with store.transaction(write=False) as tx:
-        rows = tx.all(
-            "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?",
-            (conversation_id, limit),
-        )
-    return [
-        Message(
-            seq=row["seq"],
-            id=row["id"],
-            conversation_id=row["conversation_id"],
-            role=row["role"],
-            author=row["author"],
-            content=row["content"],
-            data=None if row["data"] is None else json.loads(row["data"]),
-            created_at=from_millis(row["created_at"]),
-        )
-        for row in reversed(rows)
-    ]
+        return recent_messages(tx, conversation_id, limit)
 
 
 def settled_calls(wakeup: Wakeup) -> list[ApprovedCall]:

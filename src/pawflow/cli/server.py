@@ -76,19 +76,25 @@ def serve(
 # -- users -------------------------------------------------------------------------------------
 
 
-@users_app.command("add")
-def users_add(
-    name: str = typer.Argument(..., help="The new user's name."),
-    db: str = DB_OPTION,
-    label: str = typer.Option("", help="A note kept with the token."),
-) -> None:
-    """Create a user (or give one another token); the token is the last line printed."""
-    from pawflow.server.auth import issue_token, validate_user_name
+def _user_name(name: str) -> str:
+    from pawflow.server.auth import validate_user_name
 
     try:
         validate_user_name(name)
     except InvalidInput as exc:
         raise typer.BadParameter(str(exc)) from exc
+    return name
+
+
+@users_app.command("add")
+def users_add(
+    name: str = typer.Argument(..., help="The new user's name.", callback=_user_name),
+    db: str = DB_OPTION,
+    label: str = typer.Option("", help="A note kept with the token."),
+) -> None:
+    """Create a user (or give one another token); the token is the last line printed."""
+    from pawflow.server.auth import issue_token
+
     with open_store(db) as store:
         token = issue_token(store, name, label=label)
     _say(f"API token for {name} (shown once; send it as 'Authorization: Bearer <token>'):")
@@ -97,19 +103,15 @@ def users_add(
 
 @users_app.command("signin-link")
 def users_signin_link(
-    name: str = typer.Argument(..., help="Who signs in."),
+    name: str = typer.Argument(..., help="Who signs in.", callback=_user_name),
     db: str = DB_OPTION,
     url: str = typer.Option(
         "http://127.0.0.1:8765", envvar="PAWFLOW_PUBLIC_URL", help="The server's URL."
     ),
 ) -> None:
     """Print a one-time browser sign-in link for a user."""
-    from pawflow.server.auth import issue_signin_link, validate_user_name
+    from pawflow.server.auth import issue_signin_link
 
-    try:
-        validate_user_name(name)
-    except InvalidInput as exc:
-        raise typer.BadParameter(str(exc)) from exc
     with open_store(db) as store:
         ttl = ServerSettings.from_env().signin_ttl
         _say(issue_signin_link(store, name, base_url=url, ttl=ttl))

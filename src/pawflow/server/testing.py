@@ -19,6 +19,19 @@ from pawflow.server.serve import Server
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
 
+# Debian's chromium, never a downloaded browser; without the background-networking flags it
+# keeps trying hosts this machine cannot reach.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

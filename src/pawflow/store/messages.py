@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pawflow.clock import from_millis, to_millis
+from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput, NotFound
 from pawflow.ids import new_id
 from pawflow.records import Message
@@ -39,7 +39,7 @@ def append_message(
     tx.lock_key("pawflow:messages")  # keeps seq in commit order, as for events
     row = tx.one(
         "INSERT INTO messages (id, conversation_id, role, author, content, data, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+        " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
         (
             new_id(),
             conversation_id,
@@ -51,24 +51,10 @@ def append_message(
         ),
     )
     assert row is not None
-    message = _message(tx.one("SELECT * FROM messages WHERE seq = ?", (row["seq"],)))
+    message = Message.from_row(row)
     audience = conversation_audience(tx, conversation_id, writers_only=False)
     append_event(tx, audience, conversation_id, "message", message.to_dict(), now)
     return message
-
-
-def _message(row: dict[str, Any] | None) -> Message:
-    assert row is not None
-    return Message(
-        seq=row["seq"],
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        role=row["role"],
-        author=row["author"],
-        content=row["content"],
-        data=None if row["data"] is None else json.loads(row["data"]),
-        created_at=from_millis(row["created_at"]),
-    )
 
 
 def history(
@@ -81,7 +67,16 @@ def history(
         "SELECT * FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
         (conversation_id, after_seq, limit),
     )
-    return [_message(row) for row in rows]
+    return [Message.from_row(row) for row in rows]
+
+
+def recent(tx: Tx, conversation_id: str, limit: int) -> list[Message]:
+    """The last ``limit`` messages, oldest first (no access check: for the runtime)."""
+    rows = tx.all(
+        "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?",
+        (conversation_id, limit),
+    )
+    return [Message.from_row(row) for row in reversed(rows)]
 
 
 def mark_live(tx: Tx, client_id: str, user: str, ttl: timedelta, now: datetime) -> None:

@@ -189,17 +189,22 @@ class Store:
         status: str | None = None,
         conversation_id: str | None = None,
         kind: str | Sequence[str] | None = None,
-        limit: int = 1000,
-        cursor: str | None = None,
     ) -> list[Interaction]:
-        return self.page_interactions(
-            user=user,
-            status=status,
-            conversation_id=conversation_id,
-            kind=kind,
-            limit=limit,
-            cursor=cursor,
-        )[0]
+        """All of the user's interactions that match, oldest first (every page)."""
+        found: list[Interaction] = []
+        cursor: str | None = None
+        while True:
+            page, cursor = self.page_interactions(
+                user=user,
+                status=status,
+                conversation_id=conversation_id,
+                kind=kind,
+                limit=1000,
+                cursor=cursor,
+            )
+            found.extend(page)
+            if cursor is None:
+                return found
 
     def page_interactions(
         self,
