@@ -20,7 +20,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 from pawflow.server.auth import issue_signin_link
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import CHROMIUM, CHROMIUM_ARGS, live_server
-from pawflow.server.tour import EXAMPLES
+from pawflow.demo.tour import EXAMPLES
 from pawflow.store import Store, open_store
 
 USER = "ada"

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from pawflow.clock import Clock, FakeClock, SystemClock
-from pawflow.durable.continuations import Continuation, SignalValue
-from pawflow.durable.delivery import Delivery, DeliveryHandler
-from pawflow.durable.sweeper import Sweeper, SweepReport
 from pawflow.durations import deadline_after, parse_deadline, parse_duration
 from pawflow.errors import (
     Conflict,
@@ -25,6 +22,10 @@ from pawflow.errors import (
 from pawflow.interactions import CONTRACT, Kind, Option
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
 from pawflow.store import DEFAULT_URL, Store, open_store
+from pawflow.store.continuations import Continuation, SignalValue
+from pawflow.store.delivery import Delivery, DeliveryHandler
+from pawflow.store.store import SweepReport
+from pawflow.store.sweeper import Sweeper
 
 __version__ = "0.1.0"
 

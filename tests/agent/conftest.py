@@ -1,4 +1,4 @@
-"""Fixtures for agent tests: a started AgentService (no poller thread) and its agents."""
+"""Fixtures for agent tests: a started ChatService (no poller thread) and its agents."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from pawflow.agent import AgentSpec, ScriptedModel, Tool
-from pawflow.agent.demo import DEMO_AGENT, DEMO_SCRIPT, demo_agent
-from pawflow.agent.service import AgentService
 from pawflow.agent.wakeups import Wakeup
+from pawflow.chat.service import ChatService
+from pawflow.demo.agents import DEMO_AGENT, DEMO_SCRIPT, demo_agent
 from pawflow.records import Conversation, Message
 from pawflow.store import Store
 from pawflow.testing import eventually
@@ -98,30 +98,30 @@ def helper(deleter: Deleter) -> AgentSpec:
 
 @pytest.fixture
 def deployer() -> AgentSpec:
-    return demo_agent(ScriptedModel.from_package(DEMO_SCRIPT))
+    return demo_agent(ScriptedModel.from_package("pawflow.demo", DEMO_SCRIPT))
 
 
 @pytest.fixture
-def service(store: Store, deployer: AgentSpec, helper: AgentSpec) -> Iterator[AgentService]:
-    with AgentService(store, [deployer, helper], poll_interval=None) as started:
+def service(store: Store, deployer: AgentSpec, helper: AgentSpec) -> Iterator[ChatService]:
+    with ChatService(store, [deployer, helper], poll_interval=None) as started:
         yield started
 
 
 @pytest.fixture
-def conversation(store: Store, service: AgentService) -> Conversation:
+def conversation(store: Store, service: ChatService) -> Conversation:
     conversation = store.create_conversation(USER, "Releases")
     service.assign(conversation.id, DEMO_AGENT)
     return conversation
 
 
-def say(store: Store, service: AgentService, conversation_id: str, text: str) -> Message:
+def say(store: Store, service: ChatService, conversation_id: str, text: str) -> Message:
     """Post a user message and run the turn it starts; the message stored."""
     message = store.append_message(conversation_id, text, role="user", author=USER)
     service.handle_message(store, conversation_id, message)
     return message
 
 
-def scheduled(service: AgentService, conversation_id: str, count: int = 1) -> list[Wakeup]:
+def scheduled(service: ChatService, conversation_id: str, count: int = 1) -> list[Wakeup]:
     """The conversation's scheduled wakeups, once ``count`` exist.
 
     On PostgreSQL the delivery that writes them may run on the store's listener thread,

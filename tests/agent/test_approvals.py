@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from pawflow.agent.service import AgentService
+from pawflow.chat.service import ChatService
 from pawflow.records import Conversation
 from pawflow.store import Store
 from tests.agent.conftest import USER, Deleter, history, say, scheduled
 
 
 @pytest.fixture
-def helped(store: Store, service: AgentService, conversation: Conversation) -> Conversation:
+def helped(store: Store, service: ChatService, conversation: Conversation) -> Conversation:
     service.assign(conversation.id, "helper")
     return conversation
 
 
-def ask_to_clean(store: Store, service: AgentService, conversation: Conversation) -> str:
+def ask_to_clean(store: Store, service: ChatService, conversation: Conversation) -> str:
     say(store, service, conversation.id, "clean up the temp files")
     [request] = store.list_interactions(user=USER, status="pending")
     assert request.kind == "confirm"
@@ -26,7 +26,7 @@ def ask_to_clean(store: Store, service: AgentService, conversation: Conversation
 
 
 def test_it_does_not_run_until_approved(
-    store: Store, service: AgentService, helped: Conversation, deleter: Deleter
+    store: Store, service: ChatService, helped: Conversation, deleter: Deleter
 ) -> None:
     request_id = ask_to_clean(store, service, helped)
     assert deleter.calls == []
@@ -47,7 +47,7 @@ def test_it_does_not_run_until_approved(
 
 @pytest.mark.parametrize("decision", ["decline", "cancel"])
 def test_it_never_runs_when_declined(
-    store: Store, service: AgentService, helped: Conversation, deleter: Deleter, decision: str
+    store: Store, service: ChatService, helped: Conversation, deleter: Deleter, decision: str
 ) -> None:
     request_id = ask_to_clean(store, service, helped)
     if decision == "decline":
@@ -61,7 +61,7 @@ def test_it_never_runs_when_declined(
 
 
 def test_an_interrupted_approved_call_is_not_run_again(
-    store: Store, service: AgentService, helped: Conversation, deleter: Deleter
+    store: Store, service: ChatService, helped: Conversation, deleter: Deleter
 ) -> None:
     request_id = ask_to_clean(store, service, helped)
     store.respond_interaction(request_id, True, user=USER)

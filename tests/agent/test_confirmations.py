@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pawflow.agent import AgentSpec, wakeups
-from pawflow.agent.demo import DEMO_AGENT
-from pawflow.agent.service import AgentService
+from pawflow.chat.service import ChatService
 from pawflow.clock import FakeClock
+from pawflow.demo.agents import DEMO_AGENT
 from pawflow.records import Conversation
 from pawflow.store import Store, open_store
 from pawflow.testing import eventually, throwaway_postgres
@@ -27,7 +27,7 @@ def pending_question(store: Store) -> str:
 
 
 def test_answer_wakes_the_agent_exactly_once(
-    store: Store, service: AgentService, conversation: Conversation
+    store: Store, service: ChatService, conversation: Conversation
 ) -> None:
     say(store, service, conversation.id, "Please deploy the app")
 
@@ -70,7 +70,7 @@ def test_answer_wakes_the_agent_exactly_once(
 
 
 def test_the_wakeup_is_one_system_marked_message_even_when_claimed_twice(
-    store: Store, service: AgentService, conversation: Conversation, clock: FakeClock
+    store: Store, service: ChatService, conversation: Conversation, clock: FakeClock
 ) -> None:
     say(store, service, conversation.id, "deploy")
     store.respond_interaction(pending_question(store), "production", user=USER)
@@ -82,7 +82,7 @@ def test_the_wakeup_is_one_system_marked_message_even_when_claimed_twice(
 
 
 def test_cancel_wakes_the_agent_saying_so(
-    store: Store, service: AgentService, conversation: Conversation
+    store: Store, service: ChatService, conversation: Conversation
 ) -> None:
     say(store, service, conversation.id, "deploy please")
     request_id = pending_question(store)
@@ -98,7 +98,7 @@ def test_cancel_wakes_the_agent_saying_so(
 
 
 def test_expiry_wakes_the_agent_through_the_sweeper(
-    store: Store, service: AgentService, conversation: Conversation, clock: FakeClock
+    store: Store, service: ChatService, conversation: Conversation, clock: FakeClock
 ) -> None:
     say(store, service, conversation.id, "deploy")
     request_id = pending_question(store)
@@ -121,7 +121,7 @@ def test_quick_answer_within_wait_seconds_stays_in_the_turn(
 ) -> None:
     store.create_conversation(USER, "other")
     # A poller thread runs too: it must find nothing to wake up for.
-    with AgentService(store, [helper, deployer], poll_interval=0.02) as service:
+    with ChatService(store, [helper, deployer], poll_interval=0.02) as service:
         service.assign(conversation.id, "helper")
         message = store.append_message(conversation.id, "quick question", author=USER)
         done = threading.Event()
@@ -154,7 +154,7 @@ def test_quick_answer_within_wait_seconds_stays_in_the_turn(
 
 
 def test_no_quick_answer_falls_back_to_a_wakeup(
-    store: Store, service: AgentService, conversation: Conversation
+    store: Store, service: ChatService, conversation: Conversation
 ) -> None:
     service.assign(conversation.id, "helper")
     say(store, service, conversation.id, "brief question")
@@ -173,7 +173,7 @@ def test_the_wakeup_survives_a_restart(
 
     def run(url: str) -> None:
         with open_store(url, clock=clock) as store:
-            with AgentService(store, [deployer], poll_interval=None) as service:
+            with ChatService(store, [deployer], poll_interval=None) as service:
                 conversation = store.create_conversation(USER, "Releases")
                 service.assign(conversation.id, DEMO_AGENT)
                 say(store, service, conversation.id, "deploy")
@@ -186,7 +186,7 @@ def test_the_wakeup_survives_a_restart(
 
         with (
             open_store(url, clock=clock) as store,
-            AgentService(store, [deployer], poll_interval=None) as service,
+            ChatService(store, [deployer], poll_interval=None) as service,
         ):
             if not answered_while_down:
                 store.respond_interaction(request_id, "production", user=USER)
@@ -208,7 +208,7 @@ def test_the_wakeup_survives_a_restart(
 def test_the_poller_delivers_without_being_asked(
     store: Store, deployer: AgentSpec, helper: AgentSpec
 ) -> None:
-    with AgentService(store, [deployer, helper], poll_interval=5.0) as service:
+    with ChatService(store, [deployer, helper], poll_interval=5.0) as service:
         conversation = store.create_conversation(USER, "Releases")
         service.assign(conversation.id, DEMO_AGENT)
         say(store, service, conversation.id, "deploy")
@@ -221,18 +221,18 @@ def test_the_poller_delivers_without_being_asked(
 def test_an_agent_not_running_here_keeps_its_answers_for_later(
     store: Store, deployer: AgentSpec, helper: AgentSpec
 ) -> None:
-    with AgentService(store, [deployer], poll_interval=None) as service:
+    with ChatService(store, [deployer], poll_interval=None) as service:
         conversation = store.create_conversation(USER, "Releases")
         service.assign(conversation.id, DEMO_AGENT)
         say(store, service, conversation.id, "deploy")
-    with AgentService(store, [helper], poll_interval=None) as other:
+    with ChatService(store, [helper], poll_interval=None) as other:
         store.respond_interaction(pending_question(store), "staging", user=USER)
         assert store.pending_continuations(f"agent:{DEMO_AGENT}") == 1
         assert other.wakeups_of(conversation.id) == []
 
 
 def test_a_turn_cut_short_by_a_crash_runs_again_after_its_lease(
-    store: Store, service: AgentService, conversation: Conversation, clock: FakeClock
+    store: Store, service: ChatService, conversation: Conversation, clock: FakeClock
 ) -> None:
     say(store, service, conversation.id, "deploy")
     store.respond_interaction(pending_question(store), "staging", user=USER)

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from pawflow.agent.demo import DEMO_AGENT
-from pawflow.agent.serve import agent_extension
-from pawflow.agent.service import running_service
-from pawflow.server.serve import prepare
+from pawflow.chat.service import ChatService, running_service
+from pawflow.demo import chat as demo_chat
+from pawflow.demo.agents import DEMO_AGENT
+from pawflow.serve import chat_service, prepare
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import Store, open_store
@@ -30,10 +30,15 @@ def offline_model(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def serve(store: Store) -> Any:
-    extension = agent_extension(store, QUIET)
-    return extension, live_server(
-        store, settings=QUIET, services=extension.services, on_message=extension.on_message
+    service = chat_service(store, QUIET)
+    return service, live_server(
+        store, settings=QUIET, services=[service], on_message=service.handle_message
     )
+
+
+def demo_setup(service: ChatService, store: Store, user: str, conversation_id: str) -> None:
+    service.assign(conversation_id, DEMO_AGENT)
+    demo_chat.demo_setup(service.chat, store, user, QUIET)
 
 
 def act(client: httpx.Client, name: str, **body: Any) -> dict[str, Any]:
@@ -78,7 +83,7 @@ def test_a_chat_message_is_answered_and_the_answer_resumes_the_agent(
     server, extension = live
     with server.client("alice") as client:
         conversation = act(client, "create_conversation", title="Releases")["conversation"]
-        extension.demo_setup(server.store, "alice", conversation["id"])
+        demo_setup(extension, server.store, "alice", conversation["id"])
         act(client, "send_message", conversation_id=conversation["id"], content="deploy please")
 
         [request] = eventually(lambda: pending(client))
@@ -138,7 +143,7 @@ def test_the_agent_carries_on_after_a_server_restart(tmp_path: Path) -> None:
         extension, server = serve(store)
         with server as first, first.client("carol") as client:
             conversation = act(client, "create_conversation", title="Releases")["conversation"]
-            extension.demo_setup(store, "carol", conversation["id"])
+            demo_setup(extension, store, "carol", conversation["id"])
             act(client, "send_message", conversation_id=conversation["id"], content="deploy")
             [request] = eventually(lambda: pending(client))
             history_of(client, conversation["id"], 2)
@@ -155,10 +160,8 @@ def test_the_agent_carries_on_after_a_server_restart(tmp_path: Path) -> None:
 def test_serve_demo_gives_the_demo_conversation_its_agent(tmp_path: Path) -> None:
     prepared = prepare(ServerSettings(db=f"sqlite:///{tmp_path / 'demo.db'}"), demo=True)
     try:
-        found = [e for e in prepared.extensions if e.name == "agents"]
-        assert len(found) == 1
         [demo] = [c for c in prepared.store.list_conversations(user="local") if c.title == "Demo"]
-        service = found[0].services[0]
-        assert service.assigned_agent(demo.id) == DEMO_AGENT  # type: ignore[attr-defined]
+        assert prepared.chat is not None
+        assert prepared.chat.assigned_agent(demo.id) == DEMO_AGENT
     finally:
         prepared.store.close()

@@ -10,7 +10,7 @@ import pytest
 from pawflow.agent import AgentSpec, ModelRequest, ModelSettings, OpenAIChatModel, ToolSpec
 from pawflow.agent.models.base import ChatMessage, ModelResponse, TextDelta, ToolCall, collect
 from pawflow.agent.models.openai import endpoint
-from pawflow.agent.service import AgentService
+from pawflow.chat.service import ChatService
 from pawflow.errors import InvalidInput, ModelError
 from pawflow.store import Store
 from tests.agent.conftest import scheduled
@@ -269,7 +269,7 @@ def test_a_model_failure_is_a_clear_message_in_the_conversation(
     store = sqlite_store
     fake.then(reply_json({"error": {"message": "invalid api key"}}, 401))
     agent = AgentSpec("remote", "be brief", model(fake))
-    with AgentService(store, [agent], poll_interval=None) as service:
+    with ChatService(store, [agent], poll_interval=None) as service:
         conversation = store.create_conversation("alice")
         service.assign(conversation.id, "remote")
         message = store.append_message(conversation.id, "hello", author="alice")
@@ -304,7 +304,7 @@ def test_a_real_provider_drives_request_confirmation(fake: FakeOpenAI, sqlite_st
         reply_sse([delta(content="Shipped."), delta(finish="stop")]),
     )
     agent = AgentSpec("remote", "be brief", model(fake))
-    with AgentService(store, [agent], poll_interval=None) as service:
+    with ChatService(store, [agent], poll_interval=None) as service:
         conversation = store.create_conversation("alice")
         service.assign(conversation.id, "remote")
         message = store.append_message(conversation.id, "ship the release", author="alice")

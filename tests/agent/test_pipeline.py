@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from pawflow.agent.service import AgentService
-from pawflow.chat import STAGES, Pipeline, Turn, default_pipeline, handle_message
+from pawflow.chat import STAGES, Pipeline, Turn, default_pipeline
+from pawflow.chat.service import ChatService
 from pawflow.records import Conversation
 from pawflow.store import Store
 from tests.agent.conftest import USER, history, say, scheduled
@@ -19,7 +19,7 @@ def store(sqlite_store: Store) -> Store:
     return sqlite_store
 
 
-def test_the_stages_run_in_the_one_order(service: AgentService) -> None:
+def test_the_stages_run_in_the_one_order(service: ChatService) -> None:
     pipeline = service.pipeline
     assert [stage.name for stage in pipeline.stages] == list(STAGES)
     assert STAGES == ("intercept", "classify", "route", "plan", "execute", "curate", "record")
@@ -28,10 +28,10 @@ def test_the_stages_run_in_the_one_order(service: AgentService) -> None:
 
 
 def test_a_full_turn_goes_through_every_stage(
-    store: Store, service: AgentService, conversation: Conversation
+    store: Store, service: ChatService, conversation: Conversation
 ) -> None:
     message = store.append_message(conversation.id, "hello there", author=USER)
-    turn = handle_message(store, conversation.id, message)
+    turn = service.handle_message(store, conversation.id, message)
     assert turn is not None and turn.trace == list(STAGES)
     assert turn.intent == "chat" and turn.agent is not None and turn.agent.name == "deployer"
     assert turn.recorded is not None and turn.recorded.author == "deployer"
@@ -48,7 +48,7 @@ class Greeter:
 
 
 def test_an_intercept_settles_the_turn_and_skips_the_rest(
-    store: Store, service: AgentService, conversation: Conversation
+    store: Store, service: ChatService, conversation: Conversation
 ) -> None:
     pipeline = default_pipeline(service, [Greeter()])
     turn = pipeline.run(
@@ -66,7 +66,7 @@ def test_an_intercept_settles_the_turn_and_skips_the_rest(
     assert passed.trace == list(STAGES)
 
 
-def test_a_conversation_without_an_agent_gets_no_reply(store: Store, service: AgentService) -> None:
+def test_a_conversation_without_an_agent_gets_no_reply(store: Store, service: ChatService) -> None:
     quiet = store.create_conversation(USER, "quiet")
     turn = service.handle_message(
         store, quiet.id, store.append_message(quiet.id, "anyone?", author=USER)
@@ -76,7 +76,7 @@ def test_a_conversation_without_an_agent_gets_no_reply(store: Store, service: Ag
 
 
 def test_only_user_messages_start_turns(
-    store: Store, service: AgentService, conversation: Conversation
+    store: Store, service: ChatService, conversation: Conversation
 ) -> None:
     note = store.append_message(conversation.id, "fyi", role="system", author="pawflow")
     assert service.handle_message(store, conversation.id, note) is None
@@ -84,14 +84,8 @@ def test_only_user_messages_start_turns(
     assert turn is not None and history(store, conversation.id)[-2] == ("user", USER, "deploy")
 
 
-def test_without_a_running_service_nothing_answers(store: Store) -> None:
-    conversation = store.create_conversation(USER)
-    message = store.append_message(conversation.id, "hello", author=USER)
-    assert handle_message(store, conversation.id, message) is None
-
-
 def test_progress_streams_as_durable_events(
-    store: Store, service: AgentService, conversation: Conversation
+    store: Store, service: ChatService, conversation: Conversation
 ) -> None:
     say(store, service, conversation.id, "deploy")
     store.respond_interaction(

@@ -1,4 +1,4 @@
-"""Fixtures for chat tests: an AgentService with the planner, the organizer and the inbox."""
+"""Fixtures for chat tests: an ChatService with the planner, the organizer and the inbox."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from pawflow.agent import AgentSpec, ScriptedModel
-from pawflow.agent.service import AgentService
 from pawflow.chat import Turn
-from pawflow.chat.demo import SAMPLE_FILES, fill_sandbox
-from pawflow.chat.plugins.planner import PLANNER
+from pawflow.chat.service import ChatService
 from pawflow.chat.sessions import SessionContinuation
+from pawflow.demo.chat import SAMPLE_FILES, fill_sandbox
+from pawflow.demo.plugins.planner import PLANNER
 from pawflow.store import Store
 
 USER = "alice"
@@ -95,26 +95,26 @@ def sandbox_state(folder: Path) -> dict[str, str]:
     }
 
 
-def install(service: AgentService, sandbox: Path, *, model: Any = None) -> None:
+def install(service: ChatService, sandbox: Path, *, model: Any = None) -> None:
     service.chat.install("planner", {"model": model or planner_model()})
     service.chat.install("organizer", {"sandbox": str(sandbox)})
     service.chat.install("inbox", {})
 
 
 @pytest.fixture
-def service(store: Store, sandbox: Path) -> Iterator[AgentService]:
-    with AgentService(store, poll_interval=None) as started:
+def service(store: Store, sandbox: Path) -> Iterator[ChatService]:
+    with ChatService(store, poll_interval=None) as started:
         install(started, sandbox)
         yield started
 
 
-def conversation(store: Store, service: AgentService, title: str = "Planner") -> str:
+def conversation(store: Store, service: ChatService, title: str = "Planner") -> str:
     made = store.create_conversation(USER, title)
     service.assign(made.id, PLANNER)
     return made.id
 
 
-def say(service: AgentService, conversation_id: str, text: str) -> Turn:
+def say(service: ChatService, conversation_id: str, text: str) -> Turn:
     message = service.store.append_message(conversation_id, text, role="user", author=USER)
     turn = service.handle_message(service.store, conversation_id, message)
     assert turn is not None
@@ -127,12 +127,12 @@ def last_reply(store: Store, conversation_id: str) -> tuple[str, str]:
     return message.author, message.content
 
 
-def pending(service: AgentService, conversation_id: str) -> SessionContinuation | None:
+def pending(service: ChatService, conversation_id: str) -> SessionContinuation | None:
     return service.sessions.pending(conversation_id)
 
 
 def planner_spec() -> AgentSpec:
-    from pawflow.chat.plugins.planner import planner_agent
+    from pawflow.demo.plugins.planner import planner_agent
 
     return planner_agent(planner_model())
 

@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from pawflow.agent.serve import agent_extension
-from pawflow.agent.service import AgentService, running_service
-from pawflow.chat.demo import SAMPLE_FILES
+from pawflow.chat.service import ChatService, running_service
 from pawflow.clock import FakeClock
+from pawflow.demo.chat import SAMPLE_FILES
+from pawflow.serve import chat_service
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import Store
@@ -60,7 +60,7 @@ class Chat:
     def __init__(self, server: LiveServer, client: httpx.Client) -> None:
         self.client = client
         service = running_service(server.store)
-        assert isinstance(service, AgentService)
+        assert isinstance(service, ChatService)
         self.service = service
         self.length: dict[str, int] = {}
 
@@ -90,13 +90,13 @@ def chat(request: pytest.FixtureRequest, sqlite_store: Store, sandbox: Path) -> 
             }
         }
     )
-    extension = agent_extension(sqlite_store, settings)
+    service = chat_service(sqlite_store, settings)
     with (
         live_server(
             sqlite_store,
             settings=settings,
-            services=extension.services,
-            on_message=extension.on_message,
+            services=[service],
+            on_message=service.handle_message,
         ) as server,
         server.client("alice") as client,
     ):

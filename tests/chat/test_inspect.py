@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pawflow.agent.service import AgentService
+from pawflow.chat.service import ChatService
 from pawflow.cli import app
 from pawflow.clock import FakeClock
 from pawflow.store import Store
@@ -38,7 +38,7 @@ def run(*args: str) -> tuple[int, list[str]]:
 
 
 def test_a_paused_run_shows_what_the_conversation_waits_on(
-    store: Store, service: AgentService, tmp_path: Path
+    store: Store, service: ChatService, tmp_path: Path
 ) -> None:
     session = conversation(store, service)
     say(service, session, "set up a graph database")
@@ -77,7 +77,7 @@ def test_a_paused_run_shows_what_the_conversation_waits_on(
     assert "this run is waiting on nothing" in lines
 
 
-def test_a_choice_lists_its_options(store: Store, service: AgentService, tmp_path: Path) -> None:
+def test_a_choice_lists_its_options(store: Store, service: ChatService, tmp_path: Path) -> None:
     session = conversation(store, service)
     say(service, session, "what's in the news?")
     code, lines = run("session", "inspect", session, "--db", db(tmp_path))

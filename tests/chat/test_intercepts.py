@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from pawflow.agent.service import AgentService
 from pawflow.chat import InterceptChain, InterceptRow, InterceptSpec, Turn
 from pawflow.chat.intercepts import packaged_rows, parse_rows
 from pawflow.chat.readers import read_yes_no
+from pawflow.chat.service import ChatService
+from pawflow.demo.plugins import ROWS_FILE
 from pawflow.errors import InvalidInput
 from pawflow.store import Store
 from tests.chat.conftest import USER, conversation, install, last_reply, say
@@ -25,8 +27,10 @@ def noop(turn: Turn) -> str | None:
     return None
 
 
-def test_the_packaged_chain_declares_the_resolvers() -> None:
-    rows = {row.name: row for row in packaged_rows()}
+def test_the_core_chain_is_empty_and_the_demo_rows_declare_the_resolvers() -> None:
+    assert packaged_rows() == []
+    text = resources.files("pawflow.demo.plugins").joinpath(ROWS_FILE).read_text("utf-8")
+    rows = {row.name: row for row in parse_rows(text)}
     assert rows["organizer.approve"].resolves_confirmation
     assert rows["inbox.open"].resolves_confirmation
     assert not rows["organizer.organize"].resolves_confirmation
@@ -86,9 +90,9 @@ class Echo:
 
 
 @pytest.fixture
-def greedy(store: Store, sandbox: Path) -> Iterator[tuple[AgentService, Greedy]]:
+def greedy(store: Store, sandbox: Path) -> Iterator[tuple[ChatService, Greedy]]:
     careless = Greedy()
-    with AgentService(store, poll_interval=None) as service:
+    with ChatService(store, poll_interval=None) as service:
         install(service, sandbox)
         service.chat.declare_intercepts(
             "intercepts:\n  - name: greedy.approve\n    resolves_confirmation: true\n"
@@ -99,7 +103,7 @@ def greedy(store: Store, sandbox: Path) -> Iterator[tuple[AgentService, Greedy]]
 
 
 def test_the_shield_keeps_a_resolver_off_another_owners_question(
-    store: Store, greedy: tuple[AgentService, Greedy]
+    store: Store, greedy: tuple[ChatService, Greedy]
 ) -> None:
     service, careless = greedy
     session = conversation(store, service)
@@ -119,7 +123,7 @@ def test_the_shield_keeps_a_resolver_off_another_owners_question(
 
 
 def test_intercepts_that_resolve_nothing_are_never_shielded(
-    store: Store, greedy: tuple[AgentService, Greedy]
+    store: Store, greedy: tuple[ChatService, Greedy]
 ) -> None:
     service, _ = greedy
     session = conversation(store, service)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pawflow.agent.service import AgentService
-from pawflow.chat.demo import SAMPLE_FILES
+from pawflow.chat.service import ChatService
 from pawflow.chat.services import resolve_plugin
 from pawflow.clock import FakeClock
+from pawflow.demo.chat import SAMPLE_FILES
 from pawflow.errors import InvalidInput
 from pawflow.store import Store
 from tests.chat.conftest import conversation, last_reply, pending, sandbox_state, say
@@ -31,7 +31,7 @@ def store(sqlite_store: Store) -> Store:
 
 
 def test_organize_proposes_and_a_yes_moves_the_files(
-    store: Store, service: AgentService, sandbox: Path
+    store: Store, service: ChatService, sandbox: Path
 ) -> None:
     session = conversation(store, service)
     turn = say(service, session, "organize my downloads")
@@ -58,7 +58,7 @@ def test_organize_proposes_and_a_yes_moves_the_files(
     assert sandbox_state(sandbox)["todo"] == SAMPLE_FILES["todo"]
 
 
-def test_a_no_moves_nothing(store: Store, service: AgentService, sandbox: Path) -> None:
+def test_a_no_moves_nothing(store: Store, service: ChatService, sandbox: Path) -> None:
     session = conversation(store, service)
     say(service, session, "tidy up the downloads")
     say(service, session, "no")
@@ -67,7 +67,7 @@ def test_a_no_moves_nothing(store: Store, service: AgentService, sandbox: Path) 
 
 
 def test_every_move_is_checked_again_before_it_is_made(
-    store: Store, service: AgentService, sandbox: Path
+    store: Store, service: ChatService, sandbox: Path
 ) -> None:
     session = conversation(store, service)
     say(service, session, "organize the sandbox")
@@ -87,7 +87,7 @@ def test_every_move_is_checked_again_before_it_is_made(
 
 
 def test_a_plan_belongs_to_its_session_and_expires(
-    store: Store, service: AgentService, sandbox: Path, clock: FakeClock
+    store: Store, service: ChatService, sandbox: Path, clock: FakeClock
 ) -> None:
     proposed = conversation(store, service, "Files")
     elsewhere = conversation(store, service, "Chat")
@@ -104,7 +104,7 @@ def test_a_plan_belongs_to_its_session_and_expires(
 
 
 def test_a_later_question_in_the_session_shields_the_plan(
-    store: Store, service: AgentService, sandbox: Path
+    store: Store, service: ChatService, sandbox: Path
 ) -> None:
     session = conversation(store, service)
     say(service, session, "organize my downloads")
@@ -117,7 +117,7 @@ def test_a_later_question_in_the_session_shields_the_plan(
 
 
 def test_an_ambiguous_read_gets_a_shortlist_and_a_pick_opens_one(
-    store: Store, service: AgentService
+    store: Store, service: ChatService
 ) -> None:
     session = conversation(store, service)
     say(service, session, "read the email about the invoice")
@@ -146,7 +146,7 @@ def test_an_ambiguous_read_gets_a_shortlist_and_a_pick_opens_one(
 
 
 def test_a_shortlist_is_withdrawn_by_a_message_that_picks_nothing(
-    store: Store, service: AgentService
+    store: Store, service: ChatService
 ) -> None:
     session = conversation(store, service)
     say(service, session, "check my inbox")
@@ -156,7 +156,7 @@ def test_a_shortlist_is_withdrawn_by_a_message_that_picks_nothing(
     assert [c.status for c in service.sessions.history(session)] == ["withdrawn"]
 
 
-def test_one_match_opens_at_once_and_none_says_so(store: Store, service: AgentService) -> None:
+def test_one_match_opens_at_once_and_none_says_so(store: Store, service: ChatService) -> None:
     session = conversation(store, service)
     say(service, session, "read the email about the offsite")
     assert last_reply(store, session)[1].startswith("From: People Team\n")
@@ -165,7 +165,7 @@ def test_one_match_opens_at_once_and_none_says_so(store: Store, service: AgentSe
     assert pending(service, session) is None
 
 
-def test_plugins_register_through_the_services_object(service: AgentService) -> None:
+def test_plugins_register_through_the_services_object(service: ChatService) -> None:
     planner = service.agent("planner")
     assert planner is not None and planner.toolbox.get("search_inbox") is not None
     names = [row["name"] for row in service.intercepts.describe()]

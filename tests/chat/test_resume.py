@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pawflow.agent.resume import OBSERVATION, decode, load_seed
-from pawflow.agent.service import AgentService
+from pawflow.chat.service import ChatService
 from pawflow.clock import FakeClock
 from pawflow.store import Store
 from tests.chat.conftest import conversation, install, last_reply, pending, say
@@ -21,7 +21,7 @@ def observation(reply: str) -> str:
     return OBSERVATION.format(question=ASKED, reply=reply)
 
 
-def ask(service: AgentService, session: str) -> tuple[str, str]:
+def ask(service: ChatService, session: str) -> tuple[str, str]:
     """Have the planner ask; the run id and step id its continuation points at."""
     turn = say(service, session, "set up a graph database")
     [result] = turn.results
@@ -42,7 +42,7 @@ def ask(service: AgentService, session: str) -> tuple[str, str]:
 
 
 def test_the_reply_resumes_the_same_run_as_the_paused_steps_observation(
-    store: Store, service: AgentService
+    store: Store, service: ChatService
 ) -> None:
     session = conversation(store, service)
     run_id, step_id = ask(service, session)
@@ -65,7 +65,7 @@ def test_the_reply_resumes_the_same_run_as_the_paused_steps_observation(
 
 
 def test_a_change_of_subject_is_still_handled_by_the_resumed_run(
-    store: Store, service: AgentService
+    store: Store, service: ChatService
 ) -> None:
     session = conversation(store, service)
     run_id, _ = ask(service, session)
@@ -80,15 +80,15 @@ def test_a_change_of_subject_is_still_handled_by_the_resumed_run(
 
 
 @pytest.fixture
-def short_lived(sqlite_store: Store, sandbox: Path) -> Iterator[AgentService]:
+def short_lived(sqlite_store: Store, sandbox: Path) -> Iterator[ChatService]:
     """Checkpoints that expire long before the question does."""
-    with AgentService(sqlite_store, poll_interval=None, checkpoint_ttl=timedelta(hours=1)) as s:
+    with ChatService(sqlite_store, poll_interval=None, checkpoint_ttl=timedelta(hours=1)) as s:
         install(s, sandbox)
         yield s
 
 
 def test_an_expired_checkpoint_degrades_to_a_fresh_turn(
-    sqlite_store: Store, short_lived: AgentService, clock: FakeClock
+    sqlite_store: Store, short_lived: ChatService, clock: FakeClock
 ) -> None:
     store, service = sqlite_store, short_lived
     session = conversation(store, service)
@@ -107,7 +107,7 @@ def test_an_expired_checkpoint_degrades_to_a_fresh_turn(
 
 
 def test_an_undecodable_checkpoint_degrades_to_a_fresh_turn(
-    sqlite_store: Store, short_lived: AgentService
+    sqlite_store: Store, short_lived: ChatService
 ) -> None:
     store, service = sqlite_store, short_lived
     session = conversation(store, service)
@@ -122,7 +122,7 @@ def test_an_undecodable_checkpoint_degrades_to_a_fresh_turn(
     assert last_reply(store, session) == ("planner", "Planner here.")
 
 
-def test_one_decoder_gives_the_seed(store: Store, service: AgentService) -> None:
+def test_one_decoder_gives_the_seed(store: Store, service: ChatService) -> None:
     session = conversation(store, service)
     run_id, step_id = ask(service, session)
     checkpoint = service.checkpoints.get(run_id, step_id)
@@ -137,7 +137,7 @@ def test_one_decoder_gives_the_seed(store: Store, service: AgentService) -> None
 
 
 def test_a_late_reply_is_regrounded_in_the_question(
-    store: Store, service: AgentService, clock: FakeClock
+    store: Store, service: ChatService, clock: FakeClock
 ) -> None:
     session = conversation(store, service)
     run_id, _ = ask(service, session)
@@ -150,7 +150,7 @@ def test_a_late_reply_is_regrounded_in_the_question(
 
 
 def test_a_yes_reaches_the_agent_that_asked_on_every_backend(
-    store: Store, service: AgentService, sandbox: Path
+    store: Store, service: ChatService, sandbox: Path
 ) -> None:
     files = conversation(store, service, "Files")
     say(service, files, "organize my downloads")

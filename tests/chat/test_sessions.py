@@ -95,9 +95,9 @@ def test_by_run_finds_the_questions_of_a_run(registry: SessionRegistry) -> None:
 
 
 def test_the_agent_service_sweeps_expired_continuations(store: Store, clock: FakeClock) -> None:
-    from pawflow.agent.service import AgentService
+    from pawflow.chat.service import ChatService
 
-    with AgentService(store, poll_interval=None) as service:
+    with ChatService(store, poll_interval=None) as service:
         service.sessions.ask("s1", "planner", "question", "Which city?", ttl="1h")
         clock.advance("2h")
         assert store.sweep()["session_continuations_expired"] == 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pawflow.agent import AgentSpec, ScriptedModel, Tool, ToolContext
-from pawflow.agent.service import AgentService
 from pawflow.chat import STAGES
+from pawflow.chat.service import ChatService
 from pawflow.clock import FakeClock
 from pawflow.store import Store
 from tests.chat.conftest import conversation, last_reply, pending, say
@@ -21,7 +21,7 @@ def store(sqlite_store: Store) -> Store:
 
 
 def test_a_yes_to_an_offer_reaches_the_agent_that_made_it(
-    store: Store, service: AgentService
+    store: Store, service: ChatService
 ) -> None:
     session = conversation(store, service)
     say(service, session, "plan the launch")
@@ -45,7 +45,7 @@ def test_a_yes_to_an_offer_reaches_the_agent_that_made_it(
 
 
 def test_a_no_is_an_answer_too_and_anything_else_leaves_the_offer_open(
-    store: Store, service: AgentService
+    store: Store, service: ChatService
 ) -> None:
     session = conversation(store, service)
     say(service, session, "plan the launch")
@@ -58,7 +58,7 @@ def test_a_no_is_an_answer_too_and_anything_else_leaves_the_offer_open(
 
 
 def test_the_answer_goes_to_the_agent_that_asked_not_the_one_assigned_now(
-    store: Store, service: AgentService
+    store: Store, service: ChatService
 ) -> None:
     service.chat.register_agent(
         AgentSpec("other", "You are another agent.", ScriptedModel({"default": {"reply": "other"}}))
@@ -72,7 +72,7 @@ def test_the_answer_goes_to_the_agent_that_asked_not_the_one_assigned_now(
     assert last_reply(store, session) == ("other", "other")
 
 
-def test_a_pick_hands_the_item_to_its_owner(store: Store, service: AgentService) -> None:
+def test_a_pick_hands_the_item_to_its_owner(store: Store, service: ChatService) -> None:
     session = conversation(store, service)
     say(service, session, "what's in the news?")
     offered = pending(service, session)
@@ -90,7 +90,7 @@ def test_a_pick_hands_the_item_to_its_owner(store: Store, service: AgentService)
 
 
 def test_a_message_that_does_not_pick_withdraws_the_choice(
-    store: Store, service: AgentService
+    store: Store, service: ChatService
 ) -> None:
     session = conversation(store, service)
     say(service, session, "what's in the news?")
@@ -104,7 +104,7 @@ def test_a_message_that_does_not_pick_withdraws_the_choice(
 
 
 def test_an_inferred_question_claims_the_next_reply_and_regrounds_when_old(
-    store: Store, service: AgentService, clock: FakeClock
+    store: Store, service: ChatService, clock: FakeClock
 ) -> None:
     session = conversation(store, service)
     say(service, session, "guess which city I'm in")
@@ -124,7 +124,7 @@ def test_an_inferred_question_claims_the_next_reply_and_regrounds_when_old(
     )
 
 
-def test_a_later_question_supersedes_the_earlier_one(store: Store, service: AgentService) -> None:
+def test_a_later_question_supersedes_the_earlier_one(store: Store, service: ChatService) -> None:
     session = conversation(store, service)
     say(service, session, "plan the launch")
     say(service, session, "what's in the news?")
@@ -137,7 +137,7 @@ def test_a_later_question_supersedes_the_earlier_one(store: Store, service: Agen
     assert "taking that as yes" not in last_reply(store, session)[1]
 
 
-def test_explicit_beats_inferred(store: Store, service: AgentService) -> None:
+def test_explicit_beats_inferred(store: Store, service: ChatService) -> None:
     chat = service.chat
 
     def offer_deploy(ctx: ToolContext) -> str:

@@ -31,7 +31,7 @@ def blocks(language: str) -> list[str]:
 
 def test_the_readme_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
     flow_yaml = blocks("yaml")[0]
-    assert flow_yaml == (ROOT / "examples" / "flows" / "triage.yaml").read_text()
+    assert flow_yaml == (ROOT / "src" / "pawflow" / "demo" / "flows" / "triage.yaml").read_text()
     console = blocks("console")[0].splitlines()
     command = shlex.split(console[0].removeprefix("$ "))
     assert command[:3] == ["pawflow", "flow", "run"]
@@ -86,7 +86,7 @@ def test_deploy_list_stop_start_inject(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'p.db'}"
     with open_store(db) as store:
         conversation = store.create_conversation("alice").id
-    flow = ROOT / "examples" / "flows" / "expense_approval.yaml"
+    flow = ROOT / "src" / "pawflow" / "demo" / "flows" / "expense_approval.yaml"
 
     result = runner.invoke(
         app, ["flow", "deploy", str(flow), "--conversation", conversation, "--db", db]
@@ -126,7 +126,7 @@ def test_the_expense_example_end_to_end(tmp_path: Path) -> None:
     clock = FakeClock()
     with open_store(db, clock=clock) as store, FlowService(store, reconcile_interval=None) as svc:
         conversation = store.create_conversation("alice").id
-        text = (ROOT / "examples" / "flows" / "expense_approval.yaml").read_text()
+        text = (ROOT / "src" / "pawflow" / "demo" / "flows" / "expense_approval.yaml").read_text()
         deployment, _ = deps.deploy(store, text, conversation_id=conversation)
         svc.reconcile()
         for _ in range(2):

@@ -129,5 +129,7 @@ def test_load_flow_reads_a_file_and_names_it(tmp_path) -> None:  # type: ignore[
 def test_the_examples_load() -> None:
     from pathlib import Path
 
-    for path in sorted(Path(__file__).parents[2].joinpath("examples", "flows").glob("*.yaml")):
+    for path in sorted(
+        Path(__file__).parents[2].joinpath("src", "pawflow", "demo", "flows").glob("*.yaml")
+    ):
         assert load_flow(path).tasks

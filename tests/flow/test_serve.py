@@ -14,9 +14,10 @@ import httpx
 import pytest
 
 from pawflow import open_store
+from pawflow.demo.flows import DEMO_FLOW
+from pawflow.demo.flows import deploy_expense_demo as demo_setup
 from pawflow.flow import FlowFile, FlowService
 from pawflow.flow import deployments as deps
-from pawflow.flow.service import DEMO_FLOW, demo_setup
 from pawflow.server.testing import free_port
 from pawflow.store import Store
 from pawflow.testing import eventually

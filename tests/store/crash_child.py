@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from pawflow import Delivery, open_store
-from pawflow.store._db import Tx
+from pawflow.store.database import Tx
 
 CREATE_LOG = (
     "CREATE TABLE IF NOT EXISTS delivered_log (continuation_id TEXT NOT NULL, signal_id TEXT)"

@@ -14,7 +14,7 @@ import pytest
 
 from pawflow import FakeClock, MigrationError, open_store
 from pawflow.store import migrations
-from pawflow.store._db import SqliteDatabase
+from pawflow.store.database import SqliteDatabase
 from pawflow.testing import throwaway_postgres
 from tests.conftest import require_postgres
 

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import FilePayload, Page, expect
 
 from pawflow.clock import FakeClock
-from pawflow.server.tour import EXAMPLES
+from pawflow.demo.tour import EXAMPLES
 from pawflow.store import open_store
 from tests.webchat.conftest import Person, block
 

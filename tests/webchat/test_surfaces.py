@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from pawflow.demo.tour import EXAMPLES
 from pawflow.errors import InvalidInput
 from pawflow.interactions import Kind, normalize_options
 from pawflow.interactions.surfaces import check_surface
-from pawflow.server.tour import EXAMPLES
 from pawflow.store import Store
 
 OPTIONS = normalize_options(["a", "b"])

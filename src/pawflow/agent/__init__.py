@@ -26,7 +26,6 @@ from pawflow.agent.models import (
 )
 from pawflow.agent.spec import AgentSpec
 from pawflow.agent.tools import Tool, Toolbox, ToolContext, ToolOutcome, tool
-from pawflow.agent.wakeups import Wakeup, WakeupPoller
 
 __all__ = [
     "AgentLoop",
@@ -56,8 +55,6 @@ __all__ = [
     "ToolOutcome",
     "ToolSpec",
     "Toolbox",
-    "Wakeup",
-    "WakeupPoller",
     "deny_pattern",
     "tool",
 ]

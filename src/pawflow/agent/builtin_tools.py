@@ -24,9 +24,9 @@ from pawflow.agent.tools import (
     ToolContext,
     ToolOutcome,
 )
-from pawflow.durable import continuations as cont
 from pawflow.errors import InvalidInput
 from pawflow.records import Interaction, Requester
+from pawflow.store import continuations as cont
 from pawflow.store import interactions as inter
 
 MAX_WAIT_SECONDS = 120

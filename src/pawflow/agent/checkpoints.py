@@ -18,7 +18,7 @@ from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
 
 if TYPE_CHECKING:
     from pawflow.store import Store
-    from pawflow.store._db import Tx
+    from pawflow.store.database import Tx
 
 DEFAULT_TTL = timedelta(days=7)
 SWEEP_BATCH = 500

@@ -14,16 +14,16 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pawflow.clock import from_millis, to_millis
-from pawflow.durable.delivery import backoff
+from pawflow.loops import Loop
 from pawflow.records import Message
-from pawflow.store._db import Tx
+from pawflow.store.database import Tx
+from pawflow.store.delivery import backoff
 from pawflow.store.messages import append_message
 
 log = logging.getLogger("pawflow.agent.wakeups")
@@ -228,46 +228,8 @@ def absorb(tx: Tx, *, source: str, target: str, signal_id: str) -> bool:
     return by_source(tx, source) is None
 
 
-class WakeupPoller:
+class WakeupPoller(Loop):
     """Runs due wakeups on a thread of its own: every ``interval`` seconds, or when woken."""
 
     def __init__(self, run_due: Callable[[], int], *, interval: float = 1.0) -> None:
-        if interval <= 0:
-            raise ValueError("the poll interval must be positive")
-        self._run_due = run_due
-        self.interval = interval
-        self._stop = threading.Event()
-        self._wake = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.passes = 0
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None
-
-    def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="pawflow-wakeups", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=60)
-            self._thread = None
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            self._wake.clear()
-            try:
-                self._run_due()
-            except Exception:  # a failed pass must not end the loop; the next one retries
-                log.exception("wakeup pass failed")
-            self.passes += 1
-            self._wake.wait(self.interval)
+        super().__init__("wakeups", run_due, interval=interval, join_timeout=60)

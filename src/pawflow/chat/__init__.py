@@ -4,22 +4,17 @@ continuations that make an answer reach whoever asked it in its conversation."""
 from __future__ import annotations
 
 from pawflow.chat.claims import Claim
-from pawflow.chat.handler import handle_message
 from pawflow.chat.intercepts import Intercept, InterceptChain, InterceptRow, InterceptSpec
-from pawflow.chat.pipeline import (
-    STAGES,
-    AgentRuntime,
-    Pipeline,
-    Stage,
-    Turn,
-    default_pipeline,
-)
+from pawflow.chat.pipeline import STAGES, Pipeline, Stage, default_pipeline
+from pawflow.chat.service import ChatService
 from pawflow.chat.services import ChatServices
 from pawflow.chat.sessions import SessionContinuation, SessionRegistry
+from pawflow.chat.turn import AgentRuntime, Task, Turn
 
 __all__ = [
     "STAGES",
     "AgentRuntime",
+    "ChatService",
     "ChatServices",
     "Claim",
     "Intercept",
@@ -30,7 +25,7 @@ __all__ = [
     "SessionContinuation",
     "SessionRegistry",
     "Stage",
+    "Task",
     "Turn",
     "default_pipeline",
-    "handle_message",
 ]

@@ -22,8 +22,8 @@ import yaml
 from pawflow.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from pawflow.chat.pipeline import Turn
     from pawflow.chat.sessions import SessionContinuation
+    from pawflow.chat.turn import Turn
 
 DEFAULT_FILE = "intercepts.yaml"
 _ROW_KEYS = {"name", "resolves_confirmation", "enabled", "owner", "description"}

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
 
-from pawflow.agent.loop import ApprovedCall, LoopEvent, RunFinished, RunRequest, RunResult
+from pawflow.agent.loop import ApprovedCall, LoopEvent, RunFinished, RunRequest
 from pawflow.agent.models.base import ChatMessage, ToolCall
-from pawflow.agent.resume import ResumeSeed, load_seed
+from pawflow.agent.resume import load_seed
 from pawflow.agent.tools import (
     AWAITING_APPROVAL,
     AWAITING_CONFIRMATION,
@@ -29,98 +29,21 @@ from pawflow.agent.tools import (
     ToolContext,
 )
 from pawflow.chat import claims, inference
-from pawflow.chat.claims import Claim
 from pawflow.chat.intercepts import Intercept, InterceptChain
-from pawflow.chat.progress import PROGRESS_EVENT, Progress
+from pawflow.chat.progress import Progress
 from pawflow.chat.sessions import SessionContinuation, SessionRegistry
+from pawflow.chat.turn import AgentRuntime, Task, Turn
 from pawflow.errors import Conflict
 from pawflow.records import Message
 from pawflow.store.messages import recent as recent_messages
 
 if TYPE_CHECKING:
-    from pawflow.agent.checkpoints import CheckpointStore
-    from pawflow.agent.loop import AgentLoop
-    from pawflow.agent.spec import AgentSpec
     from pawflow.agent.wakeups import Wakeup
     from pawflow.store import Store
 
 log = logging.getLogger("pawflow.chat")
 
 STAGES = ("intercept", "classify", "route", "plan", "execute", "curate", "record")
-__all__ = ["PROGRESS_EVENT", "STAGES", "Intercept", "Pipeline", "Stage", "Turn"]
-
-
-class AgentRuntime(Protocol):
-    """What the stages need from whoever runs the agents (``AgentService``)."""
-
-    store: Store
-    sessions: SessionRegistry
-    checkpoints: CheckpointStore
-
-    def agent(self, name: str) -> AgentSpec | None: ...
-
-    def assigned_agent(self, conversation_id: str) -> str | None: ...
-
-    def loop_for(self, spec: AgentSpec) -> AgentLoop: ...
-
-
-@dataclass
-class Task:
-    """One run of one agent, as ``plan`` prepares it for ``execute``."""
-
-    agent: AgentSpec
-    messages: list[ChatMessage]
-    approved_calls: list[ApprovedCall] = field(default_factory=list)
-    # A halted run to go on with, and the reply it hears.
-    seed: ResumeSeed | None = None
-    reply: str = ""
-
-
-@dataclass
-class Turn:
-    store: Store
-    conversation_id: str
-    text: str
-    user: str  # whom the agent acts for (and asks)
-    kind: Literal["message", "wakeup"] = "message"
-    message_id: str | None = None
-    wakeup: Wakeup | None = None
-    intent: str | None = None
-    pending: SessionContinuation | None = None  # what the session waited on as the turn began
-    claim: Claim | None = None  # this message, taken as the answer to it
-    agent: AgentSpec | None = None
-    tasks: list[Task] = field(default_factory=list)
-    results: list[RunResult] = field(default_factory=list)
-    reply: str | None = None
-    reply_data: dict[str, Any] = field(default_factory=dict)
-    answered_by: str | None = None
-    opened: SessionContinuation | None = None  # what the turn left the session waiting on
-    recorded: Message | None = None
-    done: bool = False
-    trace: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # why a claim was or was not made
-
-    @classmethod
-    def for_message(cls, store: Store, message: Message) -> Turn:
-        return cls(
-            store=store,
-            conversation_id=message.conversation_id,
-            text=message.content,
-            user=message.author,
-            message_id=message.id,
-        )
-
-    @classmethod
-    def for_wakeup(cls, store: Store, wakeup: Wakeup) -> Turn:
-        return cls(
-            store=store,
-            conversation_id=wakeup.conversation_id,
-            text=wakeup.text,
-            user=wakeup.user,
-            kind="wakeup",
-            message_id=wakeup.message_id,
-            wakeup=wakeup,
-        )
 
 
 class Stage(Protocol):

@@ -8,9 +8,9 @@ may use is a method here.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -25,16 +25,12 @@ if TYPE_CHECKING:
 
 Plugin = Callable[["ChatServices", Mapping[str, Any]], None]
 
-KNOWN_PLUGINS: dict[str, str] = {
-    "planner": "pawflow.chat.plugins.planner:register",
-    "organizer": "pawflow.chat.plugins.organizer:register",
-    "inbox": "pawflow.chat.plugins.inbox:register",
-}
-"""Plugins by name: ``module:function``."""
+PLUGIN_GROUP = "pawflow.chat_plugins"
+"""The entry-point group chat plugins are found in (``name = "module:register"``)."""
 
 
 class AgentHost(Protocol):
-    """What ``ChatServices`` registers agents with (``AgentService``)."""
+    """What ``ChatServices`` registers agents with (``ChatService``)."""
 
     def add_agent(self, spec: AgentSpec) -> AgentSpec: ...
 
@@ -141,28 +137,25 @@ class ChatServices:
     # -- plugins ------------------------------------------------------------------------------
 
     def install(self, plugin: str | Plugin, config: Mapping[str, Any] | None = None) -> None:
-        """Run a plugin's ``register`` (by name of :data:`KNOWN_PLUGINS`, ``module:function``,
-        or the function itself)."""
+        """Run a plugin's ``register`` (by its entry-point name, or the function itself)."""
         name = plugin if isinstance(plugin, str) else getattr(plugin, "__module__", "plugin")
         function = resolve_plugin(plugin) if isinstance(plugin, str) else plugin
         function(self, dict(config or {}))
         self.plugins.append(name)
 
 
+def plugin_names() -> list[str]:
+    """The chat plugins installed as entry points."""
+    return sorted({point.name for point in entry_points(group=PLUGIN_GROUP)})
+
+
 def resolve_plugin(name: str) -> Plugin:
-    target = KNOWN_PLUGINS.get(name, name)
-    module_name, _, attribute = target.partition(":")
-    if not attribute:
-        raise InvalidInput(
-            f"unknown chat plugin {name!r}: use one of {sorted(KNOWN_PLUGINS)} or module:function"
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise InvalidInput(f"chat plugin {name!r}: cannot import {module_name}") from exc
-    function = getattr(module, attribute, None)
+    found = [point for point in entry_points(group=PLUGIN_GROUP) if point.name == name]
+    if not found:
+        raise InvalidInput(f"unknown chat plugin {name!r}: use one of {plugin_names()}")
+    function = found[0].load()
     if not callable(function):
-        raise InvalidInput(f"chat plugin {name!r}: {target} is not a function")
+        raise InvalidInput(f"chat plugin {name!r}: {found[0].value} is not a function")
     plugin: Plugin = function
     return plugin
 

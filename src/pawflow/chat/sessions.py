@@ -22,7 +22,7 @@ from pawflow.ids import new_id
 
 if TYPE_CHECKING:
     from pawflow.store import Store
-    from pawflow.store._db import Tx
+    from pawflow.store.database import Tx
 
 ContinuationKind = Literal["question", "approval", "choice"]
 Origin = Literal["explicit", "inferred"]

@@ -7,8 +7,8 @@ import threading
 import typer
 from rich.console import Console
 
-from pawflow.durable.delivery import Delivery
 from pawflow.store import DEFAULT_URL, open_store
+from pawflow.store.delivery import Delivery
 
 console = Console()
 

@@ -60,7 +60,7 @@ def serve(
     Other settings come from PAWFLOW_* variables (PAWFLOW_SWEEP_INTERVAL, PAWFLOW_MAX_BODY,
     PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, …; see pawflow.server.settings).
     """
-    from pawflow.server import serve as serving
+    from pawflow import serve as serving
 
     try:
         settings = ServerSettings.from_env(host=host, port=port, db=db, public_url=public_url)

@@ -20,7 +20,7 @@ from pawflow.flow.registry import (
     register_task,
 )
 from pawflow.flow.runtime import BatchResult, Ending, FlowInstance, run_batch
-from pawflow.flow.service import FlowService, flow_extension
+from pawflow.flow.service import FlowService
 from pawflow.flow.task import (
     FlowScope,
     Property,
@@ -55,7 +55,6 @@ __all__ = [
     "Template",
     "compile_path",
     "default_registry",
-    "flow_extension",
     "flow_task",
     "import_tasks",
     "load_flow",

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pawflow.clock import from_millis, iso, to_millis
-from pawflow.durable import continuations as cont
 from pawflow.errors import InvalidInput, NotFound
 from pawflow.flow.definition import FlowDefinition, parse_flow
 from pawflow.flow.executors import target_of
@@ -23,8 +22,9 @@ from pawflow.flow.registry import TaskRegistry
 from pawflow.flow.runtime import PARK_MODE_INJECT
 from pawflow.flow.task import FlowScope
 from pawflow.store import Store
-from pawflow.store._db import Tx
+from pawflow.store import continuations as cont
 from pawflow.store.conversations import conversation_access
+from pawflow.store.database import Tx
 
 Status = Literal["running", "stopped"]
 CHANGED_NOTICE = "flows"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import threading
 
-from pawflow.durable.delivery import Delivery
 from pawflow.errors import Undeliverable
 from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.runtime import FlowInstance
+from pawflow.store.delivery import Delivery
 
 TARGET_KIND = "flow"
 

@@ -29,9 +29,9 @@ from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.task import FlowScope, Parker, Resumption, RuntimeContext, TaskContext
 
 if TYPE_CHECKING:
-    from pawflow.durable.continuations import Continuation
     from pawflow.store import Store
-    from pawflow.store._db import Tx
+    from pawflow.store.continuations import Continuation
+    from pawflow.store.database import Tx
 
 log = logging.getLogger("pawflow.flow")
 

@@ -18,11 +18,7 @@ import threading
 import time
 from collections.abc import Mapping
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from pawflow.durable import continuations as cont
-from pawflow.durable.continuations import Continuation
 from pawflow.durations import deadline_after
 from pawflow.flow import deployments
 from pawflow.flow.board import SignalBoard
@@ -33,14 +29,10 @@ from pawflow.flow.registry import TaskRegistry
 from pawflow.flow.runtime import FlowInstance
 from pawflow.flow.task import FlowScope
 from pawflow.store import Store
-
-if TYPE_CHECKING:
-    from pawflow.server.extensions import ServeExtension
-    from pawflow.server.settings import ServerSettings
+from pawflow.store import continuations as cont
+from pawflow.store.continuations import Continuation
 
 log = logging.getLogger("pawflow.flow.service")
-
-DEMO_FLOW = Path(__file__).resolve().parents[3] / "examples" / "flows" / "expense_approval.yaml"
 
 
 class FlowService:
@@ -235,44 +227,3 @@ class FlowService:
                     self.reconcile()
             except Exception:  # a failed pass must not end the loop; the next one retries
                 log.exception("flow service pass failed")
-
-
-# -- pawflow serve ------------------------------------------------------------------------
-
-
-def demo_setup(store: Store, user: str, conversation_id: str, *, path: Path = DEMO_FLOW) -> None:
-    """Deploy the expense example into the demo conversation and have it ask once.
-
-    Idempotent: the deployment is reused, and a new expense form is asked only when none
-    is pending in that conversation.
-    """
-    if not path.is_file():
-        log.warning("demo flow %s not found; skipping the flow demo", path)
-        return
-    deployment, _ = deployments.deploy(
-        store,
-        path.read_text(encoding="utf-8"),
-        conversation_id=conversation_id,
-        user=user,
-        base_dir=path.parent,
-    )
-    pending = store.list_interactions(user=user, status="pending", conversation_id=conversation_id)
-    if any(getattr(i.requester, "instance", None) == deployment.id for i in pending):
-        return
-    deployments.inject(store, deployment.id, FlowFile.create(attributes={"employee": user}))
-
-
-def flow_extension(store: Store, settings: ServerSettings | Any) -> ServeExtension:
-    """The flows part of ``pawflow serve``: the flow service, and the demo's expense form."""
-    from pawflow.server.extensions import ServeExtension
-
-    options: Mapping[str, Any] = {}
-    extra = getattr(settings, "extra", None)
-    if isinstance(extra, Mapping) and isinstance(extra.get("flows"), Mapping):
-        options = extra["flows"]
-    service = FlowService(
-        store,
-        reconcile_interval=float(options.get("reconcile_interval", 1.0)),
-        workers=int(options.get("workers", 1)),
-    )
-    return ServeExtension("flows", services=[service], demo_setup=demo_setup)

@@ -20,9 +20,9 @@ from pawflow.flow.expressions import ExpressionError, Template, parse_template
 from pawflow.flow.flowfile import FlowFile
 
 if TYPE_CHECKING:
-    from pawflow.durable.continuations import Continuation
     from pawflow.flow.board import SignalBoard
     from pawflow.store import Store
+    from pawflow.store.continuations import Continuation
 
 PropertyType = Literal[
     "text", "static", "int", "bool", "choice", "duration", "map", "list", "object"

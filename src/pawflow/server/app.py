@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,18 +23,17 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-import pawflow
-from pawflow.durable.sweeper import Sweeper
+from pawflow.loops import Service
 from pawflow.server import actions, events, files, signin
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
-from pawflow.server.context import ServerContext
-from pawflow.server.extensions import MessageHandler, Service
+from pawflow.server.context import MessageHandler, ServerContext
 from pawflow.server.hub import EventHub
 from pawflow.server.limits import UPLOAD_OVERHEAD, BodyLimit, RateLimiter, SecurityHeaders
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
+from pawflow.store.sweeper import Sweeper
 
 log = logging.getLogger("pawflow.server")
 
@@ -95,7 +95,7 @@ def create_app(
 
     app = FastAPI(
         title="PawFlow",
-        version=pawflow.__version__,
+        version=version("pawflow"),
         description="Ask a person something and wait for the answer durably.",
         openapi_url=None,
         docs_url=None,

@@ -24,8 +24,8 @@ from pawflow.server.context import context_of
 from pawflow.server.errors import HTTPProblem
 from pawflow.server.settings import origin_of
 from pawflow.store import Store
-from pawflow.store._db import Tx
 from pawflow.store.conversations import ensure_user
+from pawflow.store.database import Tx
 
 TOKEN_PREFIX = "pf_"
 SESSION_COOKIE = "pawflow_session"

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from fastapi import Request
 
-from pawflow.durable.sweeper import Sweeper
 from pawflow.records import Message
-from pawflow.server.extensions import MessageHandler
 from pawflow.server.hub import EventHub
 from pawflow.server.limits import RateLimiter
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
+from pawflow.store.sweeper import Sweeper
 
 log = logging.getLogger("pawflow.server")
+
+MessageHandler = Callable[[Store, str, Message], object]
+"""``on_message(store, conversation_id, message)``, called off the request path."""
 
 
 @dataclass

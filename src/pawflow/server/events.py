@@ -24,7 +24,6 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from pawflow.clock import to_millis
-from pawflow.durable.sweeper import SweepStep
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Event
 from pawflow.server.auth import Principal, authenticate, prune_expired
@@ -32,7 +31,8 @@ from pawflow.server.context import ServerContext, context_of
 from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.store import Store
 from pawflow.store import events as event_log
-from pawflow.store._db import Tx
+from pawflow.store.database import Tx
+from pawflow.store.store import SweepStep
 
 BATCH = 500
 PRUNE_BATCH = 5000

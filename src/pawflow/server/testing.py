@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import httpx
 import uvicorn
 
+from pawflow.loops import Service
 from pawflow.server.app import create_app
 from pawflow.server.auth import issue_token
-from pawflow.server.extensions import MessageHandler, Service
-from pawflow.server.serve import Server
+from pawflow.server.context import MessageHandler
+from pawflow.server.running import Server
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
 

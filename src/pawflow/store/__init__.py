@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pawflow.clock import Clock
 from pawflow.errors import InvalidInput
-from pawflow.store._db import PostgresDatabase, SqliteDatabase
+from pawflow.store.database import PostgresDatabase, SqliteDatabase
 from pawflow.store.store import DEFAULT_PAYLOAD_CAP, Store
 
 DEFAULT_URL = "sqlite:///data/pawflow.db"

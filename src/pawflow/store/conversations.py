@@ -10,7 +10,7 @@ from pawflow.clock import from_millis, to_millis
 from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
 from pawflow.ids import new_id
 from pawflow.records import Access, Conversation, FileRef
-from pawflow.store._db import Tx
+from pawflow.store.database import Tx
 
 MAX_NAME = 200
 

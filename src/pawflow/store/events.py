@@ -9,7 +9,7 @@ from typing import Any
 
 from pawflow.clock import from_millis, to_millis
 from pawflow.records import Event
-from pawflow.store._db import Tx
+from pawflow.store.database import Tx
 
 EVENT_NOTICE = "event"
 

@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pawflow.clock import to_millis
-from pawflow.durable.continuations import fire_signal
 from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending
 from pawflow.ids import new_id
 from pawflow.interactions import (
@@ -27,13 +26,14 @@ from pawflow.interactions import (
 )
 from pawflow.interactions.surfaces import check_surface
 from pawflow.records import Interaction, Requester
-from pawflow.store._db import Tx
+from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_access,
     conversation_audience,
     conversation_members,
     get_file,
 )
+from pawflow.store.database import Tx
 from pawflow.store.events import append_event
 
 MAX_MESSAGE = 20_000

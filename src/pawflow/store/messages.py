@@ -10,8 +10,8 @@ from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput, NotFound
 from pawflow.ids import new_id
 from pawflow.records import Message
-from pawflow.store._db import Tx
 from pawflow.store.conversations import conversation_access, conversation_audience
+from pawflow.store.database import Tx
 from pawflow.store.events import append_event
 
 Role = Literal["user", "assistant", "system", "notification"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from pawflow.errors import Conflict, InvalidInput, MigrationError, StoreError
 from pawflow.interactions import CONFIRMATION_KINDS, normalize_options, parse_kind, prepare_request
-from pawflow.store._db import Database, Tx
+from pawflow.store.database import Database, Tx
 
 
 @dataclass(frozen=True)

@@ -10,31 +10,53 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pawflow import durations
 from pawflow.clock import Clock, SystemClock
-from pawflow.durable import continuations as cont
-from pawflow.durable.continuations import Continuation, SignalValue
-from pawflow.durable.delivery import (
+from pawflow.errors import InvalidInput, NotPending
+from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
+from pawflow.store import continuations as cont
+from pawflow.store import conversations as convs
+from pawflow.store import events, leases, messages, migrations
+from pawflow.store import interactions as inter
+from pawflow.store.continuations import Continuation, SignalValue
+from pawflow.store.database import Database, Tx
+from pawflow.store.delivery import (
     Delivery,
     DeliveryHandler,
     DeliveryRegistry,
     anything_due,
     deliver_due,
 )
-from pawflow.durable.sweeper import SweepReport, SweepStep
-from pawflow.errors import InvalidInput, NotPending
-from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
-from pawflow.store import conversations as convs
-from pawflow.store import events, messages, migrations
-from pawflow.store import interactions as inter
-from pawflow.store._db import Database, Tx
 
 DEFAULT_PAYLOAD_CAP = 1024 * 1024
 DEFAULT_FILE_CAP = 10 * 1024 * 1024
 SWEEP_BATCH = 500
+
+
+SweepStep = Callable[["Store"], dict[str, int]]
+"""An extra step of each sweeper pass; returns its counts by name."""
+
+
+@dataclass
+class SweepReport:
+    """What one pass did, by step: ``expired``, ``released``, ``delivered``, …"""
+
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> int:
+        return self.counts.get(key, 0)
+
+    def add(self, counts: dict[str, int]) -> None:
+        for key, value in counts.items():
+            self.counts[key] = self.counts.get(key, 0) + value
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
 
 
 class Store:
@@ -303,6 +325,23 @@ class Store:
     def cancel_continuation(self, continuation_id: str) -> bool:
         with self.db.transaction() as tx:
             return cont.cancel_continuation(tx, continuation_id, self.now())
+
+    # -- leases: one live owner at a time ----------------------------------------------------
+
+    def acquire_lease(self, name: str, owner: str, ttl: timedelta) -> bool:
+        """Take or renew the lease ``name`` for ``owner``; False while another holds it."""
+        with self.db.transaction() as tx:
+            return leases.acquire(tx, name, owner, self.now(), ttl)
+
+    def release_lease(self, name: str, owner: str) -> bool:
+        """Give the lease up, if ``owner`` holds it."""
+        with self.db.transaction() as tx:
+            return leases.release(tx, name, owner)
+
+    def live_leases(self, prefix: str = "") -> list[leases.Lease]:
+        """The leases not yet run out whose names start with ``prefix``."""
+        with self.db.transaction(write=False) as tx:
+            return leases.held(tx, prefix, self.now())
 
     def pending_continuations(self, target: str) -> int:
         with self.db.transaction(write=False) as tx:

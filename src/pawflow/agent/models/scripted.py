@@ -135,9 +135,9 @@ class ScriptedModel:
         return cls.from_text(Path(path).read_text("utf-8"))
 
     @classmethod
-    def from_package(cls, resource: str) -> ScriptedModel:
-        """A script shipped inside ``pawflow.agent`` (package data)."""
-        return cls.from_text(resources.files("pawflow.agent").joinpath(resource).read_text("utf-8"))
+    def from_package(cls, package: str, resource: str) -> ScriptedModel:
+        """A script shipped as package data of ``package``."""
+        return cls.from_text(resources.files(package).joinpath(resource).read_text("utf-8"))
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         # What came since the model last spoke: a user message or wakeup, or the results of

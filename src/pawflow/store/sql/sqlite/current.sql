@@ -243,3 +243,11 @@ DROP INDEX session_continuations_session;
 CREATE INDEX session_continuations_session ON session_continuations (session_id, seq);
 CREATE INDEX session_continuations_run ON session_continuations (run_id)
     WHERE run_id IS NOT NULL;
+
+CREATE TABLE leases (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX leases_owner ON leases (owner);

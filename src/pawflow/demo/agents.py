@@ -52,7 +52,7 @@ def demo_model(env: Mapping[str, str] | None = None) -> Model:
     real = OpenAIChatModel.from_env(env)
     if real is not None:
         return real
-    return ScriptedModel.from_package(DEMO_SCRIPT)
+    return ScriptedModel.from_package("pawflow.demo", DEMO_SCRIPT)
 
 
 def demo_agent(model: Model | None = None) -> AgentSpec:

@@ -1,8 +1,7 @@
-"""Serve-time extensions and the serve command's preparation; settings."""
+"""``pawflow serve``: its services, its preparation, its settings."""
 
 from __future__ import annotations
 
-import sys
 import threading
 from pathlib import Path
 
@@ -10,12 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from pawflow.cli import app as cli
+from pawflow.demo.agents import DEMO_AGENT
 from pawflow.errors import InvalidInput
-from pawflow.records import Message
-from pawflow.server import extensions
+from pawflow.flow.deployments import list_deployments
+from pawflow.serve import prepare
 from pawflow.server.context import ServerContext
-from pawflow.server.extensions import ServeExtension
-from pawflow.server.serve import prepare
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import live_server
 from pawflow.store import Store, open_store
@@ -55,65 +53,22 @@ def test_services_run_inside_the_lifespan_after_the_sweeper(sqlite_store: Store)
     )
 
 
-def test_import_known_skips_missing_modules_but_not_broken_ones(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "pawflow_ext_ok.py").write_text("LOADED = True\n")
-    (tmp_path / "pawflow_ext_broken.py").write_text("import pawflow_no_such_dependency\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    assert extensions.import_known(["pawflow_ext_missing", "pawflow_ext_ok"]) == ["pawflow_ext_ok"]
-    with pytest.raises(ModuleNotFoundError):
-        extensions.import_known(["pawflow_ext_broken"])
-    sys.modules.pop("pawflow_ext_ok", None)
-
-
-def test_on_message_handlers_all_run_even_when_one_fails(sqlite_store: Store) -> None:
-    seen: list[str] = []
-
-    def failing(store: Store, conversation_id: str, message: Message) -> None:
-        raise RuntimeError("boom")
-
-    def recording(store: Store, conversation_id: str, message: Message) -> None:
-        seen.append(message.content)
-
-    combined = extensions.combined_on_message(
-        [
-            ServeExtension("x", on_message=failing),
-            ServeExtension("y"),
-            ServeExtension("z", on_message=recording),
-        ]
-    )
-    assert combined is not None
-    conversation = sqlite_store.create_conversation("u", "t")
-    message = sqlite_store.append_message(conversation.id, "hi", author="u")
-    combined(sqlite_store, conversation.id, message)
-    assert seen == ["hi"]
-    assert extensions.combined_on_message([ServeExtension("none")]) is None
-
-
-def test_prepare_demo_calls_every_demo_setup_once_per_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls: list[tuple[str, str]] = []
-
-    def factory(store: Store, settings: ServerSettings) -> ServeExtension:
-        return ServeExtension(
-            "recorder", demo_setup=lambda s, user, conversation: calls.append((user, conversation))
-        )
-
-    monkeypatch.setattr(extensions, "EXTENSIONS", [factory])
-    monkeypatch.setattr(extensions, "KNOWN_MODULES", ())
+def test_prepare_demo_sets_up_every_demo_once(tmp_path: Path) -> None:
     settings = ServerSettings(db=f"sqlite:///{tmp_path / 'demo.db'}", port=9999)
     first = prepare(settings, demo=True)
     first.store.close()
     second = prepare(settings, demo=True)
     try:
-        assert len(calls) == 2 and calls[0] == calls[1] and calls[0][0] == "local"
-        conversation_id = calls[0][1]
-        [demo] = second.store.list_conversations(user="local")
-        assert demo.id == conversation_id and demo.title == "Demo"
-        pending = second.store.list_interactions(user="local", status="pending")
-        assert len(pending) == 1 and pending[0].kind == "confirm"
+        titles = sorted(c.title for c in second.store.list_conversations(user="local"))
+        assert titles == ["Demo", "Planner", "Tour: every kind"]
+        [demo] = [c for c in second.store.list_conversations(user="local") if c.title == "Demo"]
+        pending = second.store.list_interactions(
+            user="local", status="pending", conversation_id=demo.id
+        )
+        assert sorted(i.kind for i in pending) == ["confirm"]  # the expense form comes later
+        assert second.chat is not None and second.chat.assigned_agent(demo.id) == DEMO_AGENT
+        assert second.flows is not None
+        assert len(list_deployments(second.store)) == 1
         text = "\n".join(second.lines)
         assert "http://127.0.0.1:9999/signin?token=" in text
         assert "PAWFLOW_TOKEN=pf_" in text
@@ -121,11 +76,7 @@ def test_prepare_demo_calls_every_demo_setup_once_per_run(
         second.store.close()
 
 
-def test_prepare_makes_a_local_user_only_on_an_empty_database(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(extensions, "EXTENSIONS", [])
-    monkeypatch.setattr(extensions, "KNOWN_MODULES", ())
+def test_prepare_makes_a_local_user_only_on_an_empty_database(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fresh.db'}"
     with open_store(url) as store:
         fresh = prepare(ServerSettings(db=url), store=store)

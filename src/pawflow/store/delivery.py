@@ -18,11 +18,11 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pawflow.clock import to_millis
-from pawflow.durable.continuations import Continuation
 from pawflow.errors import InvalidInput
+from pawflow.store.continuations import Continuation
 
 if TYPE_CHECKING:
-    from pawflow.store._db import Database, Tx
+    from pawflow.store.database import Database, Tx
 
 log = logging.getLogger("pawflow.delivery")
 

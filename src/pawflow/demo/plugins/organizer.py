@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Any
 from pawflow.chat.intercepts import InterceptSpec
 from pawflow.chat.readers import read_yes_no
 from pawflow.chat.services import data_path
+from pawflow.demo.plugins import declare_rows
 from pawflow.errors import Conflict, InvalidInput
 
 if TYPE_CHECKING:
-    from pawflow.chat.pipeline import Turn
     from pawflow.chat.services import ChatServices
+    from pawflow.chat.turn import Turn
 
 OWNER = "organizer"
 APPLY = "organizer.apply"
@@ -233,6 +234,7 @@ def register(services: ChatServices, config: Mapping[str, Any]) -> None:
         data_path(config, "sandbox", Path()),
         plan_ttl=str(config.get("plan_ttl") or "1d"),
     )
+    declare_rows(services)
     services.register_intercept(
         InterceptSpec(
             "organizer.approve", organizer.approve, resolves_confirmation=True, owner=OWNER

@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 from pawflow.agent.tools import Tool
 from pawflow.chat.intercepts import InterceptSpec
 from pawflow.chat.readers import read_pick
+from pawflow.demo.plugins import declare_rows
 from pawflow.errors import Conflict, InvalidInput
 
 if TYPE_CHECKING:
-    from pawflow.chat.pipeline import Turn
     from pawflow.chat.services import ChatServices
+    from pawflow.chat.turn import Turn
 
 OWNER = "inbox"
 OPEN = "inbox.open"
@@ -104,7 +105,7 @@ def _mbox_path(path: Path | None) -> Iterator[Path]:
     if path is not None:
         yield path
         return
-    with resources.as_file(resources.files("pawflow.chat.plugins").joinpath(SAMPLE)) as found:
+    with resources.as_file(resources.files("pawflow.demo.plugins").joinpath(SAMPLE)) as found:
         yield found
 
 
@@ -227,6 +228,7 @@ def register(services: ChatServices, config: Mapping[str, Any]) -> None:
         None if path is None else Path(str(path)).expanduser(),
         shortlist_ttl=str(config.get("shortlist_ttl") or "1d"),
     )
+    declare_rows(services)
     services.register_intercept(
         InterceptSpec(OPEN, inbox.open, resolves_confirmation=True, owner=OWNER)
     )

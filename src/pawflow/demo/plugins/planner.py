@@ -39,7 +39,7 @@ Be brief."""
 
 
 def planner_script() -> ScriptedModel:
-    text = resources.files("pawflow.chat.plugins").joinpath(SCRIPT).read_text("utf-8")
+    text = resources.files("pawflow.demo.plugins").joinpath(SCRIPT).read_text("utf-8")
     return ScriptedModel.from_text(text)
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pawflow.server.extensions import ServeExtension, register
-from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
 
 TOUR_TITLE = "Tour: every kind"
@@ -150,14 +148,3 @@ def seed_tour(store: Store, user: str) -> str:
             **fields,
         )
     return conversation.id
-
-
-def _demo(store: Store, user: str, conversation_id: str) -> None:
-    seed_tour(store, user)
-
-
-def _serve(store: Store, settings: ServerSettings) -> ServeExtension:
-    return ServeExtension("tour", demo_setup=_demo)
-
-
-register(_serve)

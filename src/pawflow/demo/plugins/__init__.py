@@ -9,3 +9,15 @@
 
 Each is a function ``register(services, config)`` over :class:`pawflow.chat.ChatServices`.
 """
+
+from importlib import resources
+
+from pawflow.chat.services import ChatServices
+
+ROWS_FILE = "intercepts.yaml"
+
+
+def declare_rows(services: ChatServices) -> None:
+    """The demo plugins' rows of the intercept chain, in their one order."""
+    text = resources.files(__name__).joinpath(ROWS_FILE).read_text("utf-8")
+    services.declare_intercepts(text, f"{__name__}/{ROWS_FILE}")

@@ -1,9 +1,9 @@
-"""``AgentService``: runs a store's agents — their turns, their wakeups, their checkpoints.
+"""``ChatService``: runs a store's agents — their turns, their wakeups, their checkpoints.
 
 ``start()`` registers the ``agent`` delivery handler (an answer to an agent's question,
 consumed together with the wakeup it schedules), adds the sweep steps (expired checkpoints
 and session continuations; due wakeups), and starts the wakeup poller. Chat plugins plug in
-through :attr:`AgentService.chat`. :meth:`AgentService.handle_message` is what the
+through :attr:`ChatService.chat`. :meth:`ChatService.handle_message` is what the
 server calls for each user message.
 
 Turns of one conversation never overlap in this process: a user message waits for the turn
@@ -26,25 +26,26 @@ from pawflow.agent.checkpoints import DEFAULT_TTL, CheckpointStore
 from pawflow.agent.loop import AgentLoop
 from pawflow.agent.spec import AgentSpec
 from pawflow.chat.intercepts import Intercept, InterceptChain
-from pawflow.chat.pipeline import Pipeline, Turn, default_pipeline
+from pawflow.chat.pipeline import Pipeline, default_pipeline
 from pawflow.chat.services import ChatServices
 from pawflow.chat.sessions import SessionRegistry, expire_due
+from pawflow.chat.turn import Turn
 from pawflow.clock import to_millis
-from pawflow.durable.delivery import Delivery
 from pawflow.errors import InvalidInput, NotFound
 from pawflow.records import Message
 from pawflow.store import Store
-from pawflow.store._db import Tx
+from pawflow.store.database import Tx
+from pawflow.store.delivery import Delivery
 
 log = logging.getLogger("pawflow.agent")
 
 TARGET_KIND = "agent"
 WAKEUP_BATCH = 20
 
-_running: weakref.WeakKeyDictionary[Store, AgentService] = weakref.WeakKeyDictionary()
+_running: weakref.WeakKeyDictionary[Store, ChatService] = weakref.WeakKeyDictionary()
 
 
-def running_service(store: Store) -> AgentService | None:
+def running_service(store: Store) -> ChatService | None:
     """The started service of ``store`` in this process, if any."""
     return _running.get(store)
 
@@ -79,7 +80,7 @@ def assigned(tx: Tx, conversation_id: str) -> str | None:
 class _AgentDelivery:
     """The ``agent`` delivery handler: turns an answer into a scheduled wakeup."""
 
-    def __init__(self, service: AgentService) -> None:
+    def __init__(self, service: ChatService) -> None:
         self.service = service
 
     def accepts(self, target: str) -> bool:
@@ -90,7 +91,7 @@ class _AgentDelivery:
         self.service.schedule_wakeup(delivery)
 
 
-class AgentService:
+class ChatService:
     def __init__(
         self,
         store: Store,
@@ -182,7 +183,7 @@ class AgentService:
         if _running.get(self.store) is self:
             del _running[self.store]
 
-    def __enter__(self) -> AgentService:
+    def __enter__(self) -> ChatService:
         self.start()
         return self
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pawflow.agent.service import AgentService
-from pawflow.chat.demo import PLANNER_TITLE, SAMPLE_FILES, data_dir, plugin_configs
+from pawflow.chat.service import ChatService
+from pawflow.demo.chat import PLANNER_TITLE, SAMPLE_FILES, data_dir, plugin_configs
 from pawflow.errors import InvalidInput
-from pawflow.server.serve import prepare
+from pawflow.serve import prepare
 from pawflow.server.settings import ServerSettings
 from tests.chat.conftest import sandbox_state
 
@@ -24,9 +24,8 @@ def test_the_demo_has_a_planner_conversation_and_a_sandbox(tmp_path: Path) -> No
     settings = ServerSettings(db=f"sqlite:///{tmp_path / 'demo.db'}")
     prepared = prepare(settings, demo=True)
     try:
-        [agents] = [e for e in prepared.extensions if e.name == "agents"]
-        service = agents.services[0]
-        assert isinstance(service, AgentService)
+        service = prepared.chat
+        assert isinstance(service, ChatService)
         assert service.chat.plugins == ["planner", "organizer", "inbox"]
         [planner] = [
             c for c in prepared.store.list_conversations(user="local") if c.title == PLANNER_TITLE

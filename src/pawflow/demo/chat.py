@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pawflow.chat.plugins.planner import PLANNER
 from pawflow.chat.services import ChatServices
+from pawflow.demo.plugins.planner import PLANNER
 from pawflow.errors import InvalidInput
 from pawflow.store import Store
 

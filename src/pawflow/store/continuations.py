@@ -17,7 +17,7 @@ from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
 from pawflow.ids import new_id
 
 if TYPE_CHECKING:
-    from pawflow.store._db import Tx
+    from pawflow.store.database import Tx
 
 Outcome = Literal["signaled", "timeout", "elapsed", "cancelled"]
 

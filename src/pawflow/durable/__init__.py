@@ -1,1 +1,0 @@
-"""Durable signals, parked continuations, timers, delivery and the sweeper."""

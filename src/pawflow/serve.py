@@ -1,0 +1,158 @@
+"""``pawflow serve``: open the store, build the services from one explicit list, make sure
+someone can sign in, and build the app.
+
+The services are the flow service (every running deployment) and the chat service (the
+agents and the chat plugins, answering each stored user message). ``--demo`` adds the demo
+conversations: the deploy agent with the expense form, the tour of every kind, the planner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI
+
+from pawflow.chat.service import ChatService
+from pawflow.demo import agents as demo_agents
+from pawflow.demo import chat as demo_chat
+from pawflow.demo.flows import deploy_expense_demo
+from pawflow.demo.tour import seed_tour
+from pawflow.errors import InvalidInput
+from pawflow.flow.service import FlowService
+from pawflow.loops import Service
+from pawflow.server.app import create_app
+from pawflow.server.auth import has_users, issue_signin_link, issue_token
+from pawflow.server.running import serve_app
+from pawflow.server.settings import ServerSettings
+from pawflow.store import Store, open_store
+
+DEMO_TITLE = "Demo"
+_FLOW_SETTINGS = {"reconcile_interval", "workers"}
+_AGENT_SETTINGS = {"poll_interval"}
+
+
+@dataclass
+class Prepared:
+    store: Store
+    app: FastAPI
+    lines: list[str] = field(default_factory=list)
+    """What to tell the operator (sign-in link, demo token), one line each."""
+    flows: FlowService | None = None
+    chat: ChatService | None = None
+
+    @property
+    def services(self) -> list[Service]:
+        return [s for s in (self.flows, self.chat) if s is not None]
+
+
+def _options(settings: ServerSettings, name: str, known: set[str]) -> Mapping[str, Any]:
+    options: Any = settings.extra.get(name, {})
+    if not isinstance(options, Mapping) or set(options) - known:
+        raise InvalidInput(f"{name} settings accept only {sorted(known)}")
+    return options
+
+
+def flow_service(store: Store, settings: ServerSettings) -> FlowService:
+    options = _options(settings, "flows", _FLOW_SETTINGS)
+    return FlowService(
+        store,
+        reconcile_interval=float(options.get("reconcile_interval", 1.0)),
+        workers=int(options.get("workers", 1)),
+    )
+
+
+def chat_service(store: Store, settings: ServerSettings) -> ChatService:
+    """The chat service with the deploy agent and the chat plugins of the settings."""
+    options = _options(settings, "agents", _AGENT_SETTINGS)
+    service = ChatService(
+        store,
+        [demo_agents.demo_agent()],
+        poll_interval=float(options.get("poll_interval", 1.0)),
+    )
+    demo_chat.install_plugins(service.chat, settings)
+    return service
+
+
+def prepare(
+    settings: ServerSettings, *, demo: bool = False, store: Store | None = None
+) -> Prepared:
+    """Everything up to serving. On an empty database a local user is created and gets a
+    one-time sign-in link; ``demo`` also makes the demo conversations and an API token."""
+    store = store or open_store(settings.db)
+    try:
+        flows = flow_service(store, settings)
+        chat = chat_service(store, settings)
+        with store.transaction(write=False) as tx:
+            fresh = not has_users(tx)
+        local = settings.local_user
+        lines = []
+        if fresh or demo:
+            store.ensure_user(local)
+        if demo:
+            setup_demo(store, chat, local, settings)
+        if fresh or demo:
+            link = issue_signin_link(
+                store, local, base_url=settings.base_url, ttl=settings.signin_ttl
+            )
+            lines += [f"Sign in as {local!r} from a browser with this one-time link:", f"  {link}"]
+        else:
+            lines.append("Sign in from a browser with a link from: pawflow users signin-link NAME")
+        if demo:
+            token = issue_token(store, local, label="demo")
+            lines += [
+                "Terminal clients (pawflow inbox, pawflow answer ID VALUE):",
+                f"  export PAWFLOW_SERVER={settings.base_url}",
+                f"  export PAWFLOW_TOKEN={token}",
+            ]
+        app = create_app(
+            store,
+            settings=settings,
+            services=[flows, chat],
+            on_message=chat.handle_message,
+        )
+    except BaseException:
+        store.close()
+        raise
+    return Prepared(store, app, lines, flows, chat)
+
+
+def setup_demo(store: Store, chat: ChatService, user: str, settings: ServerSettings) -> None:
+    """The demo conversations (each made once): Demo, the tour, and the Planner."""
+    conversation_id = demo_conversation(store, user)
+    deploy_expense_demo(store, user, conversation_id)
+    chat.assign(conversation_id, demo_agents.DEMO_AGENT)
+    demo_chat.demo_setup(chat.chat, store, user, settings)
+    seed_tour(store, user)
+
+
+def demo_conversation(store: Store, user: str) -> str:
+    """The user's Demo conversation; a new one gets a greeting and a first question."""
+    for conversation in store.list_conversations(user=user):
+        if conversation.owner == user and conversation.title == DEMO_TITLE:
+            return conversation.id
+    conversation = store.create_conversation(user, DEMO_TITLE)
+    store.append_message(
+        conversation.id,
+        "Welcome to PawFlow. Questions asked here wait for you, however long you take.",
+        role="assistant",
+        author="pawflow",
+    )
+    store.request_interaction(
+        user,
+        conversation.id,
+        "confirm",
+        "Is the PawFlow server running for you?",
+        title="Demo",
+        requester={"type": "api", "name": "demo"},
+    )
+    return conversation.id
+
+
+def run(prepared: Prepared, settings: ServerSettings, *, log_level: str = "info") -> None:
+    """Serve until interrupted, then close the store."""
+    try:
+        serve_app(prepared.app, settings, log_level=log_level)
+    finally:
+        prepared.store.close()
