@@ -4,7 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit browser bench clean
+.PHONY: run test lint typecheck imports unit browser bench clean
+
+# The lowest total line coverage `make test` accepts.
+COVERAGE_FLOOR ?= 85
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,8 +25,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(PY) -m mypy
 
+imports: $(STAMP)
+	$(VENV)/bin/lint-imports
+
 unit: $(STAMP) browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
 
 # The web chat tests drive Debian's chromium (never a downloaded browser).
 browser:
@@ -34,7 +40,7 @@ browser:
 	  else echo "chromium is missing and cannot be installed without root:" \
 	    "run 'sudo apt-get install chromium' (the web chat tests are skipped until then)."; fi; }
 
-test: lint typecheck unit
+test: lint typecheck imports unit
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'

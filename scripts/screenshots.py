@@ -17,10 +17,10 @@ from typing import Any
 
 from playwright.sync_api import Page, expect, sync_playwright
 
+from pawflow.demo.tour import EXAMPLES
 from pawflow.server.auth import issue_signin_link
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import CHROMIUM, CHROMIUM_ARGS, live_server
-from pawflow.demo.tour import EXAMPLES
 from pawflow.store import Store, open_store
 
 USER = "ada"

@@ -40,7 +40,7 @@ def test_services_run_inside_the_lifespan_after_the_sweeper(sqlite_store: Store)
     with live_server(
         sqlite_store, settings=QUIET.replace(sweep_interval=0.05), services=services
     ) as server:
-        ctx = server.server.config.app.state.pawflow
+        ctx = server.server.app.state.pawflow
         holder.append(ctx)
         sweeper = ctx.sweeper
         assert sweeper is not None

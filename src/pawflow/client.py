@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -255,7 +255,7 @@ class Client:
 
     def events(
         self, *, last_event_id: int | None = None, timeout: float | None = None
-    ) -> Iterator[ServerEvent]:
+    ) -> Generator[ServerEvent, None, None]:
         """The caller's events over one connection (``ready``/``reset`` included).
 
         Reconnect with the last ``id`` seen to continue exactly where this one stopped.

@@ -6,6 +6,8 @@ import threading
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from pawflow.durations import parse_duration
+
 
 class Clock(Protocol):
     def now(self) -> datetime:
@@ -33,7 +35,6 @@ class FakeClock:
 
     def advance(self, delta: timedelta | str) -> datetime:
         """Move forward by a timedelta or a duration such as ``"1d"``."""
-        from pawflow.durations import parse_duration
 
         step = parse_duration(delta) if isinstance(delta, str) else delta
         with self._lock:

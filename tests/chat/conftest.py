@@ -13,7 +13,7 @@ from pawflow.chat import Turn
 from pawflow.chat.service import ChatService
 from pawflow.chat.sessions import SessionContinuation
 from pawflow.demo.chat import SAMPLE_FILES, fill_sandbox
-from pawflow.demo.plugins.planner import PLANNER
+from pawflow.demo.plugins.planner import PLANNER, planner_agent
 from pawflow.store import Store
 
 USER = "alice"
@@ -132,8 +132,6 @@ def pending(service: ChatService, conversation_id: str) -> SessionContinuation |
 
 
 def planner_spec() -> AgentSpec:
-    from pawflow.demo.plugins.planner import planner_agent
-
     return planner_agent(planner_model())
 
 

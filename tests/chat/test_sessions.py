@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pawflow.chat import sessions
+from pawflow.chat.service import ChatService
 from pawflow.chat.sessions import SessionRegistry
 from pawflow.clock import FakeClock
 from pawflow.errors import Conflict, InvalidInput, NotPending
@@ -95,8 +96,6 @@ def test_by_run_finds_the_questions_of_a_run(registry: SessionRegistry) -> None:
 
 
 def test_the_agent_service_sweeps_expired_continuations(store: Store, clock: FakeClock) -> None:
-    from pawflow.chat.service import ChatService
-
     with ChatService(store, poll_interval=None) as service:
         service.sessions.ask("s1", "planner", "question", "Which city?", ttl="1h")
         clock.advance("2h")

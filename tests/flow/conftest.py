@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from pawflow.flow import FlowInstance, FlowService
+from pawflow.flow import Ending, FlowInstance, FlowService
 from pawflow.flow import deployments as deps
 from pawflow.flow.deployments import Deployment
 from pawflow.store import Store
@@ -29,7 +29,7 @@ class Deployed:
         assert found is not None, "the instance is not running"
         return found
 
-    def endings(self, task: str | None = None, relationship: str | None = None) -> list:
+    def endings(self, task: str | None = None, relationship: str | None = None) -> list[Ending]:
         return [
             e
             for e in self.instance.endings()
@@ -37,10 +37,14 @@ class Deployed:
             and (relationship is None or e.relationship == relationship)
         ]
 
-    def wait_endings(self, count: int, task: str | None = None, rel: str | None = None) -> list:
-        return eventually(
-            lambda: (found := self.endings(task, rel)) and len(found) >= count and found
-        )
+    def wait_endings(
+        self, count: int, task: str | None = None, rel: str | None = None
+    ) -> list[Ending]:
+        def enough() -> list[Ending] | None:
+            found = self.endings(task, rel)
+            return found if len(found) >= count else None
+
+        return eventually(enough)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from pawflow.flow import (
     TaskContext,
     TaskRegistry,
     default_registry,
+    load_flow,
     parse_flow,
     run_batch,
 )
@@ -154,7 +155,6 @@ def test_user_tasks_from_an_imported_file(tmp_path) -> None:  # type: ignore[no-
     )
     flow_file = tmp_path / "flow.yaml"
     flow_file.write_text("imports: [my_tasks.py]\ntasks:\n  r: {type: reverse_text_for_test}\n")
-    from pawflow.flow import load_flow
 
     [ending] = run_batch(load_flow(flow_file), [FlowFile.create("abc")]).endings
     assert ending.flowfile.content == b"cba"

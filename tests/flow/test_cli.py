@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from pawflow import FakeClock, open_store
 from pawflow.cli import app
-from pawflow.flow import FlowService, parse_flow
+from pawflow.flow import FlowFile, FlowService, parse_flow
 from pawflow.flow import deployments as deps
+from pawflow.records import Interaction
 from pawflow.testing import eventually
 
 ROOT = Path(__file__).parents[2]
@@ -130,12 +131,13 @@ def test_the_expense_example_end_to_end(tmp_path: Path) -> None:
         deployment, _ = deps.deploy(store, text, conversation_id=conversation)
         svc.reconcile()
         for _ in range(2):
-            deps.inject(store, deployment.id, deps.FlowFile.create())
-        first, _second = eventually(
-            lambda: (
-                len(found := store.list_interactions(user="alice", status="pending")) == 2 and found
-            )
-        )
+            deps.inject(store, deployment.id, FlowFile.create())
+
+        def both_asked() -> list[Interaction] | None:
+            found = store.list_interactions(user="alice", status="pending")
+            return found if len(found) == 2 else None
+
+        first, _second = eventually(both_asked)
         receipt = store.add_file("alice", "receipt.pdf", "application/pdf", b"%PDF-1.4")
         clock.advance("1d")
         store.respond_interaction(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pawflow.flow import FlowDefinitionError, load_flow, parse_flow
@@ -127,8 +129,6 @@ def test_load_flow_reads_a_file_and_names_it(tmp_path) -> None:  # type: ignore[
 
 
 def test_the_examples_load() -> None:
-    from pathlib import Path
-
     for path in sorted(
         Path(__file__).parents[2].joinpath("src", "pawflow", "demo", "flows").glob("*.yaml")
     ):

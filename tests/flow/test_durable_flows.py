@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
+from functools import partial
+from typing import Literal
 
 import pytest
 
-from pawflow import FakeClock, Store
-from pawflow.flow import FlowFile, FlowService
+from pawflow import FakeClock, InvalidInput, Store, Undeliverable
+from pawflow.flow import FlowDefinitionError, FlowFile, FlowInstance, FlowService, parse_flow
 from pawflow.flow import deployments as deps
+from pawflow.records import Interaction
 from pawflow.testing import eventually
 from tests.flow.conftest import deploy, parked
 
@@ -41,7 +45,7 @@ tasks:
 """
 
 
-def pending(store: Store, user: str = "alice") -> list:
+def pending(store: Store, user: str = "alice") -> list[Interaction]:
     return store.list_interactions(user=user, status="pending")
 
 
@@ -225,7 +229,11 @@ tasks:
 
 @pytest.mark.parametrize(("access", "allowed"), [("write", True), ("read", False), (None, False)])
 def test_explicit_conversation_needs_write_access(
-    store: Store, service: FlowService, conversation: str, access: str | None, allowed: bool
+    store: Store,
+    service: FlowService,
+    conversation: str,
+    access: Literal["read", "write"] | None,
+    allowed: bool,
 ) -> None:
     shared = store.create_conversation("bob", "Bob's")
     if access is not None:
@@ -247,8 +255,6 @@ def test_explicit_conversation_needs_write_access(
 
 
 def test_expressions_cannot_name_the_conversation(store: Store) -> None:
-    from pawflow.flow import FlowDefinitionError, parse_flow
-
     with pytest.raises(FlowDefinitionError) as caught:
         parse_flow(EXPLICIT.format(target="${conversation}"))
     assert "tasks.ask.properties.conversation_id" in str(caught.value)
@@ -358,7 +364,7 @@ def test_a_thousand_parked_flowfiles_all_arrive_once(sqlite_store: Store, clock:
         flow = deploy(service, FAN_IN, conversation)
         sent = [FlowFile.create(attributes={"n": str(i)}) for i in range(1000)]
         for flowfile in sent:
-            eventually(lambda f=flowfile: _try_inject(flow.instance, f))
+            eventually(partial(_try_inject, flow.instance, flowfile))
         parked(store, flow.instance.target, 1000)
         assert flow.instance.wait_idle()
         assert store.notify_signal("go", "now") == 1000
@@ -375,11 +381,9 @@ def test_a_thousand_parked_flowfiles_all_arrive_once(sqlite_store: Store, clock:
         assert store.pending_continuations(flow.instance.target) == 0
 
 
-def _try_inject(instance: object, flowfile: FlowFile) -> bool:
-    from pawflow import Undeliverable
-
+def _try_inject(instance: FlowInstance, flowfile: FlowFile) -> bool:
     try:
-        instance.inject(flowfile)  # type: ignore[attr-defined]
+        instance.inject(flowfile)
     except Undeliverable:
         return False
     return True
@@ -450,8 +454,6 @@ tasks:
 def test_notify_user_is_sent_to_a_live_client_and_queued_otherwise(
     store: Store, service: FlowService, conversation: str
 ) -> None:
-    from datetime import timedelta
-
     flow = deploy(service, NOTIFY_USER, conversation)
     flow.instance.inject(FlowFile.create(attributes={"n": "1"}))
     [queued] = flow.wait_endings(1, "tell", "queued")
@@ -535,8 +537,6 @@ def test_redeploying_keeps_the_id_and_restarts_with_the_new_definition(
 
 
 def test_deploy_needs_write_access(store: Store, conversation: str) -> None:
-    from pawflow import InvalidInput
-
     store.share_conversation(conversation, user="alice", with_user="reader", access="read")
     with pytest.raises(InvalidInput, match="needs write access"):
         deps.deploy(store, NOTIFY_THEN_WAIT, conversation_id=conversation, user="reader")

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pawflow import FakeClock, Store, open_store
-from pawflow.flow import FlowFile, FlowService
+from pawflow.flow import FlowFile, FlowInstance, FlowService
 from pawflow.flow import deployments as deps
 from pawflow.testing import eventually
 from tests.flow.test_durable_flows import CHAIN, TIMER
@@ -27,14 +27,19 @@ def running(path: Path, clock: FakeClock) -> Iterator[tuple[Store, FlowService]]
         store.close()
 
 
+def running_instance(service: FlowService, deployment_id: str) -> FlowInstance:
+    instance = service.instance(deployment_id)
+    assert instance is not None, "the instance is not running"
+    return instance
+
+
 def test_answer_after_a_restart_resumes_the_branch(tmp_path: Path, clock: FakeClock) -> None:
     db = tmp_path / "pawflow.db"
     with running(db, clock) as (store, service):
         conversation = store.create_conversation("alice").id
         deployment, _ = deps.deploy(store, CHAIN, conversation_id=conversation)
         service.reconcile()
-        instance = service.instance(deployment.id)
-        assert instance is not None
+        instance = running_instance(service, deployment.id)
         instance.inject(FlowFile.create("v2 notes", {"version": "2.0"}))
         question = eventually(lambda: store.list_interactions(user="alice", status="pending"))[0]
         eventually(lambda: store.pending_continuations(instance.target))
@@ -47,8 +52,7 @@ def test_answer_after_a_restart_resumes_the_branch(tmp_path: Path, clock: FakeCl
         assert store.pending_continuations(f"flow:{deployment.id}") == 1
 
     with running(db, clock) as (store, service):
-        instance = service.instance(deployment.id)
-        assert instance is not None
+        instance = running_instance(service, deployment.id)
         [ending] = eventually(lambda: instance.endings())
         assert (ending.task_id, ending.relationship) == ("route", "approved")
         assert ending.flowfile.content == b"v2 notes"
@@ -64,15 +68,13 @@ def test_answer_between_restarts_with_the_server_up(tmp_path: Path, clock: FakeC
         conversation = store.create_conversation("alice").id
         deployment, _ = deps.deploy(store, CHAIN, conversation_id=conversation)
         service.reconcile()
-        instance = service.instance(deployment.id)
-        assert instance is not None
+        instance = running_instance(service, deployment.id)
         instance.inject(FlowFile.create())
         question = eventually(lambda: store.list_interactions(user="alice", status="pending"))[0]
         eventually(lambda: store.pending_continuations(instance.target))
 
     with running(db, clock) as (store, service):
-        instance = service.instance(deployment.id)
-        assert instance is not None
+        instance = running_instance(service, deployment.id)
         clock.advance("1d")
         store.respond_interaction(question.id, False, user="alice")
         [ending] = eventually(lambda: instance.endings())
@@ -85,14 +87,12 @@ def test_timer_fires_once_at_its_deadline_after_a_restart(tmp_path: Path, clock:
         conversation = store.create_conversation("alice").id
         deployment, _ = deps.deploy(store, TIMER, conversation_id=conversation)
         service.reconcile()
-        instance = service.instance(deployment.id)
-        assert instance is not None
+        instance = running_instance(service, deployment.id)
         instance.inject(FlowFile.create(attributes={"job": "a"}))
         eventually(lambda: store.pending_continuations(instance.target))
 
     with running(db, clock) as (store, service):
-        instance = service.instance(deployment.id)
-        assert instance is not None
+        instance = running_instance(service, deployment.id)
         clock.advance("1h")
         store.sweep()
         assert instance.endings() == []
@@ -103,8 +103,7 @@ def test_timer_fires_once_at_its_deadline_after_a_restart(tmp_path: Path, clock:
         assert ending.flowfile.attributes["durable.timer.status"] == "elapsed"
 
     with running(db, clock) as (store, service):
-        instance = service.instance(deployment.id)
-        assert instance is not None
+        instance = running_instance(service, deployment.id)
         clock.advance("1d")
         store.sweep()
         assert instance.wait_idle()
@@ -118,8 +117,7 @@ def test_the_service_releases_a_timer_at_its_deadline_without_a_sweep(tmp_path: 
         text = TIMER.replace('{duration: 2h, cancel_signal_id: "cancel-${job}"}', "{duration: 1s}")
         deployment, _ = deps.deploy(store, text, conversation_id=conversation)
         with FlowService(store, reconcile_interval=0.5) as service:
-            instance = service.instance(deployment.id)
-            assert instance is not None
+            instance = running_instance(service, deployment.id)
             instance.inject(FlowFile.create())
             [ending] = eventually(lambda: instance.endings())
             assert ending.flowfile.attributes["durable.timer.status"] == "elapsed"

@@ -18,6 +18,7 @@ from pawflow.demo.flows import DEMO_FLOW
 from pawflow.demo.flows import deploy_expense_demo as demo_setup
 from pawflow.flow import FlowFile, FlowService
 from pawflow.flow import deployments as deps
+from pawflow.records import Interaction
 from pawflow.server.testing import free_port
 from pawflow.store import Store
 from pawflow.testing import eventually
@@ -112,7 +113,7 @@ def test_demo_asks_for_an_expense_once(store: Store) -> None:
     demo_setup(store, "local", conversation)
     with FlowService(store, reconcile_interval=None):
 
-        def asked() -> list:
+        def asked() -> list[Interaction]:
             return store.list_interactions(user="local", status="pending", kind="form")
 
         [form] = eventually(asked)

@@ -86,7 +86,7 @@ def test_objects_keep_labels_and_default_missing_ones() -> None:
 def test_option_is_frozen() -> None:
     option = Option(value="a", label="A")
     with pytest.raises(ValueError):
-        option.value = "b"  # type: ignore[misc]
+        option.value = "b"
 
 
 @pytest.mark.parametrize(
@@ -158,7 +158,7 @@ def test_derived_choice_and_multi_schemas() -> None:
 
 
 def test_raw_options_are_normalized_too() -> None:
-    options, _ = prepare_request(Kind.CHOICE, ["a", "b"], None)  # type: ignore[arg-type]
+    options, _ = prepare_request(Kind.CHOICE, ["a", "b"], None)
     assert options == [Option(value="a", label="a"), Option(value="b", label="b")]
 
 

@@ -13,6 +13,7 @@ from starlette.routing import BaseRoute, Mount
 from typer.testing import CliRunner
 
 from pawflow.cli import app as cli
+from pawflow.clock import FakeClock
 from pawflow.server.app import create_app
 from pawflow.server.auth import CSRF_COOKIE, SESSION_COOKIE, issue_signin_link
 from pawflow.server.testing import LiveServer, live_server
@@ -48,7 +49,7 @@ def test_every_route_needs_authentication_but_the_public_ones(
             assert route.path == "/static"  # static files: public by design
             continue
         assert isinstance(route, APIRoute), route
-        for method in sorted(route.methods):
+        for method in sorted(route.methods or ()):
             routes.append((method, route.path))
     assert len(routes) >= 20
     public = set()
@@ -171,8 +172,6 @@ def test_cross_origin_sign_in_is_refused(live: LiveServer) -> None:
 
 
 def test_expired_sign_in_links_do_not_work(make_server: Callable[..., LiveServer]) -> None:
-    from pawflow.clock import FakeClock
-
     clock = FakeClock()
     server = make_server(clock=clock)
     link = issue_signin_link(server.store, "jo", base_url=server.url, ttl=QUIET.signin_ttl)

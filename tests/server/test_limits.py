@@ -6,6 +6,7 @@ import contextlib
 import json
 import socket
 from collections.abc import Callable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -121,7 +122,7 @@ def test_malformed_bodies_are_4xx_never_5xx(api: MakeApi, action: str) -> None:
         assert "error" in response.json()
 
 
-WRONG_TYPES = [
+WRONG_TYPES: list[dict[str, Any]] = [
     {"conversation_id": 1, "kind": "confirm", "message": "?"},
     {"conversation_id": "c", "kind": "nope", "message": "?"},
     {"conversation_id": "c", "kind": "confirm", "message": ["?"]},

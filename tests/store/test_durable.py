@@ -111,7 +111,12 @@ def test_undeliverable_stays_resolved_and_is_retried_with_backoff(
     parked = store.park("test:later", signal_id="go")
     store.notify_signal("go", "now")
     assert recorder.got == []
-    kept = eventually(lambda: (c := store.get_continuation(parked.id)).attempts and c)
+
+    def retried() -> Continuation | None:
+        found = store.get_continuation(parked.id)
+        return found if found is not None and found.attempts else None
+
+    kept = eventually(retried)
     assert kept.status == "resolved" and kept.attempts == 1
     recorder.refuse = False
     store.sweep()

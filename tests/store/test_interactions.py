@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
 
@@ -15,6 +17,7 @@ from pawflow import (
     NotPending,
     Store,
 )
+from pawflow.ids import new_id
 
 
 @pytest.fixture
@@ -96,10 +99,11 @@ def test_reads_are_scoped_and_foreign_equals_unknown(store: Store, conversation_
     with pytest.raises(NotFound) as unknown:
         store.get_interaction("no-such-id", user="mallory")
     assert str(foreign.value) == str(unknown.value)
-    for attempt in (
+    attempts: list[Callable[[], object]] = [
         lambda: store.respond_interaction(asked.id, "x", user="mallory"),
         lambda: store.cancel_interaction(asked.id, user="mallory"),
-    ):
+    ]
+    for attempt in attempts:
         with pytest.raises(NotFound):
             attempt()
     assert store.list_interactions(user="mallory") == []
@@ -135,7 +139,8 @@ def test_list_filters_and_pages(store: Store, conversation_id: str, clock: FakeC
     in_other = store.list_interactions(user="alice", conversation_id=other)
     assert [i.message for i in in_other] == ["Q1", "Q3"]
 
-    seen, cursor = [], None
+    seen: list[str] = []
+    cursor: str | None = None
     while True:
         page, cursor = store.page_interactions(user="alice", limit=2, cursor=cursor)
         seen.extend(i.message for i in page)
@@ -165,8 +170,6 @@ def test_expiry_by_sweeper_and_on_answer(
 
 
 def test_calendar_aware_expiry(store: Store, conversation_id: str, clock: FakeClock) -> None:
-    from datetime import UTC, datetime
-
     clock.set(datetime(2026, 1, 31, 12, tzinfo=UTC))
     asked = store.request_interaction("alice", conversation_id, "confirm", "?", expires_in="1mo")
     assert asked.expires_at == datetime(2026, 2, 28, 12, tzinfo=UTC)
@@ -225,8 +228,6 @@ def test_events_are_logged_with_the_change(store: Store, conversation_id: str) -
 
 
 def test_ids_are_long_random_and_safe_on_a_command_line() -> None:
-    from pawflow.ids import new_id
-
     made = {new_id() for _ in range(2000)}
     assert len(made) == 2000
     assert all(len(i) == 22 and i[0] not in "-_" for i in made)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from pawflow.agent.loop import RunRequest
 from pawflow.agent.models.base import ChatMessage
 from pawflow.agent.tools import AWAITING_USER_INPUT, ToolContext
 from pawflow.errors import InvalidInput
@@ -82,7 +83,6 @@ class ResumeSeed:
 
     def request(self, reply: str, context: ToolContext) -> RunRequest:
         """The run request that goes on with this run, the reply heard."""
-        from pawflow.agent.loop import RunRequest  # the loop imports this module's users
 
         return RunRequest(
             agent=self.agent,

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
+from pawflow.flow import FlowFile, deployments, import_tasks, load_flow, run_batch
 from pawflow.store import DEFAULT_URL, Store, open_store
 
 flow_app = typer.Typer(
@@ -56,8 +57,6 @@ def _open(db: str) -> Store:
 
 
 def _imports(modules: list[str]) -> None:
-    from pawflow.flow import import_tasks
-
     for module in modules:
         try:
             import_tasks(module, Path.cwd())
@@ -92,7 +91,6 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print log lines.")] = False,
 ) -> None:
     """Run a flow once over one FlowFile and print where each FlowFile ended."""
-    from pawflow.flow import FlowFile, deployments, load_flow, run_batch
 
     if not quiet:
         logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
@@ -145,7 +143,6 @@ def deploy(
     db: Annotated[str, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP)] = DEFAULT_URL,
 ) -> None:
     """Store a flow for pawflow serve to run continuously; prints its id last."""
-    from pawflow.flow import deployments
 
     try:
         text = file.read_text(encoding="utf-8")
@@ -177,7 +174,6 @@ def list_(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List deployed flows."""
-    from pawflow.flow import deployments
 
     with _open(db) as store:
         found = deployments.list_deployments(store, user=user)
@@ -198,8 +194,6 @@ def list_(
 
 
 def _set_status(deployment_id: str, db: str, status: str) -> None:
-    from pawflow.flow import deployments
-
     with _open(db) as store:
         try:
             found = deployments.change_status(
@@ -249,7 +243,6 @@ def inject(
     db: Annotated[str, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP)] = DEFAULT_URL,
 ) -> None:
     """Send a FlowFile into a deployed flow (delivered when and where it runs)."""
-    from pawflow.flow import FlowFile, deployments
 
     flowfile = FlowFile.create(_content(content, content_file), _attributes(attr or []))
     with _open(db) as store:

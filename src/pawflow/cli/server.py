@@ -13,10 +13,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from pawflow import serve as serving
 from pawflow.client import ApiError, Client
 from pawflow.errors import InvalidInput, NotFound, NotPending, PawFlowError
 from pawflow.interactions import Kind
 from pawflow.records import Interaction
+from pawflow.server.auth import issue_signin_link, issue_token, revoke_tokens, validate_user_name
 from pawflow.server.settings import ServerSettings
 from pawflow.store import DEFAULT_URL, open_store
 
@@ -60,7 +62,6 @@ def serve(
     Other settings come from PAWFLOW_* variables (PAWFLOW_SWEEP_INTERVAL, PAWFLOW_MAX_BODY,
     PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, …; see pawflow.server.settings).
     """
-    from pawflow import serve as serving
 
     try:
         settings = ServerSettings.from_env(host=host, port=port, db=db, public_url=public_url)
@@ -77,8 +78,6 @@ def serve(
 
 
 def _user_name(name: str) -> str:
-    from pawflow.server.auth import validate_user_name
-
     try:
         validate_user_name(name)
     except InvalidInput as exc:
@@ -93,7 +92,6 @@ def users_add(
     label: str = typer.Option("", help="A note kept with the token."),
 ) -> None:
     """Create a user (or give one another token); the token is the last line printed."""
-    from pawflow.server.auth import issue_token
 
     with open_store(db) as store:
         token = issue_token(store, name, label=label)
@@ -110,7 +108,6 @@ def users_signin_link(
     ),
 ) -> None:
     """Print a one-time browser sign-in link for a user."""
-    from pawflow.server.auth import issue_signin_link
 
     with open_store(db) as store:
         ttl = ServerSettings.from_env().signin_ttl
@@ -120,7 +117,6 @@ def users_signin_link(
 @users_app.command("revoke")
 def users_revoke(name: str = typer.Argument(...), db: str = DB_OPTION) -> None:
     """Revoke every API token of a user."""
-    from pawflow.server.auth import revoke_tokens
 
     with open_store(db) as store, store.transaction() as tx:
         count = revoke_tokens(tx, name)

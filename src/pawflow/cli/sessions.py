@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from pawflow.chat.inspect import describe_run, describe_session
 from pawflow.errors import NotFound
 from pawflow.store import DEFAULT_URL, open_store
 
@@ -19,7 +20,6 @@ def session_inspect(
     db: str = DB_OPTION,
 ) -> None:
     """Print what the conversation is waiting on, the checkpoint behind it, and its history."""
-    from pawflow.chat.inspect import describe_session
 
     with open_store(db) as store:
         try:
@@ -37,7 +37,6 @@ def run_inspect(
     db: str = DB_OPTION,
 ) -> None:
     """Print a run's checkpoints, what it is waiting on, and the questions it asked."""
-    from pawflow.chat.inspect import describe_run
 
     with open_store(db) as store:
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
@@ -560,7 +560,7 @@ def _set_enum(kind: Kind, effective: dict[str, Any], options: list[Option]) -> N
 
 
 def prepare_request(
-    kind: Kind, options: list[Option] | None, response_schema: dict[str, Any] | None
+    kind: Kind, options: Sequence[Option | str] | None, response_schema: dict[str, Any] | None
 ) -> tuple[list[Option] | None, dict[str, Any]]:
     """Check a request's kind/options/schema combination; return options and effective schema."""
     kind = parse_kind(kind)

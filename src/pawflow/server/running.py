@@ -16,15 +16,15 @@ class Server(uvicorn.Server):
 
     def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
         super().__init__(config)
-        self._app = app
+        self.app = app
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        self._app.state.pawflow.hub.close_streams()
+        self.app.state.pawflow.hub.close_streams()
         super().handle_exit(sig, frame)
 
     def end_streams_and_exit(self) -> None:
         """Stop from code (tests): the same as a signal."""
-        self._app.state.pawflow.hub.close_streams()
+        self.app.state.pawflow.hub.close_streams()
         self.should_exit = True
 
 
