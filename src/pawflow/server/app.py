@@ -24,6 +24,7 @@ from fastapi.staticfiles import StaticFiles
 
 import pawflow
 from pawflow.durable.sweeper import Sweeper
+from pawflow.mcp.http import mount as mount_mcp
 from pawflow.server import actions, events, files, signin
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
@@ -111,6 +112,7 @@ def create_app(
     app.include_router(signin.router)
     _add_basics(app, store)
     _add_static(app)
+    mount_mcp(app)
     return app
 
 
