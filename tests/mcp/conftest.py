@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from mcp.client.streamable_http import streamable_http_client
 
@@ -22,7 +22,7 @@ __all__ = ["QUIET", "Api", "api", "live", "make_server", "server_backend", "uniq
 @asynccontextmanager
 async def http_client(server: LiveServer, token: str, **options: Any) -> AsyncIterator[Client]:
     """The SDK's client on ``/mcp`` with a bearer token."""
-    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
     async with http:
         transport = streamable_http_client(f"{server.url}/mcp", http_client=http)
         async with Client(transport, **options) as client:
