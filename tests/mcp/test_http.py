@@ -174,3 +174,36 @@ def test_the_endpoint_needs_a_valid_token(live: LiveServer) -> None:
     for response in (missing, wrong):
         assert response.status_code == 401
         assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_a_session_is_unknown_to_another_users_token(live: LiveServer, user_api: UserApi) -> None:
+    _, first = user_api("ray")
+    _, second = user_api("sue")
+    accept = {"Accept": "application/json, text/event-stream"}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    with httpx.Client(base_url=live.url, timeout=30) as http:
+        opened = http.post(
+            "/mcp", json=hello, headers={**accept, "Authorization": f"Bearer {first}"}
+        )
+        assert opened.status_code == 200
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], **accept}
+        other = http.post(
+            "/mcp", json=listing, headers={**session, "Authorization": f"Bearer {second}"}
+        )
+        unknown = http.post(
+            "/mcp",
+            json=listing,
+            headers={**session, "mcp-session-id": "0" * 32, "Authorization": f"Bearer {second}"},
+        )
+    assert other.status_code == unknown.status_code == 404
+    assert other.json() == unknown.json()
