@@ -22,6 +22,7 @@ from pawflow.demo.tour import seed_tour
 from pawflow.errors import InvalidInput
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
+from pawflow.mcp.http import mount as mount_mcp
 from pawflow.server.app import create_app
 from pawflow.server.auth import has_users, issue_signin_link, issue_token
 from pawflow.server.running import serve_app
@@ -111,6 +112,7 @@ def prepare(
             settings=settings,
             services=[flows, chat],
             on_message=chat.handle_message,
+            endpoints=[mount_mcp],
         )
     except BaseException:
         store.close()

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from pawflow.clock import FakeClock
+from pawflow.mcp.http import mount as mount_mcp
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.testing import temporary_store
@@ -35,7 +36,7 @@ def live(server_backend: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
     directory = tmp_path_factory.mktemp("live")
     with (
         temporary_store(server_backend, directory) as store,
-        live_server(store, settings=QUIET) as server,
+        live_server(store, settings=QUIET, endpoints=[mount_mcp]) as server,
     ):
         yield server
 
@@ -50,7 +51,7 @@ def make_server(tmp_path: Path) -> Iterator[Callable[..., LiveServer]]:
         store_cm = temporary_store("sqlite", directory, clock=clock)
         store = store_cm.__enter__()
         with_stack.append(store_cm)
-        server_cm = live_server(store, settings=QUIET.replace(**settings))
+        server_cm = live_server(store, settings=QUIET.replace(**settings), endpoints=[mount_mcp])
         server = server_cm.__enter__()
         with_stack.append(server_cm)
         return server

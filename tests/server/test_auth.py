@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from pawflow.cli import app as cli
 from pawflow.clock import FakeClock
+from pawflow.mcp.http import mount as mount_mcp
 from pawflow.server.app import create_app
 from pawflow.server.auth import CSRF_COOKIE, SESSION_COOKIE, issue_signin_link
 from pawflow.server.testing import LiveServer, live_server
@@ -44,9 +45,14 @@ def test_every_route_needs_authentication_but_the_public_ones(
 ) -> None:
     server = make_server()
     routes = []
-    for route in _flat(create_app(sqlite_store, settings=QUIET).routes):
+    for route in _flat(create_app(sqlite_store, settings=QUIET, endpoints=[mount_mcp]).routes):
         if isinstance(route, Mount):
             assert route.path == "/static"  # static files: public by design
+            continue
+        if (
+            getattr(route, "path", None) == "/mcp"
+        ):  # the MCP endpoint: a plain ASGI route of every method
+            routes += [("GET", "/mcp"), ("POST", "/mcp"), ("DELETE", "/mcp")]
             continue
         assert isinstance(route, APIRoute), route
         for method in sorted(route.methods or ()):

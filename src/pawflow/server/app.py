@@ -8,7 +8,7 @@ reverse order. Everything but ``/healthz``, the static files and sign-in needs a
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from importlib.metadata import version
@@ -48,7 +48,10 @@ def create_app(
     settings: ServerSettings | None = None,
     services: Sequence[Service] = (),
     on_message: MessageHandler | None = None,
+    endpoints: Sequence[Callable[[FastAPI], object]] = (),
 ) -> FastAPI:
+    """The app serving ``store``; ``endpoints`` add more routes to it (``pawflow.serve``
+    adds the MCP endpoint this way)."""
     settings = settings or ServerSettings()
     ctx = ServerContext(
         store=store,
@@ -111,6 +114,8 @@ def create_app(
     app.include_router(signin.router)
     _add_basics(app, store)
     _add_static(app)
+    for add in endpoints:
+        add(app)
     return app
 
 

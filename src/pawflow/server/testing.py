@@ -6,11 +6,12 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import httpx
 import uvicorn
+from fastapi import FastAPI
 
 from pawflow.loops import Service
 from pawflow.server.app import create_app
@@ -63,11 +64,14 @@ def live_server(
     settings: ServerSettings | None = None,
     services: Sequence[Service] = (),
     on_message: MessageHandler | None = None,
+    endpoints: Sequence[Callable[[FastAPI], object]] = (),
 ) -> Iterator[LiveServer]:
     """Serve ``store`` on a free loopback port until the block ends (lifespan included)."""
     port = free_port()
     settings = (settings or ServerSettings()).replace(host="127.0.0.1", port=port)
-    app = create_app(store, settings=settings, services=services, on_message=on_message)
+    app = create_app(
+        store, settings=settings, services=services, on_message=on_message, endpoints=endpoints
+    )
     config = uvicorn.Config(
         app,
         host="127.0.0.1",

@@ -1,0 +1,65 @@
+"""What the MCP tools need from PawFlow, for one user: the backend protocol.
+
+Two implementations: :mod:`pawflow.mcp.remote` speaks to a server through its HTTP API
+(``pawflow mcp`` over stdio), :mod:`pawflow.mcp.local` calls the store of the server it
+is mounted in (``/mcp``). Both give the same errors the store raises (``NotFound``,
+``NotPending``, ``InvalidInput`` with field errors), so the tools treat them alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from pawflow.records import Interaction
+
+DEFAULT_CONVERSATION = "MCP"
+"""Title of the conversation questions go to when a tool call names none."""
+
+
+class Backend(Protocol):
+    """One user's view of PawFlow. Every method may block on I/O: all are async."""
+
+    @property
+    def user(self) -> str: ...
+
+    async def default_conversation(self) -> str:
+        """The id of the user's conversation for questions that name none (made if new)."""
+        ...
+
+    async def request(
+        self, conversation_id: str, kind: str, message: str, **optional: Any
+    ) -> Interaction: ...
+
+    async def get(self, request_id: str) -> Interaction: ...
+
+    async def page(
+        self,
+        *,
+        status: str | None,
+        conversation_id: str | None,
+        kind: str | None,
+        limit: int,
+        cursor: str | None,
+    ) -> tuple[list[Interaction], str | None]: ...
+
+    async def respond(self, request_id: str, answer: Any) -> Interaction: ...
+
+    async def cancel(self, request_id: str) -> Interaction: ...
+
+    async def wait(self, request_id: str, seconds: float) -> Interaction:
+        """The request once it is no longer pending, or as it is after ``seconds``."""
+        ...
+
+    async def watch(self, on_change: Callable[[], Awaitable[None]]) -> None:
+        """Call ``on_change`` whenever the user's requests may have changed, until cancelled."""
+        ...
+
+    def answer_url(self, record: Interaction) -> str:
+        """Where the person answers ``record`` in the web chat."""
+        ...
+
+
+def chat_url(base_url: str, conversation_id: str) -> str:
+    """The web chat's page of a conversation (its inline blocks answer its requests)."""
+    return f"{base_url.rstrip('/')}/?c={conversation_id}"

@@ -1,0 +1,145 @@
+"""The backend of the ``/mcp`` endpoint: the store of the server it is mounted in.
+
+The store's calls block, so they run on worker threads; waiting is not a thread but a
+subscription to the server's event hub, which wakes on every committed event.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from pawflow.errors import NotFound
+from pawflow.mcp.backend import DEFAULT_CONVERSATION, chat_url
+from pawflow.records import Interaction
+from pawflow.server.context import ServerContext
+
+
+class ConversationCache:
+    """Each user's default conversation id, found or made once per server."""
+
+    def __init__(self, title: str = DEFAULT_CONVERSATION) -> None:
+        self.title = title
+        self._ids: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, ctx: ServerContext, user: str) -> str:
+        with self._lock:
+            found = self._ids.get(user)
+            if found is not None:
+                return found
+            for conversation in ctx.store.list_conversations(user=user):
+                if conversation.owner == user and conversation.title == self.title:
+                    found = conversation.id
+                    break
+            else:
+                found = ctx.store.create_conversation(user, self.title).id
+            self._ids[user] = found
+            return found
+
+
+class LocalBackend:
+    def __init__(
+        self, ctx: ServerContext, user: str, conversations: ConversationCache, client: str = "mcp"
+    ) -> None:
+        self.ctx = ctx
+        self._user = user
+        self.conversations = conversations
+        self.client = client
+
+    @property
+    def user(self) -> str:
+        return self._user
+
+    async def default_conversation(self) -> str:
+        return await anyio.to_thread.run_sync(self.conversations.resolve, self.ctx, self.user)
+
+    async def request(
+        self, conversation_id: str, kind: str, message: str, **optional: Any
+    ) -> Interaction:
+        def publish() -> Interaction:
+            # Publishing needs write access, as through the action API; less is not found.
+            found = self.ctx.store.get_conversation(conversation_id, user=self.user)
+            if found.access not in ("owner", "write"):
+                raise NotFound("conversation")
+            return self.ctx.store.request_interaction(
+                self.user,
+                conversation_id,
+                kind,
+                message,
+                requester={"type": "api", "name": self.client},
+                **optional,
+            )
+
+        return await anyio.to_thread.run_sync(publish)
+
+    async def get(self, request_id: str) -> Interaction:
+        store = self.ctx.store
+        return await anyio.to_thread.run_sync(
+            lambda: store.get_interaction(request_id, user=self.user)
+        )
+
+    async def page(
+        self,
+        *,
+        status: str | None,
+        conversation_id: str | None,
+        kind: str | None,
+        limit: int,
+        cursor: str | None,
+    ) -> tuple[list[Interaction], str | None]:
+        store = self.ctx.store
+        return await anyio.to_thread.run_sync(
+            lambda: store.page_interactions(
+                user=self.user,
+                status=status,
+                conversation_id=conversation_id,
+                kind=kind,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
+
+    async def respond(self, request_id: str, answer: Any) -> Interaction:
+        store = self.ctx.store
+        return await anyio.to_thread.run_sync(
+            lambda: store.respond_interaction(request_id, answer, user=self.user)
+        )
+
+    async def cancel(self, request_id: str) -> Interaction:
+        store = self.ctx.store
+        return await anyio.to_thread.run_sync(
+            lambda: store.cancel_interaction(request_id, user=self.user)
+        )
+
+    async def wait(self, request_id: str, seconds: float) -> Interaction:
+        hub = self.ctx.hub
+        waiter = hub.subscribe()
+        try:
+            with anyio.move_on_after(seconds):
+                while hub.running:
+                    waiter.clear()  # before reading: a commit during the read wakes the wait
+                    record = await self.get(request_id)
+                    if not record.pending:
+                        return record
+                    await waiter.wait()
+        finally:
+            hub.unsubscribe(waiter)
+        return await self.get(request_id)
+
+    async def watch(self, on_change: Callable[[], Awaitable[None]]) -> None:
+        hub = self.ctx.hub
+        waiter = hub.subscribe()
+        try:
+            while hub.running:
+                await waiter.wait()
+                waiter.clear()
+                await on_change()
+        finally:
+            hub.unsubscribe(waiter)
+
+    def answer_url(self, record: Interaction) -> str:
+        return chat_url(self.ctx.settings.base_url, record.conversation_id)

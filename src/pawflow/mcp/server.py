@@ -1,0 +1,200 @@
+"""The MCP server: PawFlow's tools and the pending list, on the SDK's low-level server.
+
+The low-level server is used so that each tool's schema is exactly its model's (see
+:mod:`pawflow.mcp.schemas`). It is transport-free: :mod:`pawflow.mcp.stdio` and
+:mod:`pawflow.mcp.http` run it, each with a way to find the caller's backend.
+
+The pending list is the resource ``pawflow://interactions/pending``. A client that
+subscribes to it gets ``notifications/resources/updated`` whenever the set of pending
+requests changes, for as long as its connection lasts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio.abc import TaskGroup
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+import pawflow
+from pawflow.mcp import schemas
+from pawflow.mcp.backend import Backend
+from pawflow.mcp.tools import Elicit, call_tool
+
+log = logging.getLogger("pawflow.mcp")
+
+PENDING_URI = "pawflow://interactions/pending"
+MAX_LISTED = 1000
+"""The pending resource lists at most this many requests (the oldest first)."""
+
+INSTRUCTIONS = (
+    "PawFlow asks a person something and keeps the question until they answer, however "
+    "long that takes. Ask with request_confirmation or request_user_input; a pending request "
+    "keeps its id: check it later with get_interaction or wait_for_answer."
+)
+
+Resolve = Callable[[ServerRequestContext[Any, Any]], Backend]
+"""The backend of the caller of one request (raises MCPError when there is none)."""
+
+
+@dataclass
+class Live:
+    """What lives as long as the server runs: the watchers of subscribed clients."""
+
+    tasks: TaskGroup
+    watchers: dict[int, anyio.CancelScope] = field(default_factory=dict)
+
+
+async def pending_snapshot(backend: Backend) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while len(found) < MAX_LISTED:
+        items, cursor = await backend.page(
+            status="pending", conversation_id=None, kind=None, limit=100, cursor=cursor
+        )
+        found.extend(item.to_dict() for item in items)
+        if cursor is None:
+            break
+    return found[:MAX_LISTED]
+
+
+def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client takes form elicitations on this request's channel."""
+    capabilities = ctx.session.client_capabilities
+    elicitation = None if capabilities is None else capabilities.elicitation
+    if elicitation is None:
+        return False
+    # An empty elicitation capability means form mode (the spec's older shape).
+    form_ok = elicitation.form is not None or elicitation.url is None
+    return form_ok and ctx.session.can_send_request
+
+
+def build_server(resolve: Resolve, *, name: str = "pawflow") -> Server[Live]:
+    @asynccontextmanager
+    async def lifespan(_: Server[Live]) -> AsyncIterator[Live]:
+        async with anyio.create_task_group() as tg:
+            yield Live(tg)
+            tg.cancel_scope.cancel()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Live, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[spec.tool() for spec in schemas.TOOLS])
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Live, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        backend = resolve(ctx)
+        elicit: Elicit | None = None
+        if _can_elicit(ctx):
+            session, related = ctx.session, ctx.request_id
+
+            async def elicit(message: str, schema: dict[str, Any]) -> types.ElicitResult:
+                return await session.elicit_form(message, schema, related_request_id=related)
+
+        return await call_tool(backend, params.name, params.arguments, elicit)
+
+    async def list_resources(
+        ctx: ServerRequestContext[Live, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        pending = types.Resource(
+            uri=PENDING_URI,
+            name="pending",
+            title="Pending requests",
+            description="Your requests still waiting for an answer, oldest first.",
+            mime_type="application/json",
+        )
+        return types.ListResourcesResult(resources=[pending])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Live, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if str(params.uri) != PENDING_URI:
+            raise MCPError(types.INVALID_PARAMS, f"unknown resource {params.uri}")
+        items = await pending_snapshot(resolve(ctx))
+        text = json.dumps({"interactions": items}, ensure_ascii=False)
+        contents = types.TextResourceContents(
+            uri=PENDING_URI, mime_type="application/json", text=text
+        )
+        return types.ReadResourceResult(contents=[contents])
+
+    async def subscribe(
+        ctx: ServerRequestContext[Live, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        if str(params.uri) != PENDING_URI:
+            raise MCPError(types.INVALID_PARAMS, f"unknown resource {params.uri}")
+        _start_watcher(ctx, resolve(ctx))
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Live, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        scope = ctx.lifespan_context.watchers.pop(_connection_key(ctx), None)
+        if scope is not None:
+            scope.cancel()
+        return types.EmptyResult()
+
+    return Server(
+        name,
+        version=pawflow.__version__,
+        title="PawFlow",
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=on_call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+    )
+
+
+def _connection(ctx: ServerRequestContext[Any, Any]) -> Any:
+    # The SDK keeps the per-connection state (and its teardown) on the session's
+    # connection; a watcher must end with the connection that asked for it.
+    return getattr(ctx.session, "_connection", None)
+
+
+def _connection_key(ctx: ServerRequestContext[Any, Any]) -> int:
+    return id(_connection(ctx) or ctx.session)
+
+
+def _start_watcher(ctx: ServerRequestContext[Live, Any], backend: Backend) -> None:
+    live = ctx.lifespan_context
+    key = _connection_key(ctx)
+    if key in live.watchers:
+        return
+    session = ctx.session
+    scope = anyio.CancelScope()
+    live.watchers[key] = scope
+
+    async def watch() -> None:
+        seen = [item["id"] for item in await pending_snapshot(backend)]
+
+        async def on_change() -> None:
+            nonlocal seen
+            now = [item["id"] for item in await pending_snapshot(backend)]
+            if now != seen:
+                seen = now
+                await session.send_resource_updated(PENDING_URI)
+
+        with scope:
+            try:
+                await backend.watch(on_change)
+            except Exception:  # the connection is gone (or the server going down)
+                log.debug("pending-list watcher ended", exc_info=True)
+        live.watchers.pop(key, None)
+
+    connection = _connection(ctx)
+    if connection is not None:
+        connection.exit_stack.callback(scope.cancel)
+    live.tasks.start_soon(watch)

@@ -1,0 +1,210 @@
+"""The tools over streamable HTTP at /mcp, answered through the action API."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import httpx
+
+from pawflow.mcp import schemas
+from pawflow.server import models as m
+from pawflow.server.testing import LiveServer
+from pawflow.testing import eventually
+from tests.mcp_interop.conftest import error_text, http_client, structured
+from tests.server.conftest import Api
+
+UserApi = Callable[[str], tuple[Api, str]]
+
+
+def test_tools_are_listed_with_the_action_api_schemas(live: LiveServer, user_api: UserApi) -> None:
+    _, token = user_api("ada")
+
+    async def scenario() -> dict[str, Any]:
+        async with http_client(live, token) as client:
+            listed = await client.list_tools()
+            return {tool.name: tool for tool in listed.tools}
+
+    tools = anyio.run(scenario)
+    assert set(tools) == {
+        "request_confirmation",
+        "request_user_input",
+        "get_interaction",
+        "list_interactions",
+        "cancel_interaction",
+        "wait_for_answer",
+    }
+    ask = tools["request_user_input"].input_schema
+    base = m.RequestInteraction.model_json_schema()
+    for name in ("kind", "message", "title", "options", "response_schema", "expires_in"):
+        assert ask["properties"][name] == base["properties"][name]
+    assert ask["$defs"]["Kind"]["enum"] == base["$defs"]["Kind"]["enum"]
+    assert ask["properties"]["wait_seconds"]["maximum"] == schemas.MAX_WAIT
+    assert set(ask["required"]) == {"kind", "message"}
+    confirm = tools["request_confirmation"].input_schema
+    assert confirm["properties"]["mode"]["enum"] == ["confirm", "choice", "multi"]
+    assert confirm["properties"]["message"] == base["properties"]["message"]
+    assert confirm["required"] == ["message"]
+    assert confirm["additionalProperties"] is False
+    assert tools["get_interaction"].input_schema == m.RequestRef.model_json_schema()
+    out = tools["get_interaction"].output_schema
+    assert out is not None
+    assert out["properties"]["interaction"]["$ref"].endswith("InteractionOut")
+
+
+def test_ask_answer_through_the_api_then_read_the_answer(
+    live: LiveServer, user_api: UserApi
+) -> None:
+    api, token = user_api("bea")
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        async with http_client(live, token) as client:
+            asked = structured(
+                await client.call_tool(
+                    "request_confirmation",
+                    {"message": "Deploy now?", "mode": "choice", "options": ["now", "later"]},
+                )
+            )
+            request_id = asked["interaction"]["id"]
+            await anyio.to_thread.run_sync(
+                lambda: api.ok("respond_interaction", request_id=request_id, answer="later")
+            )
+            got = structured(await client.call_tool("get_interaction", {"request_id": request_id}))
+            waited = structured(
+                await client.call_tool("wait_for_answer", {"request_id": request_id, "seconds": 5})
+            )
+            return asked, got, waited
+
+    asked, got, waited = anyio.run(scenario)
+    record = asked["interaction"]
+    assert record["status"] == "pending"
+    assert record["kind"] == "choice"
+    assert record["owner"] == api.user
+    assert asked["answer_url"] == f"{live.url}/?c={record['conversation_id']}"
+    assert got["interaction"]["status"] == "answered"
+    assert got["interaction"]["answer"] == "later"
+    assert waited["interaction"] == got["interaction"]
+    # The default conversation is the user's own "MCP" conversation.
+    titles = {c["id"]: c["title"] for c in api.ok("list_conversations")["conversations"]}
+    assert titles[record["conversation_id"]] == "MCP"
+
+
+def test_wait_seconds_returns_an_answer_that_comes_in_time(
+    live: LiveServer, user_api: UserApi
+) -> None:
+    api, token = user_api("cy")
+
+    def answer_when_asked() -> None:
+        def pending() -> list[Any]:
+            found: list[Any] = api.ok("list_interactions", status="pending")["interactions"]
+            return found
+
+        found = eventually(pending)
+        api.ok("respond_interaction", request_id=found[0]["id"], answer=42)
+
+    async def scenario() -> dict[str, Any]:
+        async with http_client(live, token) as client, anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, answer_when_asked)
+            result = structured(
+                await client.call_tool(
+                    "request_user_input",
+                    {"kind": "integer", "message": "How many?", "wait_seconds": 60},
+                )
+            )
+        return result
+
+    result = anyio.run(scenario)
+    assert result["interaction"]["status"] == "answered"
+    assert result["interaction"]["answer"] == 42
+
+
+def test_a_foreign_request_is_exactly_as_unknown_as_a_missing_one(
+    live: LiveServer, user_api: UserApi
+) -> None:
+    owner, _ = user_api("dan")
+    _, token = user_api("eve")
+    foreign = owner.ask(owner.conversation())["id"]
+
+    async def scenario() -> list[str]:
+        texts = []
+        async with http_client(live, token) as client:
+            for tool in ("get_interaction", "cancel_interaction", "wait_for_answer"):
+                for request_id in (foreign, "no-such-request"):
+                    args: dict[str, Any] = {"request_id": request_id}
+                    if tool == "wait_for_answer":
+                        args["seconds"] = 0
+                    texts.append(error_text(await client.call_tool(tool, args)))
+        return texts
+
+    texts = anyio.run(scenario)
+    assert texts == ["interaction not found"] * 6
+    assert owner.ok("get_interaction", request_id=foreign)["interaction"]["status"] == "pending"
+
+
+def test_list_cancel_and_bad_arguments(live: LiveServer, user_api: UserApi) -> None:
+    api, token = user_api("fay")
+    conversation = api.conversation()
+    first = api.ask(conversation)["id"]
+    second = api.ask(conversation, kind="text")["id"]
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], str, str]:
+        async with http_client(live, token) as client:
+            cancelled = structured(
+                await client.call_tool("cancel_interaction", {"request_id": first})
+            )
+            listed = structured(await client.call_tool("list_interactions", {}))
+            bad = error_text(
+                await client.call_tool("request_user_input", {"kind": "colour", "message": "?"})
+            )
+            again = error_text(await client.call_tool("cancel_interaction", {"request_id": first}))
+            return cancelled, listed, bad, again
+
+    cancelled, listed, bad, again = anyio.run(scenario)
+    assert cancelled["interaction"]["status"] == "cancelled"
+    assert [i["id"] for i in listed["interactions"]] == [second]
+    assert bad.startswith("invalid arguments") and "kind" in bad
+    assert again == "the request is already cancelled"
+
+
+def test_the_endpoint_needs_a_valid_token(live: LiveServer) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    with httpx.Client(base_url=live.url) as http:
+        missing = http.post("/mcp", json=body)
+        wrong = http.post("/mcp", json=body, headers={"Authorization": "Bearer pf_nope"})
+    for response in (missing, wrong):
+        assert response.status_code == 401
+        assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_a_session_is_unknown_to_another_users_token(live: LiveServer, user_api: UserApi) -> None:
+    _, first = user_api("ray")
+    _, second = user_api("sue")
+    accept = {"Accept": "application/json, text/event-stream"}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    with httpx.Client(base_url=live.url, timeout=30) as http:
+        opened = http.post(
+            "/mcp", json=hello, headers={**accept, "Authorization": f"Bearer {first}"}
+        )
+        assert opened.status_code == 200
+        session = {"mcp-session-id": opened.headers["mcp-session-id"], **accept}
+        other = http.post(
+            "/mcp", json=listing, headers={**session, "Authorization": f"Bearer {second}"}
+        )
+        unknown = http.post(
+            "/mcp",
+            json=listing,
+            headers={**session, "mcp-session-id": "0" * 32, "Authorization": f"Bearer {second}"},
+        )
+    assert other.status_code == unknown.status_code == 404
+    assert other.json() == unknown.json()
