@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pawflow.cli import demo, flows, server, sessions
+from pawflow.cli import chat, demo, flows, server, sessions
 
 app = typer.Typer(
     name="pawflow",
@@ -16,6 +16,7 @@ demo.register(app)
 server.register(app)
 flows.register(app)
 sessions.register(app)
+chat.register(app)
 
 
 @app.callback()
