@@ -124,6 +124,7 @@ class Served:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[str] | None = None
         self.output: list[str] = []
+        self._reader = threading.Thread()
 
     def start(self) -> None:
         env = {
@@ -148,7 +149,8 @@ class Served:
             for line in process.stdout:
                 self.output.append(line)
 
-        threading.Thread(target=read, daemon=True).start()
+        self._reader = threading.Thread(target=read, daemon=True)
+        self._reader.start()
 
         def up() -> bool:
             assert process.poll() is None, "".join(self.output)
@@ -164,6 +166,9 @@ class Served:
             return
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=30)
+        self._reader.join(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         self.process = None
 
     def token(self, name: str) -> str:
