@@ -75,7 +75,8 @@ def test_pawflow_chat_in_a_terminal(served: Served, tmux: Tmux) -> None:
         asked = client.request_interaction(conversation, "confirm", "Ship release 2.4?")
         eventually(lambda: "Ship release 2.4?" in tmux.screen(), timeout=20)
         tmux.keys("C-n")
-        eventually(lambda: "Yes (y)" in tmux.screen())
+        # The footer lists y and n only once the request has the focus.
+        eventually(lambda: "n No" in tmux.screen().rstrip().splitlines()[-1])
         tmux.keys("y")
         eventually(lambda: client.get_interaction(asked.id).status == "answered", timeout=20)
         assert client.get_interaction(asked.id).answer is True

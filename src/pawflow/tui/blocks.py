@@ -150,6 +150,8 @@ class RequestBlock(Vertical):
         if self.plan.mode == "native":
             surface = record.ui_surface or {}
             if surface.get("type") == "table":
+                if surface.get("title"):
+                    parts.append(Static(f"[b]{escape(str(surface['title']))}[/b]"))
                 table = SurfaceTable(record, id="surface")
                 surface_answers = table.answers
                 parts.append(table)
