@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +62,6 @@ class FormField:
     label: str
     required: bool
     schema: Mapping[str, Any]
-
-
-def local_zone() -> timezone:
-    """The terminal's local time zone, as a fixed offset for now."""
-    offset = datetime.now().astimezone().utcoffset()
-    assert offset is not None
-    return timezone(offset)
 
 
 def local_zone_name() -> str:

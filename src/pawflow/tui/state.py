@@ -64,10 +64,6 @@ class ChatState:
         ]
         return sorted(found, key=lambda r: (r.created_at, r.id))
 
-    def in_conversation(self, conversation_id: str) -> list[Interaction]:
-        found = [r for r in self.records.values() if r.conversation_id == conversation_id]
-        return sorted(found, key=lambda r: (r.created_at, r.id))
-
     # -- conversations -----------------------------------------------------------------------
 
     def set_conversations(self, conversations: Iterable[Conversation]) -> None:
