@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -254,11 +254,17 @@ class Client:
     # -- events -----------------------------------------------------------------------------
 
     def events(
-        self, *, last_event_id: int | None = None, timeout: float | None = None
+        self,
+        *,
+        last_event_id: int | None = None,
+        timeout: float | None = None,
+        on_open: Callable[[], None] | None = None,
     ) -> Generator[ServerEvent, None, None]:
         """The caller's events over one connection (``ready``/``reset`` included).
 
         Reconnect with the last ``id`` seen to continue exactly where this one stopped.
+        ``on_open`` is called once the server has accepted the stream: a resumed stream
+        sends nothing until there is something to replay.
         """
         headers = {"Accept": "text/event-stream"}
         if last_event_id is not None:
@@ -270,6 +276,8 @@ class Client:
                 if not response.is_success:
                     response.read()
                     raise _error_for(response)
+                if on_open is not None:
+                    on_open()
                 yield from parse_sse(response.iter_lines())
         except httpx.TransportError as exc:
             raise ServerUnreachable(f"lost the event stream from {self.server}: {exc}") from exc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pawflow.cli import demo, flows, mcp, server, sessions
+from pawflow.cli import chat, demo, flows, mcp, server, sessions
 
 app = typer.Typer(
     name="pawflow",
@@ -17,6 +17,7 @@ server.register(app)
 flows.register(app)
 sessions.register(app)
 mcp.register(app)
+chat.register(app)
 
 
 @app.callback()

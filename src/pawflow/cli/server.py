@@ -34,6 +34,9 @@ SERVER_OPTION = typer.Option(
 TOKEN_OPTION = typer.Option(
     None, "--token", envvar="PAWFLOW_TOKEN", help="API token (pawflow users add NAME)."
 )
+JSON_OPTION = typer.Option(
+    False, "--json", help="Print the records as JSON (as the HTTP API returns them)."
+)
 
 
 def _say(text: str) -> None:
@@ -155,6 +158,7 @@ def inbox(
     server: str = SERVER_OPTION,
     token: str | None = TOKEN_OPTION,
     conversation: str | None = typer.Option(None, help="Only this conversation (id)."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """List your pending requests across conversations, oldest first."""
     with _client(server, token) as client:
@@ -163,6 +167,9 @@ def inbox(
             titles = {c.id: c.title for c in client.list_conversations()}
         except PawFlowError as exc:
             raise _fail(exc) from exc
+    if as_json:
+        _say(json.dumps({"interactions": [item.to_dict() for item in pending]}))
+        return
     if not pending:
         console.print("Nothing is waiting for you.")
         return
@@ -193,6 +200,7 @@ def answer(
     ),
     server: str = SERVER_OPTION,
     token: str | None = TOKEN_OPTION,
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Answer a pending request; the value is read according to the request's kind."""
     if value == "-":
@@ -204,6 +212,9 @@ def answer(
             done = client.respond_interaction(request_id, typed)
         except PawFlowError as exc:
             raise _fail(exc) from exc
+    if as_json:
+        _say(json.dumps({"interaction": done.to_dict()}))
+        return
     console.print(f"Answered [bold]{done.id}[/]: {json.dumps(done.answer)}")
 
 

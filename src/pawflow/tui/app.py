@@ -1,0 +1,305 @@
+"""``pawflow chat``: the conversation in a terminal, live, with every kind answerable.
+
+The app talks to the server only through :class:`pawflow.client.Client`. What it shows comes
+from the server: conversations, history and pending requests are read through the actions
+on start, after every reconnect and on a ``reset``; between those, the event stream keeps
+them current (a request answered anywhere closes here too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from rich.markup import escape
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.message import Message as TextualMessage
+from textual.widgets import Footer, Input, ListView, Static
+
+from pawflow.client import Client, ServerEvent
+from pawflow.errors import PawFlowError
+from pawflow.records import Interaction, Message
+from pawflow.tui.blocks import RequestBlock
+from pawflow.tui.live import CONNECTION_TEXT, Connection, LiveHandlers, LiveStream
+from pawflow.tui.state import ChatState
+from pawflow.tui.views import ConversationList, ConversationView, InboxScreen
+
+INTERACTION_EVENTS = frozenset({"interaction_request", "interaction_answered"})
+
+
+class LiveState(TextualMessage):
+    def __init__(self, state: Connection, reason: str) -> None:
+        super().__init__()
+        self.state = state
+        self.reason = reason
+
+
+class LiveEvent(TextualMessage):
+    def __init__(self, event: ServerEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class Resync(TextualMessage):
+    """Re-read everything from the server (after a reconnect or a ``reset``)."""
+
+
+class ChatApp(App[None]):
+    TITLE = "PawFlow"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    #status { background: $primary-background; color: $text; padding: 0 1; height: 1; }
+    #main { height: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+p", "pending", "Pending inbox"),
+        Binding("ctrl+n", "next_request", "Next request"),
+        Binding("ctrl+l", "focus_list", "Conversations"),
+        Binding("ctrl+o", "new_conversation", "New conversation"),
+        Binding("ctrl+q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        conversation_id: str | None = None,
+        events_client: Client | None = None,
+        read_timeout: float = 45.0,
+    ) -> None:
+        super().__init__()
+        self.client = client
+        self.state = ChatState()
+        self.start_conversation = conversation_id
+        self.connection = Connection.CONNECTING
+        self.connection_reason = ""
+        self.hydrations = 0
+        # The stream holds its connection for as long as it lives: a client of its own.
+        self.owns_events_client = events_client is None
+        self.events_client = events_client or Client(
+            client.server, _token_of(client), timeout=client.http.timeout.connect or 30.0
+        )
+        self.live = LiveStream(
+            self.events_client,
+            LiveHandlers(
+                on_state=lambda state, reason: self.post_message(LiveState(state, reason)),
+                on_event=lambda event: self.post_message(LiveEvent(event)),
+                on_reconnected=lambda: self.post_message(Resync()),
+                on_reset=lambda: self.post_message(Resync()),
+            ),
+            read_timeout=read_timeout,
+        )
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> Any:
+        # Kept by reference: queries look at the active screen, which may be the inbox.
+        self.status = Static("", id="status")
+        self.conversation_list = ConversationList()
+        self.view = ConversationView(self)
+        yield self.status
+        with Horizontal(id="main"):
+            yield self.conversation_list
+            yield self.view
+        yield Footer()
+
+    def inbox(self) -> InboxScreen | None:
+        for screen in self.screen_stack:
+            if isinstance(screen, InboxScreen):
+                return screen
+        return None
+
+    def on_mount(self) -> None:
+        self.show_status()
+        self.run_worker(self.hydrate(), group="hydrate", exclusive=True)
+        self.live.start()
+
+    def on_unmount(self) -> None:
+        self.live.stop()
+        if self.owns_events_client:
+            self.events_client.close()  # wakes the stream's thread, which then ends
+
+    def show_status(self) -> None:
+        count = len(self.state.pending())
+        badge = f"[reverse] {count} [/]" if count else "0"
+        who = f" · {escape(self.state.user)}" if self.state.user else ""
+        reason = ""
+        if self.connection is not Connection.LIVE and self.connection_reason:
+            reason = f" [dim]({escape(self.connection_reason[:60])})[/]"
+        self.status.update(
+            f"[b]PawFlow[/b]{who} · {CONNECTION_TEXT[self.connection]}{reason}"
+            f" · Pending {badge} (Ctrl+P)"
+        )
+        inbox = self.inbox()
+        if inbox is not None:
+            inbox.set_count(count)
+
+    # -- what blocks ask of the app ----------------------------------------------------------
+
+    def record_changed(self, record: Interaction) -> None:
+        self.run_worker(self.apply_record(record), group="records")
+
+    def conversation_title(self, conversation_id: str) -> str:
+        return self.state.title(conversation_id)
+
+    # -- reading from the server -------------------------------------------------------------
+
+    async def hydrate(self) -> None:
+        """Read conversations, pending requests and the open conversation from the server."""
+        client = self.client
+        try:
+            if not self.state.user:
+                self.state.user = await asyncio.to_thread(client.whoami)
+            conversations = await asyncio.to_thread(client.list_conversations)
+            pending = await asyncio.to_thread(
+                lambda: list(client.iter_interactions(status="pending"))
+            )
+            stale = [
+                await asyncio.to_thread(client.get_interaction, request_id)
+                for request_id in self.state.stale_pending(pending)
+            ]
+        except PawFlowError as exc:
+            self.notify(f"Cannot read from the server: {exc}", severity="error")
+            return
+        self.state.set_conversations(conversations)
+        for record in [*pending, *stale]:
+            self.state.upsert(record)
+        current = self.view.conversation_id or self.start_conversation
+        if current is None and conversations:
+            current = conversations[0].id
+        if current is not None:
+            await self.open_conversation(current)
+        await self.refresh_lists()
+        inbox = self.inbox()
+        if inbox is not None:
+            await inbox.refill(self.state.pending())
+        self.hydrations += 1
+
+    async def open_conversation(self, conversation_id: str) -> None:
+        client = self.client
+        try:
+            messages = await asyncio.to_thread(client.get_history, conversation_id)
+            records = await asyncio.to_thread(
+                lambda: list(client.iter_interactions(conversation_id=conversation_id))
+            )
+        except PawFlowError as exc:
+            self.notify(f"Cannot open that conversation: {exc}", severity="error")
+            return
+        for record in records:
+            self.state.upsert(record)
+        shown = [self.state.records.get(r.id, r) for r in records]
+        await self.view.show(conversation_id, self.state.title(conversation_id), messages, shown)
+        await self.refresh_lists()
+
+    async def refresh_lists(self) -> None:
+        rows = [
+            (c.id, self.state.title(c.id), len(self.state.pending(c.id)))
+            for c in self.state.conversations.values()
+        ]
+        await self.conversation_list.fill(rows, self.view.conversation_id)
+        self.show_status()
+
+    async def apply_record(self, record: Interaction) -> None:
+        if not self.state.upsert(record):
+            return
+        current = self.state.records[record.id]
+        await self.view.add_or_update(current)
+        inbox = self.inbox()
+        if inbox is not None and self.state.mine(current):
+            await inbox.add_or_update(current)
+        await self.refresh_lists()
+
+    # -- the live stream ---------------------------------------------------------------------
+
+    def on_live_state(self, message: LiveState) -> None:
+        self.connection = message.state
+        self.connection_reason = message.reason
+        self.show_status()
+
+    async def on_live_event(self, message: LiveEvent) -> None:
+        event = message.event
+        if event.type in INTERACTION_EVENTS and isinstance(event.data, dict):
+            await self.apply_record(Interaction.model_validate(event.data))
+        elif event.type == "message" and isinstance(event.data, dict):
+            await self.view.add_message(Message.model_validate(event.data))
+        elif event.type == "notification" and isinstance(event.data, dict):
+            title = str(event.data.get("title") or "Notification")
+            urgent = event.data.get("urgency") == "urgent"
+            self.notify(
+                str(event.data.get("message", "")),
+                title=title,
+                severity="warning" if urgent else "information",
+            )
+
+    def on_resync(self, message: Resync) -> None:
+        self.run_worker(self.hydrate(), group="hydrate", exclusive=True)
+
+    # -- the person's actions ----------------------------------------------------------------
+
+    async def on_list_view_selected(self, event: ListView.Selected) -> None:
+        if event.item.name:
+            await self.open_conversation(event.item.name)
+            self.view.query_one("#composer", Input).focus()
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "composer":
+            return
+        text = event.value.strip()
+        conversation_id = self.view.conversation_id
+        if not text:
+            return
+        if conversation_id is None:
+            self.notify("Open or start a conversation first (Ctrl+L, Ctrl+O).")
+            return
+        event.input.value = ""
+        try:
+            sent = await asyncio.to_thread(self.client.send_message, conversation_id, text)
+        except PawFlowError as exc:
+            event.input.value = text
+            self.notify(f"Not sent: {exc}", severity="error")
+            return
+        await self.view.add_message(sent)
+
+    async def action_pending(self) -> None:
+        if self.inbox() is not None:
+            self.pop_screen()
+            return
+        await self.push_screen(InboxScreen(self, self.state.pending()))
+
+    def action_focus_list(self) -> None:
+        self.conversation_list.focus()
+
+    async def action_new_conversation(self) -> None:
+        try:
+            created = await asyncio.to_thread(self.client.create_conversation, "New conversation")
+        except PawFlowError as exc:
+            self.notify(f"Cannot start a conversation: {exc}", severity="error")
+            return
+        self.state.conversations[created.id] = created
+        await self.open_conversation(created.id)
+        self.view.query_one("#composer", Input).focus()
+
+    def action_next_request(self) -> None:
+        """Focus the answer of the next pending request after the focused one (wrapping)."""
+        inbox = self.inbox()
+        blocks: list[RequestBlock] = inbox.blocks() if inbox is not None else self.view.blocks()
+        open_blocks = [b for b in blocks if b.record.status == "pending"]
+        if not open_blocks:
+            self.notify("No request is waiting here.")
+            return
+        focused = self.focused
+        start = 0
+        for index, block in enumerate(open_blocks):
+            if focused is not None and focused in block.query("*"):
+                start = index + 1
+        for block in open_blocks[start:] + open_blocks[:start]:
+            if block.focus_answer():
+                block.scroll_visible()
+                return
+
+
+def _token_of(client: Client) -> str | None:
+    header = client.http.headers.get("authorization", "")
+    return header.removeprefix("Bearer ") or None

@@ -1,0 +1,185 @@
+"""The screens' contents: a conversation (history, requests, message box), the pending
+inbox across conversations, and the conversation list.
+
+Both views are drawn from the app's state, which is filled from the server; a view holds no
+request of its own that the server has not sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.console import Group
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, ListItem, ListView, Static
+
+from pawflow.records import Interaction, Message
+from pawflow.tui.blocks import Host, RequestBlock
+
+ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "notification": "bold yellow"}
+
+
+class MessageItem(Static):
+    DEFAULT_CSS = "MessageItem { margin: 1 0 0 0; }"
+
+    def __init__(self, message: Message) -> None:
+        super().__init__(id=f"message-{message.id}", classes="message")
+        self.message = message
+
+    def on_mount(self) -> None:
+        style = ROLE_STYLE.get(self.message.role, "bold")
+        who = Text(self.message.author or self.message.role, style=style)
+        self.update(Group(who, Markdown(self.message.content)))
+
+
+class ConversationView(Vertical):
+    """One conversation: its messages and requests in the order they came, and a message box."""
+
+    DEFAULT_CSS = """
+    ConversationView { width: 1fr; }
+    ConversationView #history { height: 1fr; padding: 0 1; }
+    ConversationView #composer { dock: bottom; }
+    ConversationView #conversation-title { background: $boost; padding: 0 1; }
+    """
+
+    def __init__(self, host: Host) -> None:
+        super().__init__(id="conversation")
+        self.host = host
+        self.conversation_id: str | None = None
+        self.shown_messages: set[str] = set()
+
+    def compose(self) -> Any:
+        yield Static(
+            "Pick a conversation (Ctrl+L), or start one (Ctrl+O).", id="conversation-title"
+        )
+        yield VerticalScroll(id="history")
+        yield Input(placeholder="Message (Enter sends)", id="composer")
+
+    @property
+    def history(self) -> VerticalScroll:
+        return self.query_one("#history", VerticalScroll)
+
+    async def show(
+        self, conversation_id: str, title: str, messages: list[Message], records: list[Interaction]
+    ) -> None:
+        """Draw the conversation from what the server just returned."""
+        self.conversation_id = conversation_id
+        self.query_one("#conversation-title", Static).update(f"[b]{escape(title)}[/b]")
+        history = self.history
+        await history.remove_children()
+        items: list[tuple[Any, int, Any]] = [(m.created_at, 0, m) for m in messages]
+        items += [(r.created_at, 1, r) for r in records]
+        items.sort(key=lambda item: (item[0], item[1]))
+        self.shown_messages = {m.id for m in messages}
+        widgets = [
+            MessageItem(thing) if isinstance(thing, Message) else RequestBlock(thing, self.host)
+            for _, _, thing in items
+        ]
+        await history.mount_all(widgets)
+        history.scroll_end(animate=False)
+
+    async def add_message(self, message: Message) -> None:
+        if message.conversation_id != self.conversation_id or message.id in self.shown_messages:
+            return
+        self.shown_messages.add(message.id)
+        await self.history.mount(MessageItem(message))
+        self.history.scroll_end(animate=False)
+
+    async def add_or_update(self, record: Interaction) -> None:
+        if record.conversation_id != self.conversation_id:
+            return
+        found = self.history.query(f"#request-{record.id}")
+        if found:
+            for block in found.results(RequestBlock):
+                block.update_record(record)
+            return
+        await self.history.mount(RequestBlock(record, self.host))
+        self.history.scroll_end(animate=False)
+
+    def blocks(self) -> list[RequestBlock]:
+        return list(self.history.query(RequestBlock))
+
+
+class InboxScreen(Screen[None]):
+    """Every pending request of the user, across conversations, oldest first."""
+
+    DEFAULT_CSS = """
+    InboxScreen #inbox-title { background: $boost; padding: 0 1; }
+    InboxScreen #inbox { padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("ctrl+n", "app.next_request", "Next request"),
+    ]
+
+    def __init__(self, host: Host, pending: list[Interaction]) -> None:
+        super().__init__(id="inbox-screen")
+        self.host = host
+        self.initial = pending
+
+    def compose(self) -> Any:
+        yield Static("", id="inbox-title")
+        yield VerticalScroll(id="inbox")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        await self.refill(self.initial)
+
+    async def refill(self, pending: list[Interaction]) -> None:
+        """Show exactly ``pending`` (the server's list); closed ones stay until refilled."""
+        inbox = self.query_one("#inbox", VerticalScroll)
+        await inbox.remove_children()
+        self.set_count(len(pending))
+        if not pending:
+            await inbox.mount(Static("Nothing is waiting for you.", id="inbox-empty"))
+            return
+        await inbox.mount_all([RequestBlock(r, self.host, in_inbox=True) for r in pending])
+
+    def set_count(self, count: int) -> None:
+        self.query_one("#inbox-title", Static).update(
+            f"[b]Pending[/b] · {count} waiting across your conversations (Esc goes back)"
+        )
+
+    async def add_or_update(self, record: Interaction) -> None:
+        inbox = self.query_one("#inbox", VerticalScroll)
+        found = inbox.query(f"#request-{record.id}")
+        if found:
+            for block in found.results(RequestBlock):
+                block.update_record(record)
+        elif record.status == "pending":
+            for empty in inbox.query("#inbox-empty"):
+                await empty.remove()
+            await inbox.mount(RequestBlock(record, self.host, in_inbox=True))
+
+    def blocks(self) -> list[RequestBlock]:
+        return list(self.query(RequestBlock))
+
+
+class ConversationList(ListView):
+    """The user's conversations, with how many requests wait in each."""
+
+    DEFAULT_CSS = "ConversationList { width: 30; border-right: solid $panel; }"
+
+    def __init__(self) -> None:
+        super().__init__(id="conversations")
+        self.ids: list[str] = []
+
+    async def fill(self, rows: list[tuple[str, str, int]], current: str | None) -> None:
+        """``rows``: (id, title, pending count)."""
+        index = self.index
+        await self.clear()
+        self.ids = [row[0] for row in rows]
+        items = []
+        for conversation_id, title, count in rows:
+            badge = f" [reverse] {count} [/]" if count else ""
+            items.append(ListItem(Label(f"{escape(title)}{badge}"), name=conversation_id))
+        await self.extend(items)
+        if current in self.ids:
+            self.index = self.ids.index(current)
+        elif index is not None and index < len(self.ids):
+            self.index = index

@@ -1,0 +1,189 @@
+"""The terminal client against real servers: one in-process server per module (each test a
+user of its own), and ``pawflow serve`` processes that can be killed and restarted on the
+same port for the reconnect tests.
+
+The app runs headless under Textual's pilot; waiting is polling with a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from textual.pilot import Pilot
+
+from pawflow.client import Client
+from pawflow.records import Interaction
+from pawflow.server.settings import ServerSettings
+from pawflow.server.testing import LiveServer, free_port, live_server
+from pawflow.testing import eventually, temporary_store
+from pawflow.tui import ChatApp
+from pawflow.tui.blocks import RequestBlock
+
+QUIET = ServerSettings(sweep_interval=3600, rate_limit=100_000, rate_burst=100_000)
+SIZE = (140, 50)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    directory = tmp_path_factory.mktemp("tui")
+    with (
+        temporary_store("sqlite", directory) as store,
+        live_server(store, settings=QUIET) as server,
+    ):
+        yield server
+
+
+class User:
+    """A user of its own on a server, with a client and one conversation."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.client = Client(url, token)
+        self.token = token
+        self.conversation = self.client.create_conversation("Ops").id
+
+    def ask(self, kind: str, message: str = "Proceed?", **extra: Any) -> Interaction:
+        return self.client.request_interaction(self.conversation, kind, message, **extra)
+
+    def get(self, request_id: str) -> Interaction:
+        return self.client.get_interaction(request_id)
+
+
+@pytest.fixture
+def user(live: LiveServer) -> Iterator[User]:
+    made = User(live.url, live.token(f"tui-{secrets.token_hex(3)}"))
+    yield made
+    made.client.close()
+
+
+def make_app(user: User, **kwargs: Any) -> ChatApp:
+    """A chat app for ``user``; its client shares the user's (closed with the user)."""
+    return ChatApp(user.client, conversation_id=user.conversation, **kwargs)
+
+
+async def until(pilot: Pilot[None], check: Callable[[], Any], timeout: float = 15.0) -> Any:
+    """Let the app run until ``check()`` is truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await pilot.pause(0.02)
+
+
+async def answered_in_store(user: User, request_id: str, timeout: float = 15.0) -> Interaction:
+    deadline = time.monotonic() + timeout
+    while True:
+        record = await asyncio.to_thread(user.get, request_id)
+        if record.status != "pending":
+            return record
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{request_id} still pending after {timeout}s")
+        await asyncio.sleep(0.02)
+
+
+def block_of(app: ChatApp, request_id: str) -> Any:
+    found = app.screen.query(f"#request-{request_id}")
+    return found.first(RequestBlock) if found else None
+
+
+async def ready_block(pilot: Pilot[None], app: ChatApp, request_id: str) -> Any:
+    """Wait for the request's block, focus its answer with Ctrl+N (keyboard only)."""
+    await until(pilot, lambda: app.hydrations > 0 and block_of(app, request_id))
+    block = block_of(app, request_id)
+    for _ in range(10):
+        if app.focused is not None and app.focused in block.query("*"):
+            return block
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+    raise AssertionError("Ctrl+N never reached the request")
+
+
+class Served:
+    """A ``pawflow serve`` process on a fixed port, restartable on that same port."""
+
+    def __init__(self, db: str, directory: Path) -> None:
+        self.db = db
+        self.directory = directory
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[str] | None = None
+        self.output: list[str] = []
+        self._reader = threading.Thread()
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            "PAWFLOW_SWEEP_INTERVAL": "3600",
+            "PAWFLOW_RATE_LIMIT": "100000",
+            "PAWFLOW_RATE_BURST": "100000",
+            "PAWFLOW_LOG_LEVEL": "warning",
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pawflow", "serve", "--port", str(self.port), "--db", self.db],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=self.directory,
+            env=env,
+        )
+        self.process = process
+
+        def read() -> None:
+            assert process.stdout is not None
+            for line in process.stdout:
+                self.output.append(line)
+
+        self._reader = threading.Thread(target=read, daemon=True)
+        self._reader.start()
+
+        def up() -> bool:
+            assert process.poll() is None, "".join(self.output)
+            with contextlib.suppress(httpx.TransportError):
+                return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
+            return False
+
+        eventually(up, timeout=30, interval=0.05)
+
+    def kill(self) -> None:
+        """Stop at once, as a crash would: open streams are cut mid-flight."""
+        if self.process is None:
+            return
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+        self._reader.join(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.process = None
+
+    def token(self, name: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "pawflow", "users", "add", name, "--db", self.db],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=self.directory,
+        )
+        return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    server = Served(f"sqlite:///{tmp_path / 'pawflow.db'}", tmp_path)
+    server.start()
+    yield server
+    server.kill()

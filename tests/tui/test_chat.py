@@ -1,0 +1,108 @@
+"""The chat app against a real server: conversations, history, the message box, live events,
+the pending inbox and its badge."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.tui.conftest import SIZE, User, answered_in_store, block_of, make_app, ready_block, until
+from textual.widgets import Input, Static
+
+from pawflow.tui.live import Connection
+from pawflow.tui.views import ConversationList, InboxScreen, MessageItem
+
+
+def test_history_messages_and_a_live_request(user: User) -> None:
+    user.client.send_message(user.conversation, "Hello from **before**")
+
+    async def scenario() -> None:
+        app = make_app(user)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.hydrations > 0 and app.query(MessageItem))
+            assert app.view.conversation_id == user.conversation
+            await until(pilot, lambda: app.connection is Connection.LIVE)
+            assert "live" in str(app.status.render())
+
+            # Typed in the message box, sent with Enter, stored by the server.
+            app.query_one("#composer", Input).focus()
+            await pilot.press(*"status please", "enter")
+            stored = await asyncio.to_thread(user.client.get_history, user.conversation)
+            assert [m.content for m in stored][-1] == "status please"
+            await until(pilot, lambda: len(app.query(MessageItem)) == 2)
+
+            # A request published while the app runs arrives over the stream.
+            record = await asyncio.to_thread(user.ask, "confirm", "Ship it?")
+            await until(pilot, lambda: block_of(app, record.id))
+            await until(pilot, lambda: "Pending  1 " in str(app.status.render()))
+
+            # Answered elsewhere: the block closes here too.
+            await asyncio.to_thread(user.client.respond_interaction, record.id, True)
+            await until(pilot, lambda: block_of(app, record.id).record.status == "answered")
+            await until(pilot, lambda: not block_of(app, record.id).query(".controls"))
+
+    asyncio.run(scenario())
+
+
+def test_conversation_list_and_new_conversation(user: User) -> None:
+    other = user.client.create_conversation("Billing").id
+    record = user.client.request_interaction(other, "confirm", "Refund?")
+
+    async def scenario() -> None:
+        app = make_app(user)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.hydrations > 0)
+            listing = app.query_one(ConversationList)
+            assert set(listing.ids) >= {user.conversation, other}
+            await pilot.press("ctrl+l")
+            assert app.focused is listing
+            # Down to "Billing" and open it with Enter.
+            for _ in range(len(listing.ids)):
+                if listing.ids[listing.index or 0] == other:
+                    break
+                await pilot.press("down")
+            await pilot.press("enter")
+            await until(
+                pilot, lambda: app.view.conversation_id == other and block_of(app, record.id)
+            )
+
+            await pilot.press("ctrl+o")
+            await until(pilot, lambda: app.view.conversation_id not in (other, user.conversation))
+            created = app.view.conversation_id
+            listed = await asyncio.to_thread(user.client.list_conversations)
+            assert created in {c.id for c in listed}
+
+    asyncio.run(scenario())
+
+
+def test_pending_inbox_across_conversations(user: User) -> None:
+    second = user.client.create_conversation("Second").id
+    first = user.ask("confirm", "First?")
+    other = user.client.request_interaction(second, "text", "Name?")
+
+    async def scenario() -> None:
+        app = make_app(user)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.hydrations > 0)
+            await pilot.press("ctrl+p")
+            await until(pilot, lambda: isinstance(app.screen, InboxScreen))
+            inbox = app.screen
+            assert isinstance(inbox, InboxScreen)
+            await until(
+                pilot, lambda: {b.record.id for b in inbox.blocks()} == {first.id, other.id}
+            )
+            title = str(inbox.query_one("#inbox-title", Static).render())
+            assert "2 waiting" in title
+
+            # Answered from the inbox with keystrokes: y on the confirm.
+            await ready_block(pilot, app, first.id)
+            await pilot.press("y")
+            assert (await answered_in_store(user, first.id)).answer is True
+            await until(pilot, lambda: "1 waiting" in str(inbox.query_one("#inbox-title").render()))
+
+            # A new request anywhere joins the inbox live.
+            third = await asyncio.to_thread(user.client.request_interaction, second, "confirm", "?")
+            await until(pilot, lambda: third.id in {b.record.id for b in inbox.blocks()})
+            await pilot.press("escape")
+            assert not isinstance(app.screen, InboxScreen)
+
+    asyncio.run(scenario())
