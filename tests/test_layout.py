@@ -1,0 +1,27 @@
+"""The tree keeps its shape: modules of one concept each, no stray files at the root."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+MAX_LINES = 600
+
+
+def test_no_module_is_over_the_limit() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in (ROOT / "src" / "pawflow").rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def test_the_root_holds_only_what_belongs() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    at_root = {name for name in tracked if "/" not in name}
+    expected = {".gitignore", "Makefile", "README.md", "pyproject.toml"}
+    assert at_root == expected
