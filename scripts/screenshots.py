@@ -1,4 +1,4 @@
-"""Take the web chat's screenshots for the README from the real page.
+"""Take the web chat's screenshots for the manual (docs/web-chat.md) from the real page.
 
 Serves a fresh store on a loopback port, fills it with a few conversations, signs in with a
 one-time link in Debian's chromium (driven by Playwright) and writes PNG files to
@@ -17,10 +17,10 @@ from typing import Any
 
 from playwright.sync_api import Page, expect, sync_playwright
 
+from pawflow.demo.tour import EXAMPLES
 from pawflow.server.auth import issue_signin_link
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import CHROMIUM, CHROMIUM_ARGS, live_server
-from pawflow.demo.tour import EXAMPLES
 from pawflow.store import Store, open_store
 
 USER = "ada"
