@@ -1,4 +1,4 @@
-"""Take the web chat's screenshots for the README from the real page.
+"""Take the web chat's screenshots for the manual (docs/web-chat.md) from the real page.
 
 Serves a fresh store on a loopback port, fills it with a few conversations, signs in with a
 one-time link in Debian's chromium (driven by Playwright) and writes PNG files to

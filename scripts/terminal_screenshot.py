@@ -14,10 +14,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from pawflow.server.tour import EXAMPLES
+
 from pawflow.client import Client
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import live_server
-from pawflow.server.tour import EXAMPLES
 from pawflow.store import open_store
 from pawflow.tui import ChatApp
 
