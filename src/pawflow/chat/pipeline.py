@@ -19,7 +19,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-from pawflow.agent.loop import ApprovedCall, LoopEvent, RunFinished, RunRequest
+from pawflow.agent.loop import (
+    ApprovedCall,
+    LoopEvent,
+    RunFinished,
+    RunRequest,
+    StepStarted,
+    ToolStarted,
+)
 from pawflow.agent.models.base import ChatMessage, ToolCall
 from pawflow.agent.resume import load_seed
 from pawflow.agent.tools import (
@@ -119,12 +126,8 @@ class InterceptStage:
             turn.reply = reply
             turn.answered_by = bound.name
             self._end_one_reply_questions(turn)
-            turn.recorded = turn.store.append_message(
-                turn.conversation_id,
-                reply,
-                role="assistant",
-                author=bound.owner,
-                data={"intercept": bound.name},
+            turn.recorded = turn.post_reply(
+                reply, author=bound.owner, data={"intercept": bound.name}
             )
             turn.done = True
             return
@@ -307,6 +310,10 @@ class ExecuteStage:
         for task in turn.tasks:
             progress = Progress(turn.store, turn.conversation_id, task.agent.name)
             for event in self.events(turn, task):
+                if isinstance(event, StepStarted):
+                    turn.stage(f"model call, step {event.step}")
+                elif isinstance(event, ToolStarted):
+                    turn.stage(f"tool {event.call.name}, step {event.step}")
                 if self.progress:
                     try:
                         progress.feed(event)
@@ -381,12 +388,8 @@ class RecordStage:
             }
         if turn.reply is None:
             return
-        turn.recorded = turn.store.append_message(
-            turn.conversation_id,
-            turn.reply,
-            role="assistant",
-            author=turn.agent.name,
-            data=turn.reply_data or None,
+        turn.recorded = turn.post_reply(
+            turn.reply, author=turn.agent.name, data=turn.reply_data or None
         )
 
     def open_continuation(self, turn: Turn, owner: str) -> SessionContinuation | None:

@@ -29,6 +29,9 @@ DB_OPTION = typer.Option(DEFAULT_URL, "--db", envvar="PAWFLOW_DB", help="Store U
 SERVER_OPTION = typer.Option(
     "http://127.0.0.1:8765", "--server", envvar="PAWFLOW_SERVER", help="Server URL."
 )
+AGENTS_OPTION = typer.Option(
+    None, "--agents", envvar="PAWFLOW_AGENTS", help="A YAML file of agents (docs/agents.md)."
+)
 TOKEN_OPTION = typer.Option(
     None, "--token", envvar="PAWFLOW_TOKEN", help="API token (pawflow users add NAME)."
 )
@@ -54,6 +57,7 @@ def serve(
         False, "--demo", help="Make sure a local user and a Demo conversation exist."
     ),
     log_level: str = typer.Option("info", envvar="PAWFLOW_LOG_LEVEL", help="Server log level."),
+    agents: Path | None = AGENTS_OPTION,
 ) -> None:
     """Run the server: web chat at /, the API under /api, /healthz, /openapi.json.
 
@@ -61,13 +65,21 @@ def serve(
     PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, …; see pawflow.server.settings).
     """
     from pawflow import serve as serving
+    from pawflow.agent.config import load_agents
 
     try:
         settings = ServerSettings.from_env(host=host, port=port, db=db, public_url=public_url)
     except InvalidInput as exc:
         raise typer.BadParameter(str(exc)) from exc
+    try:
+        specs = [] if agents is None else load_agents(agents)
+    except InvalidInput as exc:
+        raise typer.BadParameter(exc.message, param_hint="--agents") from exc
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    prepared = serving.prepare(settings, demo=demo)
+    try:
+        prepared = serving.prepare(settings, demo=demo, agents=specs)
+    except InvalidInput as exc:  # e.g. an agent named like the demo agent
+        raise typer.BadParameter(exc.message, param_hint="--agents") from exc
     for line in prepared.lines:
         _say(line)
     serving.run(prepared, settings, log_level=log_level)
