@@ -226,9 +226,12 @@ def history_messages(
     return found
 
 
-def recent_history(store: Store, conversation_id: str, limit: int) -> list[Message]:
+def recent_history(
+    store: Store, conversation_id: str, limit: int, until: str | None = None
+) -> list[Message]:
+    """The conversation so far; up to ``until`` (a queued message: later ones are later turns)."""
     with store.transaction(write=False) as tx:
-        return recent_messages(tx, conversation_id, limit)
+        return recent_messages(tx, conversation_id, limit, until)
 
 
 def settled_calls(wakeup: Wakeup) -> list[ApprovedCall]:
@@ -259,7 +262,8 @@ class PlanStage:
             # The halted run goes on at its next iteration, the reply its observation.
             turn.tasks = [Task(agent, [], seed=claim.seed, reply=claim.reply)]
             return
-        history = recent_history(turn.store, turn.conversation_id, agent.history_limit)
+        until = turn.message_id if turn.kind == "message" else None
+        history = recent_history(turn.store, turn.conversation_id, agent.history_limit, until)
         replacing = (
             {turn.message_id: claim.task()}
             if claim is not None and turn.message_id is not None
