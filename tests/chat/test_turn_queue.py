@@ -9,7 +9,6 @@ from pawflow.chat.ownership import AgentOwnership, share
 from pawflow.chat.service import assign
 from pawflow.clock import FakeClock, to_millis
 from pawflow.store import Store
-from pawflow.store import turns as queue
 
 LEASE = timedelta(seconds=5)
 
