@@ -8,12 +8,13 @@ conversations: the deploy agent with the expense form, the tour of every kind, t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI
 
+from pawflow.agent.spec import AgentSpec
 from pawflow.chat.service import ChatService
 from pawflow.demo import agents as demo_agents
 from pawflow.demo import chat as demo_chat
@@ -64,12 +65,15 @@ def flow_service(store: Store, settings: ServerSettings) -> FlowService:
     )
 
 
-def chat_service(store: Store, settings: ServerSettings) -> ChatService:
-    """The chat service with the deploy agent and the chat plugins of the settings."""
+def chat_service(
+    store: Store, settings: ServerSettings, agents: Sequence[AgentSpec] = ()
+) -> ChatService:
+    """The chat service with the deploy agent, ``agents`` (from ``--agents``), and the chat
+    plugins of the settings."""
     options = _options(settings, "agents", _AGENT_SETTINGS)
     service = ChatService(
         store,
-        [demo_agents.demo_agent()],
+        [demo_agents.demo_agent(), *agents],
         poll_interval=float(options.get("poll_interval", 1.0)),
     )
     demo_chat.install_plugins(service.chat, settings)
@@ -77,14 +81,19 @@ def chat_service(store: Store, settings: ServerSettings) -> ChatService:
 
 
 def prepare(
-    settings: ServerSettings, *, demo: bool = False, store: Store | None = None
+    settings: ServerSettings,
+    *,
+    demo: bool = False,
+    store: Store | None = None,
+    agents: Sequence[AgentSpec] = (),
 ) -> Prepared:
     """Everything up to serving. On an empty database a local user is created and gets a
-    one-time sign-in link; ``demo`` also makes the demo conversations and an API token."""
+    one-time sign-in link; ``demo`` also makes the demo conversations and an API token.
+    ``agents`` run beside the demo agent (``pawflow serve --agents agents.yaml``)."""
     store = store or open_store(settings.db)
     try:
         flows = flow_service(store, settings)
-        chat = chat_service(store, settings)
+        chat = chat_service(store, settings, agents)
         with store.transaction(write=False) as tx:
             fresh = not has_users(tx)
         local = settings.local_user
@@ -111,7 +120,7 @@ def prepare(
             store,
             settings=settings,
             services=[flows, chat],
-            on_message=chat.handle_message,
+            on_message=chat.message_posted,
             endpoints=[mount_mcp],
         )
     except BaseException:

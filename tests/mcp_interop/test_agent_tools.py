@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from pawflow.agent import AgentSpec, ScriptedModel
+from pawflow.agent.config import load_agents
 from pawflow.agent.mcp_tools import McpServerConfig, McpToolset, mcp_tools
 from pawflow.chat.service import ChatService
 from pawflow.errors import InvalidInput
@@ -137,3 +140,33 @@ def test_a_server_over_streamable_http_with_a_bearer_token(live: LiveServer) -> 
     assert not outcome.error
     assert [item["id"] for item in outcome.data["interactions"]] == [asked["id"]]
     api.close()
+
+
+def test_an_agents_file_gives_its_agent_the_allowed_tools_of_its_mcp_servers(
+    tmp_path: Path, log: Path
+) -> None:
+    agents_file = tmp_path / "agents.yaml"
+    agents_file.write_text(
+        f"""
+agents:
+  - name: janitor
+    model: {{url: "http://127.0.0.1:9/v1", name: any}}
+    system_prompt: You keep the files tidy.
+    mcp_servers:
+      - name: files
+        command: {json.dumps(sys.executable)}
+        args: [{json.dumps(SERVER)}, {json.dumps(str(log))}]
+        tools: [delete_files, count_files]
+        approval: [delete_files]
+"""
+    )
+    with ExitStack() as connections:
+        [janitor] = load_agents(agents_file, {}, connections=connections)
+        assert {"files__delete_files", "files__count_files"} <= set(janitor.toolbox.names)
+        delete = janitor.toolbox.get("files__delete_files")
+        count = janitor.toolbox.get("files__count_files")
+        assert delete is not None and delete.consequential
+        assert count is not None and not count.consequential
+        assert janitor.toolbox.get("files__fail") is None  # not on the allow-list
+    with pytest.raises(InvalidInput, match="mcp_servers"):
+        load_agents(agents_file, {})  # nowhere to keep the sessions open

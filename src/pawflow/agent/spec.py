@@ -35,6 +35,8 @@ class AgentSpec:
     limits: Limits = field(default_factory=Limits)
     policies: Sequence[Policy] = ()
     history_limit: int = 40
+    # The built-in tools it may use, by name (None: all of them).
+    builtins: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         if not _AGENT_NAME.match(self.name):
@@ -47,7 +49,10 @@ class AgentSpec:
 
     @cached_property
     def toolbox(self) -> Toolbox:
-        return Toolbox([*builtin_tools(), *self.tools], approver=request_approval)
+        allowed = builtin_tools()
+        if self.builtins is not None:
+            allowed = [tool for tool in allowed if tool.name in self.builtins]
+        return Toolbox([*allowed, *self.tools], approver=request_approval)
 
     @property
     def system_prompt(self) -> str:

@@ -1,12 +1,13 @@
-"""Scheduled agent wakeups: a durable queue of system-marked turns, each delivered once.
+"""Scheduled agent wakeups: the answers agents wait for, each delivered once.
 
 A wakeup is written in the same transaction that consumes the continuation it comes from
-(the answer to an agent's question), so an answer never gets lost or doubled on the way.
-Running one is a claim — a conditional update from ``scheduled`` to ``running`` under a
-lease — and in that same transaction the wakeup's text enters the conversation as a
-``system`` message. Of several pollers (threads or processes) exactly one claims it; a
-poller that dies mid-turn leaves a lease that expires, and the next claim re-runs the turn
-without posting the message again.
+(the answer to an agent's question), together with the turn that runs it on the durable
+turn queue (:mod:`pawflow.store.turns`), so an answer never gets lost or doubled on the
+way. Running one is a claim — a conditional update from ``scheduled`` to ``running`` under
+the turn's short lease, renewed by its heartbeat — and in that same transaction the
+wakeup's text enters the conversation as a ``system`` message, shown to people. A process
+that dies mid-turn leaves a lease that runs out within seconds; the next claim re-runs the
+turn without posting the message again.
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pawflow.clock import from_millis, to_millis
-from pawflow.loops import Loop
 from pawflow.records import Message
 from pawflow.store.database import Tx
 from pawflow.store.delivery import backoff
@@ -29,7 +28,6 @@ from pawflow.store.messages import append_message
 log = logging.getLogger("pawflow.agent.wakeups")
 
 WakeupStatus = Literal["scheduled", "running", "done", "absorbed", "failed"]
-DEFAULT_LEASE = timedelta(minutes=10)
 MAX_ATTEMPTS = 5
 
 
@@ -81,15 +79,19 @@ def schedule(
     data: dict[str, Any],
     now: datetime,
     due_at: datetime | None = None,
-) -> bool:
-    """Schedule a wakeup; ``source`` (``confirmation:<id>``) makes it once-only. False if known."""
+) -> str | None:
+    """Schedule a wakeup; ``source`` (``confirmation:<id>``) makes it once-only.
+
+    Returns the new wakeup's id; None when the source had one already.
+    """
     at = to_millis(now)
+    wakeup_id = secrets.token_urlsafe(12)
     changed = tx.execute(
         "INSERT INTO agent_wakeups (id, agent, conversation_id, user_id, source, text, data,"
         " status, due_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'scheduled', ?, ?)"
         " ON CONFLICT (source) DO NOTHING",
         (
-            secrets.token_urlsafe(12),
+            wakeup_id,
             agent,
             conversation_id,
             user,
@@ -100,7 +102,7 @@ def schedule(
             at,
         ),
     )
-    return bool(changed)
+    return wakeup_id if changed else None
 
 
 def get(tx: Tx, wakeup_id: str) -> Wakeup | None:
@@ -169,6 +171,16 @@ def claim(tx: Tx, wakeup: Wakeup, now: datetime, lease: timedelta) -> Message | 
     return message
 
 
+def renew(tx: Tx, wakeup_id: str, now: datetime, lease: timedelta) -> bool:
+    """Extend the lease of a running wakeup (the heartbeat of its turn)."""
+    return bool(
+        tx.execute(
+            "UPDATE agent_wakeups SET lease_until = ? WHERE id = ? AND status = 'running'",
+            (to_millis(now + lease), wakeup_id),
+        )
+    )
+
+
 def mark_tool_started(tx: Tx, wakeup_id: str, now: datetime) -> bool:
     """Journal that the wakeup's approved call is about to run; False if it already was."""
     return bool(
@@ -226,10 +238,3 @@ def absorb(tx: Tx, *, source: str, target: str, signal_id: str) -> bool:
         return True
     # Neither: nothing was ever parked (the answer is ours) unless a wakeup exists.
     return by_source(tx, source) is None
-
-
-class WakeupPoller(Loop):
-    """Runs due wakeups on a thread of its own: every ``interval`` seconds, or when woken."""
-
-    def __init__(self, run_due: Callable[[], int], *, interval: float = 1.0) -> None:
-        super().__init__("wakeups", run_due, interval=interval, join_timeout=60)

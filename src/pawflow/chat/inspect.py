@@ -8,6 +8,7 @@ what a resume would start from.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from pawflow.agent.checkpoints import Checkpoint, CheckpointStore
 from pawflow.agent.resume import UndecodableCheckpoint, decode
@@ -15,6 +16,7 @@ from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.clock import iso
 from pawflow.errors import NotFound
 from pawflow.store import Store
+from pawflow.store.turns import QueuedTurn
 
 _ARTICLE = {"question": "a question", "approval": "an approval", "choice": "a choice"}
 
@@ -69,6 +71,22 @@ def _behind(checkpoints: CheckpointStore, continuation: SessionContinuation) -> 
     return [f"behind it: {checkpoint_line(found)}"]
 
 
+def turn_line(turn: QueuedTurn, now: datetime) -> str:
+    """``message turn … of deployer: running in <process> (attempt 2), at model call, …``."""
+    what = f"{turn.kind} turn {turn.id}" + (f" of {turn.agent}" if turn.agent else "")
+    if turn.status == "running" and turn.lease_until is not None and turn.lease_until > now:
+        at = f", at {turn.stage}" if turn.stage else ""
+        return (
+            f"{what}: running in {turn.owner} (attempt {turn.attempts}{at};"
+            f" lease until {iso(turn.lease_until)})"
+        )
+    if turn.status == "running":
+        return f"{what}: its process stopped mid-turn; it runs again (attempt {turn.attempts})"
+    when = "now" if turn.due_at <= now else iso(turn.due_at)
+    error = f"; last error: {turn.last_error}" if turn.last_error else ""
+    return f"{what}: queued, due {when}{error}"
+
+
 def describe_session(store: Store, session_id: str) -> list[str]:
     """``this conversation is waiting on …``, the checkpoint behind it, and its history."""
     registry = SessionRegistry(store)
@@ -88,6 +106,10 @@ def describe_session(store: Store, session_id: str) -> list[str]:
         for number, option in enumerate(pending.options, 1):
             lines.append(f"  {number}. {option}")
         lines += _behind(checkpoints, pending)
+    in_flight = store.open_turns(session_id)
+    if in_flight:  # queued or running turns: a reply is on its way
+        lines.append("turns in flight:")
+        lines += [f"  {turn_line(turn, store.now())}" for turn in in_flight]
     lines.append("history:" if history else "history: none")
     # Re-read: pending() may just have expired one.
     lines += [history_line(c) for c in registry.history(session_id)]

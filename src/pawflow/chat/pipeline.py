@@ -19,7 +19,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-from pawflow.agent.loop import ApprovedCall, LoopEvent, RunFinished, RunRequest
+from pawflow.agent.loop import (
+    ApprovedCall,
+    LoopEvent,
+    RunFinished,
+    RunRequest,
+    StepStarted,
+    ToolStarted,
+)
 from pawflow.agent.models.base import ChatMessage, ToolCall
 from pawflow.agent.resume import load_seed
 from pawflow.agent.tools import (
@@ -119,12 +126,8 @@ class InterceptStage:
             turn.reply = reply
             turn.answered_by = bound.name
             self._end_one_reply_questions(turn)
-            turn.recorded = turn.store.append_message(
-                turn.conversation_id,
-                reply,
-                role="assistant",
-                author=bound.owner,
-                data={"intercept": bound.name},
+            turn.recorded = turn.post_reply(
+                reply, author=bound.owner, data={"intercept": bound.name}
             )
             turn.done = True
             return
@@ -223,9 +226,12 @@ def history_messages(
     return found
 
 
-def recent_history(store: Store, conversation_id: str, limit: int) -> list[Message]:
+def recent_history(
+    store: Store, conversation_id: str, limit: int, until: str | None = None
+) -> list[Message]:
+    """The conversation so far; up to ``until`` (a queued message: later ones are later turns)."""
     with store.transaction(write=False) as tx:
-        return recent_messages(tx, conversation_id, limit)
+        return recent_messages(tx, conversation_id, limit, until)
 
 
 def settled_calls(wakeup: Wakeup) -> list[ApprovedCall]:
@@ -256,7 +262,8 @@ class PlanStage:
             # The halted run goes on at its next iteration, the reply its observation.
             turn.tasks = [Task(agent, [], seed=claim.seed, reply=claim.reply)]
             return
-        history = recent_history(turn.store, turn.conversation_id, agent.history_limit)
+        until = turn.message_id if turn.kind == "message" else None
+        history = recent_history(turn.store, turn.conversation_id, agent.history_limit, until)
         replacing = (
             {turn.message_id: claim.task()}
             if claim is not None and turn.message_id is not None
@@ -307,6 +314,10 @@ class ExecuteStage:
         for task in turn.tasks:
             progress = Progress(turn.store, turn.conversation_id, task.agent.name)
             for event in self.events(turn, task):
+                if isinstance(event, StepStarted):
+                    turn.stage(f"model call, step {event.step}")
+                elif isinstance(event, ToolStarted):
+                    turn.stage(f"tool {event.call.name}, step {event.step}")
                 if self.progress:
                     try:
                         progress.feed(event)
@@ -381,12 +392,8 @@ class RecordStage:
             }
         if turn.reply is None:
             return
-        turn.recorded = turn.store.append_message(
-            turn.conversation_id,
-            turn.reply,
-            role="assistant",
-            author=turn.agent.name,
-            data=turn.reply_data or None,
+        turn.recorded = turn.post_reply(
+            turn.reply, author=turn.agent.name, data=turn.reply_data or None
         )
 
     def open_continuation(self, turn: Turn, owner: str) -> SessionContinuation | None:

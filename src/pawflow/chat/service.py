@@ -26,14 +26,17 @@ from pawflow.agent.checkpoints import DEFAULT_TTL, CheckpointStore
 from pawflow.agent.loop import AgentLoop
 from pawflow.agent.spec import AgentSpec
 from pawflow.chat.intercepts import Intercept, InterceptChain
+from pawflow.chat.ownership import AgentOwnership
 from pawflow.chat.pipeline import Pipeline, default_pipeline
+from pawflow.chat.runner import TurnRunner
 from pawflow.chat.services import ChatServices
 from pawflow.chat.sessions import SessionRegistry, expire_due
 from pawflow.chat.turn import Turn
 from pawflow.clock import to_millis
-from pawflow.errors import InvalidInput, NotFound
+from pawflow.errors import InvalidInput, NotFound, PawFlowError
+from pawflow.loops import Loop
 from pawflow.records import Message
-from pawflow.store import Store
+from pawflow.store import Store, turns
 from pawflow.store.database import Tx
 from pawflow.store.delivery import Delivery
 
@@ -41,6 +44,8 @@ log = logging.getLogger("pawflow.agent")
 
 TARGET_KIND = "agent"
 WAKEUP_BATCH = 20
+TURN_LEASE = timedelta(seconds=5)  # a crashed turn resumes elsewhere within this
+HEARTBEAT = 1.0  # seconds between renewals of the agent and turn leases
 
 _running: weakref.WeakKeyDictionary[Store, ChatService] = weakref.WeakKeyDictionary()
 
@@ -99,7 +104,10 @@ class ChatService:
         *,
         poll_interval: float | None = 1.0,
         checkpoint_ttl: timedelta = DEFAULT_TTL,
-        lease: timedelta = wakeups.DEFAULT_LEASE,
+        lease: timedelta = TURN_LEASE,
+        heartbeat: float = HEARTBEAT,
+        workers: int = 4,
+        owner: str | None = None,
         intercepts: Iterable[Intercept] = (),
         continuation_ttl: str | timedelta = "7d",
     ) -> None:
@@ -116,14 +124,25 @@ class ChatService:
         self.chat = ChatServices(
             store, host=self, intercepts=self.intercepts, sessions=self.sessions
         )
-        self.poller = (
-            None
-            if poll_interval is None
-            else wakeups.WakeupPoller(self.run_due, interval=poll_interval)
-        )
-        self._handler = _AgentDelivery(self)
+        self.ownership = AgentOwnership(store, lambda: self._agents, owner=owner, ttl=lease)
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self.runner = TurnRunner(
+            store,
+            self._run_turn,
+            owner=self.ownership.owner,
+            lease=lease,
+            agents=lambda: self.ownership.held,
+            lock_for=self.conversation_lock,
+            workers=workers,
+            interval=poll_interval,
+        )
+        # The loop that runs turns (named as before: it was the wakeup poller).
+        self.poller = self.runner.loop
+        self.heartbeat = (
+            None if poll_interval is None else Loop("heartbeat", self.beat, interval=heartbeat)
+        )
+        self._handler = _AgentDelivery(self)
         self._started = False
 
     # -- agents and assignments ---------------------------------------------------------
@@ -166,10 +185,12 @@ class ChatService:
             return
         self._started = True
         _running[self.store] = self
+        self.beat()  # own agents before the first pass
         self.store.sweep_steps.append(self._sweep_step)
         self.store.register_handler(TARGET_KIND, self._handler)
-        if self.poller is not None:
-            self.poller.start()
+        if self.heartbeat is not None:
+            self.heartbeat.start()
+        self.runner.start()
 
     def stop(self) -> None:
         if not self._started:
@@ -178,8 +199,13 @@ class ChatService:
         self.store.deliveries.unregister(TARGET_KIND)
         if self._sweep_step in self.store.sweep_steps:
             self.store.sweep_steps.remove(self._sweep_step)
-        if self.poller is not None:
-            self.poller.stop()
+        self.runner.stop()
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+        try:
+            self.ownership.release()
+        except PawFlowError:  # the store is going away: the leases simply run out
+            log.warning("agent leases of %s not released", self.ownership.owner)
         if _running.get(self.store) is self:
             del _running[self.store]
 
@@ -190,17 +216,31 @@ class ChatService:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def beat(self) -> None:
+        """The heartbeat: this process's agent leases, and the leases of its turns."""
+        before = set(self.ownership.held)
+        self.ownership.beat()
+        self.runner.renew()
+        wakeup_ids = [t.wakeup_id for t in self.runner.running() if t.wakeup_id is not None]
+        if wakeup_ids:
+            with self.store.transaction() as tx:
+                for wakeup_id in wakeup_ids:
+                    wakeups.renew(tx, wakeup_id, self.store.now(), self.lease)
+        if set(self.ownership.held) - before:
+            self.runner.wake()  # agents taken over: their queued turns are ours now
+
     def _sweep_step(self, store: Store) -> dict[str, int]:
         counts = {"checkpoints_expired": self.checkpoints.sweep_expired(), **expire_due(store)}
         if self.poller is not None and self.poller.running:
-            self.poller.wake()  # picks up wakeups other processes scheduled
+            self.poller.wake()  # picks up turns other processes queued
         else:
-            counts["wakeups"] = self.run_due()
+            ran = self._run_due()
+            counts["turns"] = len(ran)
+            counts["wakeups"] = sum(1 for turn in ran if turn.kind == "wakeup")
         return counts
 
     def _wake_poller(self) -> None:
-        if self.poller is not None:
-            self.poller.wake()
+        self.runner.wake()
 
     # -- answers become wakeups -----------------------------------------------------------
 
@@ -237,7 +277,7 @@ class ChatService:
         }
         if "tool_call" in payload:
             data["tool_call"] = payload["tool_call"]
-        wakeups.schedule(
+        wakeup_id = wakeups.schedule(
             delivery.tx,
             agent=agent,
             conversation_id=conversation_id,
@@ -247,17 +287,31 @@ class ChatService:
             data=data,
             now=self.store.now(),
         )
+        if wakeup_id is not None:
+            turns.enqueue(
+                delivery.tx,
+                conversation_id,
+                kind="wakeup",
+                agent=agent,
+                wakeup_id=wakeup_id,
+                now=self.store.now(),
+            )
         delivery.tx.after_commit(self._wake_poller)
 
     # -- turns ------------------------------------------------------------------------------
 
+    def message_posted(self, store: Store, conversation_id: str, message: Message) -> None:
+        """The server's ``on_message``: the message and its turn are stored; run it soon."""
+        self.runner.wake()
+
     def handle_message(
         self, store: Store, conversation_id: str, message: Message | str
     ) -> Turn | None:
-        """Answer a user message of a conversation with its agent (if it has one).
+        """Answer a user message of a conversation now, in this thread (if it has an agent).
 
-        ``message`` is the stored message (as the server passes it); a plain string is first
-        stored as a message of the conversation's owner.
+        ``message`` is the stored message; a plain string is first stored as a message of
+        the conversation's owner. The turn goes through the durable queue like any other:
+        None when another process already runs it.
         """
         if store is not self.store:
             raise InvalidInput("this message belongs to another store")
@@ -272,55 +326,114 @@ class ChatService:
         if message.role != "user" or message.conversation_id != conversation_id:
             return None
         with self.conversation_lock(conversation_id):
-            turn = self.pipeline.run(Turn.for_message(store, message))
-        self._wake_poller()  # wakeups skipped while the conversation was busy
-        return turn
+            with store.transaction() as tx:
+                turn_id = turns.enqueue(
+                    tx,
+                    conversation_id,
+                    kind="message",
+                    agent=turns.assigned_agent(tx, conversation_id),
+                    message_id=message.id,
+                    now=store.now(),
+                )
+            claimed = self.runner.claim(turn_id)
+            result = None if claimed is None else self.runner.run_claimed(claimed)
+        self._wake_poller()  # turns passed over while the conversation was busy
+        return result if isinstance(result, Turn) else None
 
     def run_due(self, limit: int = WAKEUP_BATCH) -> int:
-        """Run the wakeups that are due (each exactly once); returns how many ran."""
-        with self.store.transaction(write=False) as tx:
-            due = wakeups.due(tx, self.store.now(), limit)
-        ran = 0
-        for wakeup in due:
-            if self.agent(wakeup.agent) is None:
-                continue  # another process runs this agent
-            lock = self.conversation_lock(wakeup.conversation_id)
-            if not lock.acquire(blocking=False):
-                continue  # a turn is in progress there; the next pass takes it
-            try:
-                if self.run_wakeup(wakeup):
-                    ran += 1
-            finally:
-                lock.release()
-        return ran
+        """Run the turns that are due here (each exactly once); returns how many ran."""
+        return len(self._run_due(limit))
+
+    def _run_due(self, limit: int = WAKEUP_BATCH) -> list[turns.QueuedTurn]:
+        if self.heartbeat is None or not self.heartbeat.running:
+            self.ownership.beat()
+        return self.runner.run_due(limit)
 
     def run_wakeup(self, wakeup: wakeups.Wakeup) -> bool:
+        """Run one wakeup's turn now; False when it ran already or runs elsewhere."""
         with self.store.transaction() as tx:
-            claimed = wakeups.claim(tx, wakeup, self.store.now(), self.lease)
-            current = wakeups.get(tx, wakeup.id) if claimed is not False else None
-        if claimed is False or current is None:
-            return False  # another poller has it
-        try:
-            self.pipeline.run(Turn.for_wakeup(self.store, current))
-        except Exception as exc:
-            log.exception("wakeup %s of agent %s failed", wakeup.id, wakeup.agent)
-            with self.store.transaction() as tx:
-                status = wakeups.retry_later(
-                    tx, current, f"{type(exc).__name__}: {exc}", self.store.now()
+            queued = turns.of_wakeup(tx, wakeup.id)
+            turn_id = (
+                queued.id
+                if queued is not None
+                else turns.enqueue(
+                    tx,
+                    wakeup.conversation_id,
+                    kind="wakeup",
+                    agent=wakeup.agent,
+                    wakeup_id=wakeup.id,
+                    now=self.store.now(),
                 )
-            if status == "failed":
-                self.store.append_message(
-                    current.conversation_id,
-                    f"{current.agent} could not continue after the answer to"
-                    f" {json.dumps(current.data.get('question'))}: {exc}",
-                    role="system",
-                    author=f"agent:{current.agent}",
-                    data={"wakeup": current.id, "error": True},
-                )
+            )
+        with self.conversation_lock(wakeup.conversation_id):
+            claimed = self.runner.claim(turn_id)
+            return claimed is not None and bool(self.runner.run_claimed(claimed))
+
+    def _run_turn(self, queued: turns.QueuedTurn) -> Turn | bool:
+        """Run a claimed turn through the pipeline; False when there was nothing to run."""
+        key = queued.key
+        if queued.kind == "wakeup":
+            return self._run_wakeup_turn(queued, key)
+        with self.store.transaction(write=False) as tx:
+            message = turns.message_of(tx, queued)
+        if message is None:  # cannot happen while messages are kept; end it regardless
+            self.store.complete_turn(key)
             return False
+        turn = Turn.for_message(self.store, message)
+        return self._through_pipeline(turn, key)
+
+    def _through_pipeline(self, turn: Turn, key: turns.TurnKey) -> Turn | bool:
+        turn.key = key
+        turn.on_stage = lambda where: self.runner.set_stage(key.turn_id, where)
+        try:
+            self.pipeline.run(turn)
+        except Exception as exc:
+            log.exception("turn %s in %s failed", key.turn_id, turn.conversation_id)
+            self._failed(turn, key, exc)
+            return False
+        self.store.complete_turn(key)  # a turn without a reply ends here
+        return turn
+
+    def _failed(self, turn: Turn, key: turns.TurnKey, exc: Exception) -> None:
+        error = f"{type(exc).__name__}: {exc}"
         with self.store.transaction() as tx:
-            wakeups.finish(tx, wakeup.id, self.store.now())
-        return True
+            status = turns.retry_later(tx, key, error, self.store.now())
+            if turn.wakeup is not None:
+                current = wakeups.get(tx, turn.wakeup.id)
+                if current is not None:
+                    wakeups.retry_later(tx, current, error, self.store.now())
+        if status == "failed":
+            what = (
+                f"after the answer to {json.dumps(turn.wakeup.data.get('question'))}"
+                if turn.wakeup is not None
+                else "to this message"
+            )
+            agent = turn.agent.name if turn.agent is not None else "the agent"
+            self.store.append_message(
+                turn.conversation_id,
+                f"{agent} could not reply {what}: {exc}",
+                role="system",
+                author=f"agent:{agent}",
+                data={"turn": key.turn_id, "error": True},
+            )
+
+    def _run_wakeup_turn(self, queued: turns.QueuedTurn, key: turns.TurnKey) -> Turn | bool:
+        assert queued.wakeup_id is not None
+        now = self.store.now()
+        with self.store.transaction() as tx:
+            wakeup = wakeups.get(tx, queued.wakeup_id)
+            claimed = False if wakeup is None else wakeups.claim(tx, wakeup, now, self.lease)
+            current = wakeups.get(tx, queued.wakeup_id) if claimed is not False else None
+            if current is None:
+                if wakeup is not None and wakeup.status in ("scheduled", "running"):
+                    # Not due yet, or still run under an older lease: later.
+                    due = wakeup.due_at if wakeup.status == "scheduled" else now + self.lease
+                    turns.put_back(tx, key, due)
+                else:  # absorbed by the turn that asked, or finished: nothing to run
+                    turns.complete(tx, key, now)
+        if current is None:
+            return False
+        return self._through_pipeline(Turn.for_wakeup(self.store, current), key)
 
     def wakeups_of(self, conversation_id: str) -> list[wakeups.Wakeup]:
         with self.store.transaction(write=False) as tx:

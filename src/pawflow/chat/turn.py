@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from pawflow.chat.sessions import SessionContinuation, SessionRegistry
     from pawflow.records import Message
     from pawflow.store import Store
+    from pawflow.store.turns import TurnKey
 
 
 class AgentRuntime(Protocol):
@@ -67,6 +69,23 @@ class Turn:
     done: bool = False
     trace: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # why a claim was or was not made
+    key: TurnKey | None = None  # the claim on the durable turn: its reply is written once
+    on_stage: Callable[[str], None] | None = None  # told where the turn is, for inspection
+
+    def stage(self, where: str) -> None:
+        if self.on_stage is not None:
+            self.on_stage(where)
+
+    def post_reply(
+        self, reply: str, *, author: str, data: dict[str, Any] | None = None
+    ) -> Message | None:
+        """Post the turn's reply: with a durable turn, together with its end (None: lost)."""
+        if self.key is None:
+            return self.store.append_message(
+                self.conversation_id, reply, role="assistant", author=author, data=data
+            )
+        _, message = self.store.complete_turn(self.key, reply, author=author, data=data)
+        return message
 
     @classmethod
     def for_message(cls, store: Store, message: Message) -> Turn:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pawflow import serve as serving
+from pawflow.agent.config import load_agents
 from pawflow.client import ApiError, Client
 from pawflow.errors import InvalidInput, NotFound, NotPending, PawFlowError
 from pawflow.interactions import Kind
@@ -30,6 +32,9 @@ users_app = typer.Typer(help="Manage the users of a PawFlow store.", no_args_is_
 DB_OPTION = typer.Option(DEFAULT_URL, "--db", envvar="PAWFLOW_DB", help="Store URL.")
 SERVER_OPTION = typer.Option(
     "http://127.0.0.1:8765", "--server", envvar="PAWFLOW_SERVER", help="Server URL."
+)
+AGENTS_OPTION = typer.Option(
+    None, "--agents", envvar="PAWFLOW_AGENTS", help="A YAML file of agents (docs/agents.md)."
 )
 TOKEN_OPTION = typer.Option(
     None, "--token", envvar="PAWFLOW_TOKEN", help="API token (pawflow users add NAME)."
@@ -59,6 +64,7 @@ def serve(
         False, "--demo", help="Make sure a local user and a Demo conversation exist."
     ),
     log_level: str = typer.Option("info", envvar="PAWFLOW_LOG_LEVEL", help="Server log level."),
+    agents: Path | None = AGENTS_OPTION,
 ) -> None:
     """Run the server: web chat at /, the API under /api, /healthz, /openapi.json.
 
@@ -71,10 +77,16 @@ def serve(
     except InvalidInput as exc:
         raise typer.BadParameter(str(exc)) from exc
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    prepared = serving.prepare(settings, demo=demo)
-    for line in prepared.lines:
-        _say(line)
-    serving.run(prepared, settings, log_level=log_level)
+    # The agents' MCP sessions stay open while the server runs.
+    with ExitStack() as connections:
+        try:
+            specs = [] if agents is None else load_agents(agents, connections=connections)
+            prepared = serving.prepare(settings, demo=demo, agents=specs)
+        except InvalidInput as exc:  # e.g. an agent named like the demo agent
+            raise typer.BadParameter(exc.message, param_hint="--agents") from exc
+        for line in prepared.lines:
+            _say(line)
+        serving.run(prepared, settings, log_level=log_level)
 
 
 # -- users -------------------------------------------------------------------------------------

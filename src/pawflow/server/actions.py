@@ -208,9 +208,8 @@ def get_history(body: m.GetHistory, principal: Caller, request: Request) -> JSON
 def send_message(body: m.SendMessage, principal: Caller, request: Request) -> JSONResponse:
     ctx = context_of(request)
     _require_write(ctx.store, body.conversation_id, principal.user)
-    message = ctx.store.append_message(
-        body.conversation_id, body.content, role="user", author=principal.user
-    )
+    # The message and the turn that answers it: one transaction, so no crash loses the turn.
+    message = ctx.store.post_message(body.conversation_id, body.content, author=principal.user)
     ctx.dispatch_message(body.conversation_id, message)
     return JSONResponse({"message": message.to_dict()})
 

@@ -24,7 +24,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pawflow.loops import Service
-from pawflow.server import actions, events, files, signin
+from pawflow.server import actions, agents, events, files, signin
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
@@ -109,6 +109,7 @@ def create_app(
     app.state.pawflow = ctx
     server_errors.install(app)
     app.include_router(actions.router)
+    app.include_router(agents.router)
     app.include_router(events.router)
     app.include_router(files.router)
     app.include_router(signin.router)

@@ -70,12 +70,20 @@ def history(
     return [Message.from_row(row) for row in rows]
 
 
-def recent(tx: Tx, conversation_id: str, limit: int) -> list[Message]:
-    """The last ``limit`` messages, oldest first (no access check: for the runtime)."""
-    rows = tx.all(
-        "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?",
-        (conversation_id, limit),
-    )
+def recent(tx: Tx, conversation_id: str, limit: int, until: str | None = None) -> list[Message]:
+    """The last ``limit`` messages, oldest first, up to the message ``until`` if given
+    (no access check: for the runtime)."""
+    if until is None:
+        rows = tx.all(
+            "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?",
+            (conversation_id, limit),
+        )
+    else:
+        rows = tx.all(
+            "SELECT * FROM messages WHERE conversation_id = ?"
+            " AND seq <= (SELECT seq FROM messages WHERE id = ?) ORDER BY seq DESC LIMIT ?",
+            (conversation_id, until, limit),
+        )
     return [Message.from_row(row) for row in reversed(rows)]
 
 

@@ -20,7 +20,7 @@ from pawflow.errors import InvalidInput, NotPending
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
 from pawflow.store import continuations as cont
 from pawflow.store import conversations as convs
-from pawflow.store import events, leases, messages, migrations
+from pawflow.store import events, leases, messages, migrations, turns
 from pawflow.store import interactions as inter
 from pawflow.store.continuations import Continuation, SignalValue
 from pawflow.store.database import Database, Tx
@@ -420,6 +420,55 @@ class Store:
                 data=data,
                 now=self.now(),
             )
+
+    def post_message(self, conversation_id: str, content: str, *, author: str) -> Message:
+        """A user's message and the turn that answers it, stored in one transaction."""
+        with self.db.transaction() as tx:
+            message, _ = turns.post_user_message(
+                tx, conversation_id, content, author=author, now=self.now()
+            )
+        return message
+
+    # -- the turn queue ------------------------------------------------------------------
+
+    def due_turns(self, agents: Sequence[str] | None, limit: int) -> list[turns.QueuedTurn]:
+        """Turns ready to run for ``agents`` (and turns of no agent); None: every agent."""
+        with self.db.transaction(write=False) as tx:
+            return turns.due(tx, self.now(), agents, limit)
+
+    def claim_turn(self, turn_id: str, owner: str, lease: timedelta) -> turns.QueuedTurn | None:
+        with self.db.transaction() as tx:
+            return turns.claim(tx, turn_id, owner, self.now(), lease)
+
+    def renew_turns(
+        self, running: Sequence[tuple[turns.TurnKey, str | None]], lease: timedelta
+    ) -> list[turns.TurnKey]:
+        """Heartbeat of running turns (with where each is); returns those no longer ours."""
+        lost = []
+        with self.db.transaction() as tx:
+            for key, stage in running:
+                if not turns.renew(tx, key, self.now(), lease, stage):
+                    lost.append(key)
+        return lost
+
+    def complete_turn(
+        self,
+        key: turns.TurnKey,
+        reply: str | None = None,
+        *,
+        role: messages.Role = "assistant",
+        author: str = "",
+        data: dict[str, Any] | None = None,
+    ) -> tuple[bool, Message | None]:
+        """End a turn and post its reply, both or neither: the reply is written once."""
+        with self.db.transaction() as tx:
+            return turns.complete(
+                tx, key, self.now(), reply=reply, role=role, author=author, data=data
+            )
+
+    def open_turns(self, conversation_id: str) -> list[turns.QueuedTurn]:
+        with self.db.transaction(write=False) as tx:
+            return turns.open_turns(tx, conversation_id)
 
     def get_history(
         self, conversation_id: str, *, user: str, after_seq: int = 0, limit: int = 500

@@ -251,3 +251,27 @@ CREATE TABLE leases (
     expires_at BIGINT NOT NULL
 );
 CREATE INDEX leases_owner ON leases (owner);
+
+CREATE TABLE chat_turns (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    agent TEXT,
+    kind TEXT NOT NULL CHECK (kind IN ('message', 'wakeup')),
+    message_id TEXT UNIQUE,
+    wakeup_id TEXT UNIQUE,
+    status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+    due_at BIGINT NOT NULL,
+    owner TEXT,
+    lease_until BIGINT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    stage TEXT,
+    reply_id TEXT,
+    last_error TEXT,
+    created_at BIGINT NOT NULL,
+    started_at BIGINT,
+    finished_at BIGINT
+);
+CREATE INDEX chat_turns_queued ON chat_turns (due_at) WHERE status = 'queued';
+CREATE INDEX chat_turns_leased ON chat_turns (lease_until) WHERE status = 'running';
+CREATE INDEX chat_turns_conversation ON chat_turns (conversation_id, seq);

@@ -1,0 +1,178 @@
+"""``TurnRunner``: takes turns off the durable queue and runs them, a few at a time.
+
+A pass claims the due turns of the agents this process owns (and the turns of no agent)
+while worker slots are free, and hands each to a worker; a conversation whose lock is held
+here is passed over until its turn in progress ends. :meth:`renew` is the heartbeat of the
+turns in progress: it extends their leases and records where each one is (the stage
+``pawflow session inspect`` shows). :meth:`run_due` is the same work done in the calling
+thread, for a service started without threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+
+from pawflow.loops import Loop
+from pawflow.store import Store
+from pawflow.store.turns import QueuedTurn, TurnKey
+
+log = logging.getLogger("pawflow.chat.runner")
+
+BATCH = 20
+
+
+@dataclass
+class _Running:
+    turn: QueuedTurn
+    key: TurnKey
+    stage: str | None = None
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        store: Store,
+        run: Callable[[QueuedTurn], object],
+        *,
+        owner: str,
+        lease: timedelta,
+        agents: Callable[[], Sequence[str] | None],
+        lock_for: Callable[[str], threading.Lock],
+        workers: int = 4,
+        interval: float | None = None,
+    ) -> None:
+        self.store = store
+        self.owner = owner
+        self.lease = lease
+        self.workers = max(1, workers)
+        self._run = run
+        self._agents = agents
+        self._lock_for = lock_for
+        self._running: dict[str, _Running] = {}
+        self._guard = threading.Lock()
+        self._executor: ThreadPoolExecutor | None = None
+        self.loop = None if interval is None else Loop("turns", self.step, interval=interval)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.loop is None or self.loop.running:
+            return
+        self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="pawflow-turn")
+        self.loop.start()
+
+    def stop(self) -> None:
+        if self.loop is not None:
+            self.loop.stop()
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            # Turns not started stay queued; a turn in progress ends or is taken over.
+            executor.shutdown(wait=True, cancel_futures=True)
+
+    def wake(self) -> None:
+        if self.loop is not None:
+            self.loop.wake()
+
+    # -- where turns are --------------------------------------------------------------------
+
+    def set_stage(self, turn_id: str, stage: str) -> None:
+        with self._guard:
+            running = self._running.get(turn_id)
+            if running is not None:
+                running.stage = stage
+
+    def running(self) -> list[QueuedTurn]:
+        with self._guard:
+            return [r.turn for r in self._running.values()]
+
+    def renew(self) -> None:
+        """The heartbeat of the turns in progress here."""
+        with self._guard:
+            beats = [(r.key, r.stage) for r in self._running.values()]
+        if not beats:
+            return
+        for lost in self.store.renew_turns(beats, self.lease):
+            log.warning("turn %s was taken over by another process", lost.turn_id)
+
+    # -- claiming and running ---------------------------------------------------------------
+
+    def claim(self, turn_id: str) -> QueuedTurn | None:
+        claimed = self.store.claim_turn(turn_id, self.owner, self.lease)
+        if claimed is not None:
+            with self._guard:
+                self._running[claimed.id] = _Running(claimed, claimed.key)
+        return claimed
+
+    def run_claimed(self, turn: QueuedTurn) -> object:
+        try:
+            return self._run(turn)
+        finally:
+            with self._guard:
+                self._running.pop(turn.id, None)
+
+    def _take(self, turn: QueuedTurn) -> tuple[QueuedTurn, threading.Lock] | None:
+        lock = self._lock_for(turn.conversation_id)
+        if not lock.acquire(blocking=False):
+            return None  # a turn of this conversation is in progress here
+        try:
+            claimed = self.claim(turn.id)
+        except Exception:
+            lock.release()
+            raise
+        if claimed is None:
+            lock.release()
+            return None
+        return claimed, lock
+
+    def _work(self, turn: QueuedTurn, lock: threading.Lock) -> None:
+        try:
+            self.run_claimed(turn)
+        except Exception:  # the turn's lease runs out and it is retried
+            log.exception("turn %s failed", turn.id)
+        finally:
+            lock.release()
+            self.wake()  # a slot is free; the conversation may have more
+
+    def step(self) -> int:
+        """One pass: fill the free worker slots with due turns; returns how many started."""
+        executor = self._executor
+        if executor is None:
+            return 0
+        with self._guard:
+            free = self.workers - len(self._running)
+        started = 0
+        if free <= 0:
+            return 0
+        for turn in self.store.due_turns(self._agents(), BATCH):
+            if started >= free:
+                break
+            taken = self._take(turn)
+            if taken is None:
+                continue
+            try:
+                executor.submit(self._work, *taken)
+            except RuntimeError:  # shutting down: its lease runs out and another takes it
+                taken[1].release()
+                return started
+            started += 1
+        return started
+
+    def run_due(self, limit: int = BATCH) -> list[QueuedTurn]:
+        """Run the due turns in this thread, one after another; returns those that ran."""
+        ran: list[QueuedTurn] = []
+        for turn in self.store.due_turns(self._agents(), limit):
+            taken = self._take(turn)
+            if taken is None:
+                continue
+            claimed, lock = taken
+            try:
+                if self.run_claimed(claimed):
+                    ran.append(claimed)
+            finally:
+                lock.release()
+        return ran

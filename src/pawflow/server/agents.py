@@ -1,0 +1,83 @@
+"""``list_agents`` and ``assign_agent``: which agents run here, and which one answers a
+conversation.
+
+An agent answers the messages of the conversations assigned to it. Assigning needs write
+access to the conversation; anything less finds no conversation. The agents are those of the
+chat service of this server (``pawflow serve --agents agents.yaml`` adds to them).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from pawflow.chat.service import running_service
+from pawflow.errors import FieldError, InvalidInput, NotFound
+from pawflow.server import models as m
+from pawflow.server.auth import Principal, authenticate
+from pawflow.server.bodies import StrictJSONRoute
+from pawflow.server.context import context_of
+from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.store.conversations import conversation_access
+
+router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["agents"])
+
+Caller = Annotated[Principal, Depends(authenticate)]
+
+
+class AssignAgent(m.Body):
+    conversation_id: m.Id
+    agent: m.Name
+
+
+class AgentList(BaseModel):
+    agents: list[str]
+
+
+class Assignment(BaseModel):
+    conversation_id: str
+    agent: str
+
+
+def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    return {k: v for k, v in ERROR_RESPONSES.items() if k in statuses}
+
+
+@router.post(
+    "/list_agents",
+    name="list_agents",
+    operation_id="list_agents",
+    summary="The agents that can answer conversations here",
+    response_model=AgentList,
+    responses=_responses(400, 401, 413, 422, 429, 503),
+)
+def list_agents(principal: Caller, request: Request) -> JSONResponse:
+    service = running_service(context_of(request).store)
+    return JSONResponse({"agents": [] if service is None else service.agents})
+
+
+@router.post(
+    "/assign_agent",
+    name="assign_agent",
+    operation_id="assign_agent",
+    summary="Have an agent answer a conversation's messages from now on",
+    response_model=Assignment,
+    responses=_responses(400, 401, 404, 413, 422, 429, 503),
+)
+def assign_agent(body: AssignAgent, principal: Caller, request: Request) -> JSONResponse:
+    store = context_of(request).store
+    with store.transaction(write=False) as tx:
+        access = conversation_access(tx, body.conversation_id, principal.user)
+    if access not in ("owner", "write"):
+        raise NotFound("conversation")
+    service = running_service(store)
+    if service is None or service.agent(body.agent) is None:
+        known = ", ".join(service.agents) if service is not None else "none"
+        raise InvalidInput(
+            f"unknown agent {body.agent!r}", [FieldError("agent", f"agents here: {known}")]
+        )
+    service.assign(body.conversation_id, body.agent)
+    return JSONResponse({"conversation_id": body.conversation_id, "agent": body.agent})

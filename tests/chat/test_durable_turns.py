@@ -1,0 +1,104 @@
+"""A ``pawflow serve`` killed during a turn's model call: after a restart the reply arrives
+within 15 s, exactly once — for a message turn and for a wakeup turn."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from pawflow.chat.service import assign
+from pawflow.clock import to_millis
+from pawflow.server.auth import issue_token
+from pawflow.store import open_store
+from pawflow.store import turns as turn_queue
+from pawflow.testing import eventually
+from tests.chat.processes import GatedModel, agents_file, gated_model, post, serving
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
+
+USER = "alice"
+AGENT = "echo"
+
+
+def replies(db: str, conversation_id: str) -> list[tuple[str, str]]:
+    with open_store(db) as store:
+        return [
+            (m.role, m.content)
+            for m in store.get_history(conversation_id, user=USER)
+            if m.role in ("assistant", "system")
+        ]
+
+
+def turn_states(db: str, conversation_id: str) -> list[tuple[str, str, int]]:
+    with open_store(db) as store, store.transaction(write=False) as tx:
+        found = turn_queue.for_conversation(tx, conversation_id)
+    return [(t.kind, t.status, t.attempts) for t in found]
+
+
+def kill_during_call(model: GatedModel, served_hits: int, kill: object) -> None:
+    """Wait until a model call is in flight (held at the gate), then kill the server."""
+    eventually(lambda: model.hits > served_hits and model.waiting > 0, timeout=30)
+    kill()  # type: ignore[operator]
+
+
+def test_a_killed_server_replies_once_after_a_restart(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'pawflow.db'}"
+    log = tmp_path / "serve.log"
+    with open_store(db) as store:
+        token = issue_token(store, USER)
+        conversation = store.create_conversation(USER, "Durable").id
+        with store.transaction() as tx:
+            assign(tx, conversation, AGENT, to_millis(store.now()))
+
+    with gated_model() as model:
+        agents = agents_file(tmp_path, model, [AGENT])
+
+        # 1. A message turn: killed while the model thinks about "hello".
+        with serving(db, agents, log) as [first]:
+            post(first, token, "send_message", conversation_id=conversation, content="hello")
+            kill_during_call(model, 0, first.kill)
+        assert replies(db, conversation) == []
+        model.gate.set()
+        with serving(db, agents, log) as [second]:
+            restarted = time.monotonic()
+            # The same answer twice would mean a second reply: only one may ever appear.
+            eventually(lambda: replies(db, conversation), timeout=30)
+            assert time.monotonic() - restarted < 15
+            assert replies(db, conversation) == [("assistant", "echo: user: hello")]
+            assert turn_states(db, conversation) == [("message", "done", 2)]
+            assert model.hits == 2  # the model call ran again: at least once
+
+            # 2. A wakeup turn: the agent asks, the answer wakes it, and it is killed again.
+            model.gate.set()
+            post(second, token, "send_message", conversation_id=conversation, content="ask me")
+            with open_store(db) as store:
+                [question] = eventually(
+                    lambda: store.list_interactions(user=USER, status="pending"), timeout=30
+                )
+            model.gate.clear()
+            hits = model.hits
+            post(second, token, "respond_interaction", request_id=question.id, answer=True)
+            kill_during_call(model, hits, second.kill)
+
+        model.gate.set()
+        with serving(db, agents, log):
+            restarted = time.monotonic()
+
+            def woken() -> bool:
+                return any(
+                    role == "assistant" and "Proceed?" in text and "answered" in text
+                    for role, text in replies(db, conversation)
+                )
+
+            eventually(woken, timeout=30)
+            assert time.monotonic() - restarted < 15
+            states = turn_states(db, conversation)
+            assert states[-1] == ("wakeup", "done", 2)
+            assert all(status == "done" for _, status, _ in states)
+
+    found = replies(db, conversation)
+    wakeup_replies = [t for r, t in found if r == "assistant" and "answered" in t]
+    assert len(wakeup_replies) == 1, found
+    assert len([r for r, _ in found if r == "system"]) == 1  # the wakeup, posted once
