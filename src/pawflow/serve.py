@@ -19,6 +19,7 @@ from pawflow.demo import agents as demo_agents
 from pawflow.demo import chat as demo_chat
 from pawflow.demo.flows import deploy_expense_demo
 from pawflow.demo.tour import seed_tour
+from pawflow.durations import setting_seconds
 from pawflow.errors import InvalidInput
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
@@ -58,7 +59,7 @@ def flow_service(store: Store, settings: ServerSettings) -> FlowService:
     options = _options(settings, "flows", _FLOW_SETTINGS)
     return FlowService(
         store,
-        reconcile_interval=float(options.get("reconcile_interval", 1.0)),
+        reconcile_interval=setting_seconds(options.get("reconcile_interval", 1.0)),
         workers=int(options.get("workers", 1)),
     )
 
@@ -69,7 +70,7 @@ def chat_service(store: Store, settings: ServerSettings) -> ChatService:
     service = ChatService(
         store,
         [demo_agents.demo_agent()],
-        poll_interval=float(options.get("poll_interval", 1.0)),
+        poll_interval=setting_seconds(options.get("poll_interval", 1.0)),
     )
     demo_chat.install_plugins(service.chat, settings)
     return service
