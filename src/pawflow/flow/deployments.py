@@ -23,7 +23,7 @@ from pawflow.flow.task import FlowScope
 from pawflow.ids import new_id
 from pawflow.store import Store
 from pawflow.store import continuations as cont
-from pawflow.store.conversations import conversation_access
+from pawflow.store.conversations import may_write
 from pawflow.store.database import Tx
 
 Status = Literal["running", "stopped"]
@@ -209,7 +209,7 @@ def scope_in(tx: Tx, conversation_id: str, user: str | None) -> FlowScope:
     if row is None:
         raise NotFound("conversation")
     acting = user or str(row["owner"])
-    if conversation_access(tx, conversation_id, acting) not in ("owner", "write"):
+    if not may_write(tx, conversation_id, acting):
         raise InvalidInput(
             f"{acting} cannot run flows in conversation {conversation_id}:"
             " it needs write access there"

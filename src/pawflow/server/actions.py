@@ -19,16 +19,14 @@ from fastapi import APIRouter, Body, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from pawflow.errors import FieldError, InvalidInput, NotFound
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Interaction
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate, user_exists
+from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.store import Store
-from pawflow.store.conversations import conversation_access
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
@@ -58,22 +56,6 @@ def _store(request: Request) -> Store:
     return context_of(request).store
 
 
-def _require_write(store: Store, conversation_id: str, user: str) -> None:
-    """Publishing and posting need owner or write access; anything less is not found."""
-    with store.transaction(write=False) as tx:
-        access = conversation_access(tx, conversation_id, user)
-    if access not in ("owner", "write"):
-        raise NotFound("conversation")
-
-
-def _require_confirmation(store: Store, request_id: str) -> None:
-    """Through the aliases, a request of another kind does not exist."""
-    with store.transaction(write=False) as tx:
-        row = tx.one("SELECT kind FROM interactions WHERE id = ?", (request_id,))
-    if row is None or row["kind"] not in _CONFIRMATION_KINDS:
-        raise NotFound()
-
-
 # -- interactions ----------------------------------------------------------------------------
 
 
@@ -82,7 +64,6 @@ def request_interaction(
     body: m.RequestInteraction, principal: Caller, request: Request
 ) -> JSONResponse:
     store = _store(request)
-    _require_write(store, body.conversation_id, principal.user)
     options = (
         None
         if body.options is None
@@ -160,17 +141,19 @@ def list_confirmations(
 @_action("respond_confirmation", m.InteractionEnvelope, "Answer a confirm/choice/multi request")
 def respond_confirmation(body: m.Respond, principal: Caller, request: Request) -> JSONResponse:
     store = _store(request)
-    _require_confirmation(store, body.request_id)
     return _interaction(
-        store.respond_interaction(body.request_id, body.answer, user=principal.user)
+        store.respond_interaction(
+            body.request_id, body.answer, user=principal.user, kinds=_CONFIRMATION_KINDS
+        )
     )
 
 
 @_action("cancel_confirmation", m.InteractionEnvelope, "Cancel a confirm/choice/multi request")
 def cancel_confirmation(body: m.RequestRef, principal: Caller, request: Request) -> JSONResponse:
     store = _store(request)
-    _require_confirmation(store, body.request_id)
-    return _interaction(store.cancel_interaction(body.request_id, user=principal.user))
+    return _interaction(
+        store.cancel_interaction(body.request_id, user=principal.user, kinds=_CONFIRMATION_KINDS)
+    )
 
 
 # -- conversations ---------------------------------------------------------------------------
@@ -207,10 +190,7 @@ def get_history(body: m.GetHistory, principal: Caller, request: Request) -> JSON
 @_action("send_message", m.MessageEnvelope, "Post a message to a conversation")
 def send_message(body: m.SendMessage, principal: Caller, request: Request) -> JSONResponse:
     ctx = context_of(request)
-    _require_write(ctx.store, body.conversation_id, principal.user)
-    message = ctx.store.append_message(
-        body.conversation_id, body.content, role="user", author=principal.user
-    )
+    message = ctx.store.post_message(body.conversation_id, body.content, user=principal.user)
     ctx.dispatch_message(body.conversation_id, message)
     return JSONResponse({"message": message.to_dict()})
 
@@ -219,15 +199,12 @@ def send_message(body: m.SendMessage, principal: Caller, request: Request) -> JS
 def share_conversation(
     body: m.ShareConversation, principal: Caller, request: Request
 ) -> JSONResponse:
-    store = _store(request)
-    with store.transaction(write=False) as tx:
-        # Only the owner learns anything, even whether the other user exists.
-        if conversation_access(tx, body.conversation_id, principal.user) != "owner":
-            raise NotFound("conversation")
-        known = user_exists(tx, body.user)
-    if not known:
-        raise InvalidInput("unknown user", [FieldError("user", "no such user")])
-    conversation = store.share_conversation(
-        body.conversation_id, user=principal.user, with_user=body.user, access=body.access
+    # Only the owner learns anything, even whether the other user exists.
+    conversation = _store(request).share_conversation(
+        body.conversation_id,
+        user=principal.user,
+        with_user=body.user,
+        access=body.access,
+        known_users_only=True,
     )
     return JSONResponse({"conversation": conversation.to_dict()})

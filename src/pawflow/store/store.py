@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -102,7 +102,13 @@ class Store:
         self.close()
 
     def now(self) -> datetime:
+        """The store's clock (a ``FakeClock`` in tests)."""
         return self.clock.now()
+
+    def ping(self) -> None:
+        """Reach the database once; raises ``StoreUnavailable`` when it cannot be reached."""
+        with self.db.transaction(write=False) as tx:
+            tx.one("SELECT 1 AS ok")
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
@@ -112,6 +118,11 @@ class Store:
 
     # -- users, conversations, uploads ----------------------------------------------------
 
+    def has_users(self) -> bool:
+        """Whether anyone has signed up yet (a fresh database has no one)."""
+        with self.db.transaction(write=False) as tx:
+            return convs.has_users(tx)
+
     def ensure_user(self, user: str) -> str:
         with self.db.transaction() as tx:
             return convs.ensure_user(tx, user, self.now())
@@ -119,6 +130,11 @@ class Store:
     def create_conversation(self, owner: str, title: str = "") -> Conversation:
         with self.db.transaction() as tx:
             return convs.create_conversation(tx, owner, title, self.now())
+
+    def find_conversation(self, conversation_id: str) -> Conversation | None:
+        """Any conversation, as its owner sees it (for operators' tools); None if unknown."""
+        with self.db.transaction(write=False) as tx:
+            return convs.find_conversation(tx, conversation_id)
 
     def get_conversation(self, conversation_id: str, *, user: str) -> Conversation:
         with self.db.transaction(write=False) as tx:
@@ -135,10 +151,22 @@ class Store:
         user: str,
         with_user: str,
         access: Literal["read", "write"],
+        known_users_only: bool = False,
     ) -> Conversation:
+        """The owner ``user`` gives ``with_user`` read or write access (again: changes it).
+
+        ``known_users_only`` refuses a ``with_user`` who does not exist yet (rather than
+        creating them); only the owner learns that, after the ownership check.
+        """
         with self.db.transaction() as tx:
             return convs.share_conversation(
-                tx, conversation_id, user=user, with_user=with_user, access=access, now=self.now()
+                tx,
+                conversation_id,
+                user=user,
+                with_user=with_user,
+                access=access,
+                now=self.now(),
+                known_users_only=known_users_only,
             )
 
     def add_file(self, owner: str, name: str, media_type: str, content: bytes) -> FileRef:
@@ -169,36 +197,74 @@ class Store:
         signal_family: Literal["confirmation", "interaction"] | None = None,
         ui_surface: dict[str, Any] | None = None,
     ) -> Interaction:
-        """Publish a question for ``owner`` into a conversation they belong to."""
-        now = self.now()
-        if expires_in is not None and expires_at is not None:
-            raise InvalidInput("give expires_in or expires_at, not both")
-        deadline = (
-            durations.parse_deadline(expires_at)
-            if expires_at is not None
-            else durations.deadline_after(now, expires_in)
+        """Publish a question for ``owner``, who needs write access to the conversation."""
+        question = inter.Question(
+            owner,
+            conversation_id,
+            kind,
+            message,
+            options=options,
+            title=title,
+            response_schema=response_schema,
+            expires_in=expires_in,
+            expires_at=expires_at,
+            requester=requester,
+            signal_family=signal_family,
+            ui_surface=ui_surface,
         )
-        if isinstance(requester, dict):
-            try:
-                requester = Requester.model_validate(requester)
-            except ValueError as exc:
-                raise InvalidInput(f"invalid requester: {exc}") from exc
+        now = self.now()
         with self.db.transaction() as tx:
-            return inter.request(
+            return question.publish(tx, now)
+
+    def ask_and_park(
+        self,
+        owner: str,
+        conversation_id: str,
+        kind: str,
+        message: str,
+        *,
+        target: str,
+        payload: bytes | Callable[[Interaction], bytes] = b"",
+        options: object = None,
+        title: str | None = None,
+        response_schema: dict[str, Any] | None = None,
+        expires_in: str | int | timedelta | None = None,
+        expires_at: str | datetime | None = None,
+        requester: Requester | dict[str, Any] | None = None,
+        signal_family: Literal["confirmation", "interaction"] | None = None,
+        ui_surface: dict[str, Any] | None = None,
+    ) -> tuple[Interaction, Continuation]:
+        """Ask as :meth:`request_interaction` does and, in the same transaction, park a
+        continuation for ``target`` on the answer's signal: a requester that asks and waits.
+
+        ``payload`` may be made from the new interaction (to carry its id).
+        """
+        question = inter.Question(
+            owner,
+            conversation_id,
+            kind,
+            message,
+            options=options,
+            title=title,
+            response_schema=response_schema,
+            expires_in=expires_in,
+            expires_at=expires_at,
+            requester=requester,
+            signal_family=signal_family,
+            ui_surface=ui_surface,
+        )
+        now = self.now()
+        with self.db.transaction() as tx:
+            interaction = question.publish(tx, now)
+            parked = cont.park(
                 tx,
-                owner=owner,
-                conversation_id=conversation_id,
-                kind=kind,
-                message=message,
-                options=options,
-                title=title,
-                response_schema=response_schema,
-                expires_at=deadline,
-                requester=requester or Requester(),
-                signal_family=signal_family,
-                ui_surface=ui_surface,
+                target,
                 now=now,
+                payload=payload(interaction) if callable(payload) else payload,
+                payload_cap=self.payload_cap,
+                signal_id=interaction.signal_id,
             )
+        return interaction, parked
 
     def get_interaction(self, request_id: str, *, user: str) -> Interaction:
         with self.db.transaction(write=False) as tx:
@@ -250,16 +316,26 @@ class Store:
                 cursor=cursor,
             )
 
-    def respond_interaction(self, request_id: str, answer: Any, *, user: str) -> Interaction:
+    def respond_interaction(
+        self, request_id: str, answer: Any, *, user: str, kinds: Collection[str] | None = None
+    ) -> Interaction:
+        """Answer a pending request (its owner, or a member with write access).
+
+        With ``kinds``, a request of any other kind is not found. Raises ``NotPending`` when
+        it already left ``pending`` (also when it is found past its deadline: it expires).
+        """
         with self.db.transaction() as tx:
-            outcome = inter.respond(tx, request_id, answer, user=user, now=self.now())
+            outcome = inter.respond(tx, request_id, answer, user=user, now=self.now(), kinds=kinds)
         if isinstance(outcome, NotPending):
             raise outcome
         return outcome
 
-    def cancel_interaction(self, request_id: str, *, user: str) -> Interaction:
+    def cancel_interaction(
+        self, request_id: str, *, user: str, kinds: Collection[str] | None = None
+    ) -> Interaction:
+        """Cancel a pending request, as :meth:`respond_interaction` answers one."""
         with self.db.transaction() as tx:
-            return inter.cancel(tx, request_id, user=user, now=self.now())
+            return inter.cancel(tx, request_id, user=user, now=self.now(), kinds=kinds)
 
     # -- durable signals and continuations -------------------------------------------------
 
@@ -421,9 +497,29 @@ class Store:
                 now=self.now(),
             )
 
+    def post_message(self, conversation_id: str, content: str, *, user: str) -> Message:
+        """``user``'s own message into a conversation, where they need write access."""
+        with self.db.transaction() as tx:
+            convs.require_write(tx, conversation_id, user)
+            return messages.append_message(
+                tx,
+                conversation_id,
+                role="user",
+                author=user,
+                content=content,
+                data=None,
+                now=self.now(),
+            )
+
+    def recent_messages(self, conversation_id: str, limit: int) -> list[Message]:
+        """The last ``limit`` messages, oldest first (no access check: for the runtime)."""
+        with self.db.transaction(write=False) as tx:
+            return messages.recent(tx, conversation_id, limit)
+
     def get_history(
         self, conversation_id: str, *, user: str, after_seq: int = 0, limit: int = 500
     ) -> list[Message]:
+        """The messages after ``after_seq`` that ``user`` (any member) may read, oldest first."""
         with self.db.transaction(write=False) as tx:
             return messages.history(
                 tx, conversation_id, user=user, after_seq=after_seq, limit=limit
@@ -460,8 +556,15 @@ class Store:
     # -- events ---------------------------------------------------------------------------
 
     def events_after(self, user: str, after_seq: int = 0, limit: int = 500) -> list[Event]:
+        """The user's durable events after ``after_seq``, oldest first."""
         with self.db.transaction(write=False) as tx:
             return events.events_after(tx, user, after_seq, limit)
+
+    def announce(self, conversation_id: str, event_type: str, data: dict[str, Any]) -> None:
+        """Log an event for everyone in the conversation (readers too)."""
+        with self.db.transaction() as tx:
+            audience = convs.conversation_audience(tx, conversation_id, writers_only=False)
+            events.append_event(tx, audience, conversation_id, event_type, data, self.now())
 
     # -- change notices -------------------------------------------------------------------
 
