@@ -24,7 +24,7 @@ from pawflow.errors import InvalidInput
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
 from pawflow.server.app import create_app
-from pawflow.server.auth import has_users, issue_signin_link, issue_token
+from pawflow.server.auth import issue_signin_link, issue_token
 from pawflow.server.running import serve_app
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store, open_store
@@ -85,8 +85,7 @@ def prepare(
     try:
         flows = flow_service(store, settings)
         chat = chat_service(store, settings)
-        with store.transaction(write=False) as tx:
-            fresh = not has_users(tx)
+        fresh = not store.has_users()
         local = settings.local_user
         lines = []
         if fresh or demo:

@@ -35,11 +35,9 @@ from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.chat.turn import AgentRuntime, Task, Turn
 from pawflow.errors import Conflict
 from pawflow.records import Message
-from pawflow.store.messages import recent as recent_messages
 
 if TYPE_CHECKING:
     from pawflow.agent.wakeups import Wakeup
-    from pawflow.store import Store
 
 log = logging.getLogger("pawflow.chat")
 
@@ -223,11 +221,6 @@ def history_messages(
     return found
 
 
-def recent_history(store: Store, conversation_id: str, limit: int) -> list[Message]:
-    with store.transaction(write=False) as tx:
-        return recent_messages(tx, conversation_id, limit)
-
-
 def settled_calls(wakeup: Wakeup) -> list[ApprovedCall]:
     """The user's decision on an approval, as a call to settle before the model speaks."""
     data = wakeup.data
@@ -256,7 +249,7 @@ class PlanStage:
             # The halted run goes on at its next iteration, the reply its observation.
             turn.tasks = [Task(agent, [], seed=claim.seed, reply=claim.reply)]
             return
-        history = recent_history(turn.store, turn.conversation_id, agent.history_limit)
+        history = turn.store.recent_messages(turn.conversation_id, agent.history_limit)
         replacing = (
             {turn.message_id: claim.task()}
             if claim is not None and turn.message_id is not None
