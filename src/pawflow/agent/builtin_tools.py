@@ -231,6 +231,7 @@ def _request_confirmation_tool() -> Tool:
         parameters=schema,
         function=request_confirmation,
         context_param=made.context_param,
+        arguments=made.arguments,
     )
 
 
