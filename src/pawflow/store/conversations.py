@@ -6,7 +6,7 @@ import hashlib
 from datetime import datetime
 from typing import Literal
 
-from pawflow.clock import from_millis, to_millis
+from pawflow.clock import to_millis
 from pawflow.errors import FieldError, InvalidInput, NotFound, PayloadTooLarge
 from pawflow.ids import new_id
 from pawflow.records import Access, Conversation, FileRef
@@ -92,13 +92,8 @@ def get_conversation(tx: Tx, conversation_id: str, *, user: str) -> Conversation
         " ORDER BY user_id",
         (conversation_id,),
     )
-    return Conversation(
-        id=row["id"],
-        owner=row["owner"],
-        title=row["title"],
-        created_at=from_millis(row["created_at"]),
-        access=access,
-        members={m["user_id"]: m["access"] for m in members},
+    return Conversation.from_row(
+        {**row, "access": access, "members": {m["user_id"]: m["access"] for m in members}}
     )
 
 
@@ -197,7 +192,7 @@ def get_file(tx: Tx, file_id: str, *, user: str) -> FileRef:
     )
     if row is None:
         raise NotFound("file")
-    return FileRef(**row)
+    return FileRef.from_row(row)
 
 
 def file_content(tx: Tx, file_id: str) -> bytes:
