@@ -20,7 +20,7 @@ from pawflow.demo import chat as demo_chat
 from pawflow.demo.flows import deploy_expense_demo
 from pawflow.demo.tour import seed_tour
 from pawflow.durations import setting_seconds
-from pawflow.errors import InvalidInput
+from pawflow.errors import ConfigError
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
 from pawflow.server.app import create_app
@@ -51,7 +51,7 @@ class Prepared:
 def _options(settings: ServerSettings, name: str, known: set[str]) -> Mapping[str, Any]:
     options: Any = settings.extra.get(name, {})
     if not isinstance(options, Mapping) or set(options) - known:
-        raise InvalidInput(f"{name} settings accept only {sorted(known)}")
+        raise ConfigError(f"{name} settings accept only {sorted(known)}")
     return options
 
 

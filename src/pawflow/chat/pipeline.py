@@ -33,7 +33,7 @@ from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.progress import Progress
 from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.chat.turn import AgentRuntime, Task, Turn
-from pawflow.errors import Conflict
+from pawflow.errors import ConfigError, Conflict
 from pawflow.records import Message
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class Pipeline:
     def __init__(self, stages: Sequence[Stage]) -> None:
         names = tuple(stage.name for stage in stages)
         if names != STAGES:
-            raise ValueError(f"the stages must be {' → '.join(STAGES)}, not {' → '.join(names)}")
+            raise ConfigError(f"the stages must be {' → '.join(STAGES)}, not {' → '.join(names)}")
         self.stages = list(stages)
 
     def stage(self, name: str) -> Stage:

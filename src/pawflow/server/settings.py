@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pawflow.durations import setting_duration, setting_seconds
-from pawflow.errors import InvalidInput
+from pawflow.errors import ConfigError, InvalidInput
 from pawflow.store import DEFAULT_URL
 from pawflow.store.store import DEFAULT_FILE_CAP
 
@@ -66,7 +66,7 @@ class ServerSettings:
         ):
             problems.append("public_url must start with http:// or https://")
         if problems:
-            raise InvalidInput("invalid server settings: " + "; ".join(problems))
+            raise ConfigError("invalid server settings: " + "; ".join(problems))
 
     @property
     def base_url(self) -> str:
@@ -92,7 +92,7 @@ class ServerSettings:
         known = {f.name: f for f in fields(self)}
         unknown = sorted(set(changes) - set(known))
         if unknown:
-            raise InvalidInput(f"unknown server setting(s): {', '.join(unknown)}")
+            raise ConfigError(f"unknown server setting(s): {', '.join(unknown)}")
         converted = {
             name: value
             if value is None or name == "extra"
@@ -111,7 +111,7 @@ class ServerSettings:
         known = {f.name: f for f in fields(cls)}
         unknown = sorted(set(explicit) - set(known))
         if unknown:
-            raise InvalidInput(f"unknown server setting(s): {', '.join(unknown)}")
+            raise ConfigError(f"unknown server setting(s): {', '.join(unknown)}")
         values: dict[str, Any] = {}
         for name, spec in known.items():
             if name == "extra":
@@ -154,7 +154,7 @@ def _convert(name: str, annotation: Any, raw: Any) -> Any:
             return setting_seconds(raw)
         return None if raw == "" and "None" in kind else str(raw)
     except (TypeError, ValueError, InvalidInput) as exc:
-        raise InvalidInput(f"invalid value for setting {name}: {exc}") from exc
+        raise ConfigError(f"invalid value for setting {name}: {exc}") from exc
 
 
 def origin_of(url: str) -> str:
