@@ -10,7 +10,6 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -31,6 +30,7 @@ from pawflow.store.delivery import (
     anything_due,
     deliver_due,
 )
+from pawflow.store.reports import SweepReport as SweepReport
 
 DEFAULT_PAYLOAD_CAP = 1024 * 1024
 DEFAULT_FILE_CAP = 10 * 1024 * 1024
@@ -41,25 +41,14 @@ SweepStep = Callable[["Store"], dict[str, int]]
 """An extra step of each sweeper pass; returns its counts by name."""
 
 
-@dataclass
-class SweepReport:
-    """What one pass did, by step: ``expired``, ``released``, ``delivered``, …"""
-
-    counts: dict[str, int] = field(default_factory=dict)
-
-    def __getitem__(self, key: str) -> int:
-        return self.counts.get(key, 0)
-
-    def add(self, counts: dict[str, int]) -> None:
-        for key, value in counts.items():
-            self.counts[key] = self.counts.get(key, 0) + value
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-
 class Store:
+    """Everything PawFlow keeps, over SQLite or PostgreSQL (``db``), with its ``clock``.
+
+    Every public method is one transaction and returns records (:mod:`pawflow.records`).
+    Reads are scoped to a ``user``; what is not theirs is ``NotFound``, like what does not
+    exist. ``payload_cap`` and ``file_cap`` bound parked payloads and uploads.
+    """
+
     def __init__(
         self,
         db: Database,
@@ -84,12 +73,15 @@ class Store:
 
     @property
     def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
         return self.db.dialect
 
     def migrate(self) -> int:
+        """Bring the schema up to date; returns how many migrations ran."""
         return migrations.migrate(self.db)
 
     def close(self) -> None:
+        """Stop listening for change notices and close the database."""
         if self._stop_listening is not None:
             self._stop_listening()
             self._stop_listening = None
@@ -124,10 +116,12 @@ class Store:
             return convs.has_users(tx)
 
     def ensure_user(self, user: str) -> str:
+        """Create ``user`` unless they exist; returns the name."""
         with self.db.transaction() as tx:
             return convs.ensure_user(tx, user, self.now())
 
     def create_conversation(self, owner: str, title: str = "") -> Conversation:
+        """A new conversation owned by ``owner`` (created as a user if new)."""
         with self.db.transaction() as tx:
             return convs.create_conversation(tx, owner, title, self.now())
 
@@ -137,10 +131,12 @@ class Store:
             return convs.find_conversation(tx, conversation_id)
 
     def get_conversation(self, conversation_id: str, *, user: str) -> Conversation:
+        """The conversation as ``user`` (any member) sees it."""
         with self.db.transaction(write=False) as tx:
             return convs.get_conversation(tx, conversation_id, user=user)
 
     def list_conversations(self, *, user: str) -> list[Conversation]:
+        """Every conversation ``user`` owns or was shared, oldest first."""
         with self.db.transaction(write=False) as tx:
             return convs.list_conversations(tx, user=user)
 
@@ -170,12 +166,14 @@ class Store:
             )
 
     def add_file(self, owner: str, name: str, media_type: str, content: bytes) -> FileRef:
+        """Keep an upload of ``owner`` (at most ``file_cap`` bytes)."""
         with self.db.transaction() as tx:
             return convs.add_file(
                 tx, owner, name, media_type, content, max_bytes=self.file_cap, now=self.now()
             )
 
     def get_file(self, file_id: str, *, user: str) -> FileRef:
+        """An upload ``user`` made; anyone else's is not found."""
         with self.db.transaction(write=False) as tx:
             return convs.get_file(tx, file_id, user=user)
 
@@ -267,6 +265,7 @@ class Store:
         return interaction, parked
 
     def get_interaction(self, request_id: str, *, user: str) -> Interaction:
+        """One of ``user``'s requests (reads stay with the owner)."""
         with self.db.transaction(write=False) as tx:
             return inter.get(tx, request_id, user=user)
 
@@ -347,6 +346,7 @@ class Store:
             return cont.fire_signal(tx, signal_id, value, self.now())
 
     def get_signal(self, signal_id: str) -> SignalValue | None:
+        """The signal's latest value, or None if it never fired."""
         with self.db.transaction(write=False) as tx:
             return cont.read_signal(tx, signal_id)
 
@@ -395,10 +395,12 @@ class Store:
             )
 
     def get_continuation(self, continuation_id: str) -> Continuation:
+        """A parked or resolved continuation by id."""
         with self.db.transaction(write=False) as tx:
             return cont.get_continuation(tx, continuation_id)
 
     def cancel_continuation(self, continuation_id: str) -> bool:
+        """Withdraw a parked continuation; False if it was no longer parked."""
         with self.db.transaction() as tx:
             return cont.cancel_continuation(tx, continuation_id, self.now())
 
@@ -420,6 +422,7 @@ class Store:
             return leases.held(tx, prefix, self.now())
 
     def pending_continuations(self, target: str) -> int:
+        """How many continuations for ``target`` are still parked."""
         with self.db.transaction(write=False) as tx:
             return cont.pending_for_target(tx, target)
 
@@ -534,6 +537,7 @@ class Store:
         urgency: messages.Urgency = "normal",
         conversation_id: str | None = None,
     ) -> Literal["sent", "queued"]:
+        """Tell ``user`` something: ``sent`` when a client of theirs is live, else ``queued``."""
         with self.db.transaction() as tx:
             return messages.notify_user(
                 tx,
@@ -546,10 +550,12 @@ class Store:
             )
 
     def mark_live(self, client_id: str, user: str, ttl: timedelta) -> None:
+        """``user`` has a live client (``client_id``) for ``ttl``: notices go there."""
         with self.db.transaction() as tx:
             messages.mark_live(tx, client_id, user, ttl, self.now())
 
     def drop_live(self, client_id: str) -> None:
+        """The live client went away."""
         with self.db.transaction() as tx:
             messages.drop_live(tx, client_id)
 
