@@ -1,22 +1,47 @@
-"""The public API is curated: a sorted ``__all__`` that this test pins."""
+"""The public API is curated: a sorted ``__all__`` that this test pins, in every public
+package, and one error tree that ``pawflow`` exports whole."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
 import pawflow
+from pawflow import errors
+
+PACKAGES = [
+    "pawflow",
+    "pawflow.store",
+    "pawflow.agent",
+    "pawflow.chat",
+    "pawflow.flow",
+    "pawflow.interactions",
+    "pawflow.server",
+    "pawflow.demo",
+]
 
 PUBLIC = [
     "CONTRACT",
     "DEFAULT_URL",
+    "ApiError",
     "Clock",
+    "ConfigError",
     "Conflict",
     "Continuation",
     "Conversation",
     "Delivery",
     "DeliveryHandler",
     "Event",
+    "ExpressionError",
     "FakeClock",
     "FieldError",
     "FileRef",
+    "FlowDefinitionError",
+    "HTTPProblem",
+    "Halt",
     "Interaction",
     "InvalidAnswer",
     "InvalidDuration",
@@ -24,12 +49,14 @@ PUBLIC = [
     "Kind",
     "Message",
     "MigrationError",
+    "ModelError",
     "NotFound",
     "NotPending",
     "Option",
     "PawFlowError",
     "PayloadTooLarge",
     "Requester",
+    "ServerUnreachable",
     "SignalValue",
     "Store",
     "StoreError",
@@ -37,6 +64,8 @@ PUBLIC = [
     "SweepReport",
     "Sweeper",
     "SystemClock",
+    "TaskFailed",
+    "UndecodableCheckpoint",
     "Undeliverable",
     "__version__",
     "deadline_after",
@@ -62,3 +91,65 @@ def test_every_error_descends_from_one_base() -> None:
         value = getattr(pawflow, name)
         if isinstance(value, type) and issubclass(value, Exception):
             assert issubclass(value, pawflow.PawFlowError)
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_package_exports_exactly_its_public_names(name: str) -> None:
+    """A name a package binds is private (``_name``) or listed in ``__all__``, and only
+    names it binds are listed: nothing is public by accident."""
+    package = importlib.import_module(name)
+    public = {
+        key
+        for key, value in vars(package).items()
+        if not key.startswith("_") and not inspect.ismodule(value) and key != "annotations"
+    }
+    listed = package.__all__
+    assert sorted(public) == sorted(set(listed) - {"__version__"})
+    assert listed == sorted(listed, key=isort_style)
+    assert len(set(listed)) == len(listed)
+
+
+def test_every_error_class_is_in_the_tree_and_exported() -> None:
+    found = {
+        value
+        for value in vars(errors).values()
+        if isinstance(value, type) and issubclass(value, Exception)
+    }
+    assert found == {
+        getattr(pawflow, name)
+        for name in pawflow.__all__
+        if isinstance(getattr(pawflow, name), type)
+        and issubclass(getattr(pawflow, name), Exception)
+    }
+    for error in found:
+        assert issubclass(error, pawflow.PawFlowError)
+        assert error.__name__ in (errors.__doc__ or ""), f"{error.__name__} is not drawn"
+
+
+def test_no_error_class_lives_outside_the_tree() -> None:
+    outside = []
+    for module_info in pkgutil.walk_packages(pawflow.__path__, "pawflow."):
+        if module_info.name.endswith("__main__"):  # runs the command line when imported
+            continue
+        module = importlib.import_module(module_info.name)
+        for key, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, Exception)
+                and value.__module__ == module.__name__
+                and not key.startswith("_")  # private control flow, never seen outside
+                and module is not errors
+            ):
+                outside.append(f"{module.__name__}.{key}")
+    assert outside == []
+
+
+def test_the_store_and_every_public_method_of_it_say_what_they_do() -> None:
+    assert pawflow.Store.__doc__
+    undocumented = [
+        key
+        for key, value in vars(pawflow.Store).items()
+        if not key.startswith("_")
+        and not (value.fget if isinstance(value, property) else value).__doc__
+    ]
+    assert undocumented == []

@@ -5,43 +5,65 @@ from __future__ import annotations
 from pawflow.clock import Clock, FakeClock, SystemClock
 from pawflow.durations import deadline_after, parse_deadline, parse_duration
 from pawflow.errors import (
+    ApiError,
+    ConfigError,
     Conflict,
+    ExpressionError,
     FieldError,
+    FlowDefinitionError,
+    Halt,
+    HTTPProblem,
     InvalidAnswer,
     InvalidDuration,
     InvalidInput,
     MigrationError,
+    ModelError,
     NotFound,
     NotPending,
     PawFlowError,
     PayloadTooLarge,
+    ServerUnreachable,
     StoreError,
     StoreUnavailable,
+    TaskFailed,
+    UndecodableCheckpoint,
     Undeliverable,
 )
 from pawflow.interactions import CONTRACT, Kind, Option
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
-from pawflow.store import DEFAULT_URL, Store, open_store
-from pawflow.store.continuations import Continuation, SignalValue
-from pawflow.store.delivery import Delivery, DeliveryHandler
-from pawflow.store.store import SweepReport
-from pawflow.store.sweeper import Sweeper
+from pawflow.store import (
+    DEFAULT_URL,
+    Continuation,
+    Delivery,
+    DeliveryHandler,
+    SignalValue,
+    Store,
+    Sweeper,
+    SweepReport,
+    open_store,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CONTRACT",
     "DEFAULT_URL",
+    "ApiError",
     "Clock",
+    "ConfigError",
     "Conflict",
     "Continuation",
     "Conversation",
     "Delivery",
     "DeliveryHandler",
     "Event",
+    "ExpressionError",
     "FakeClock",
     "FieldError",
     "FileRef",
+    "FlowDefinitionError",
+    "HTTPProblem",
+    "Halt",
     "Interaction",
     "InvalidAnswer",
     "InvalidDuration",
@@ -49,12 +71,14 @@ __all__ = [
     "Kind",
     "Message",
     "MigrationError",
+    "ModelError",
     "NotFound",
     "NotPending",
     "Option",
     "PawFlowError",
     "PayloadTooLarge",
     "Requester",
+    "ServerUnreachable",
     "SignalValue",
     "Store",
     "StoreError",
@@ -62,6 +86,8 @@ __all__ = [
     "SweepReport",
     "Sweeper",
     "SystemClock",
+    "TaskFailed",
+    "UndecodableCheckpoint",
     "Undeliverable",
     "__version__",
     "deadline_after",

@@ -18,6 +18,9 @@ from typing import Any, Literal
 import httpx
 
 from pawflow.errors import (
+    ApiError as ApiError,
+)
+from pawflow.errors import (
     Conflict,
     FieldError,
     InvalidInput,
@@ -26,28 +29,14 @@ from pawflow.errors import (
     PawFlowError,
     PayloadTooLarge,
 )
+from pawflow.errors import (
+    ServerUnreachable as ServerUnreachable,
+)
 from pawflow.records import Conversation, FileRef, Interaction, Message
 
 DEFAULT_SERVER = "http://127.0.0.1:8765"
 SERVER_ENV = "PAWFLOW_SERVER"
 TOKEN_ENV = "PAWFLOW_TOKEN"
-
-
-class ApiError(PawFlowError):
-    """The server refused a request for a reason outside the store's errors (401, 429, …)."""
-
-    def __init__(
-        self, status: int, message: str, body: Any = None, *, retry_after: int | None = None
-    ) -> None:
-        super().__init__(f"{status}: {message}")
-        self.status = status
-        self.message = message
-        self.body = body
-        self.retry_after = retry_after
-
-
-class ServerUnreachable(PawFlowError):
-    """No answer from the server at all (refused, timed out, name unknown)."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""Durations (``90s`` … ``2y``) and absolute deadlines, as every API accepts them.
+"""Durations (``90s`` … ``2y``) and absolute deadlines, as every API and setting accepts them.
 
 Months and years are calendar-aware: ``1mo`` from January 31st is February 28th (or 29th).
-An absent duration, or ``0``, means *never*.
+An absent duration, or ``0``, means *never*. Settings (intervals, time-to-lives, retention)
+read through :func:`setting_duration`, which also takes plain seconds (``15``, ``0.5``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ ACCEPTED_FORMS = (
     "a number followed by s, m, h, d, w, mo or y (90s, 5m, 12h, 3d, 2w, 1mo, 1y), or 0 for never"
 )
 
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+_PLAIN_SECONDS = re.compile(r"^\s*\d+(\.\d*)?\s*$")
 _DURATION = re.compile(r"^\s*(\d+)\s*(s|m|h|d|w|mo|y)?\s*$")
 _UNITS: dict[str, relativedelta] = {
     "s": relativedelta(seconds=1),
@@ -61,6 +64,34 @@ def parse_duration(spec: str | int | timedelta | None) -> relativedelta | None:
         minutes=step.minutes * count,
         seconds=step.seconds * count,
     )
+
+
+def setting_duration(spec: str | float | timedelta) -> timedelta:
+    """A setting's duration: ``90s`` … ``1y``, or plain seconds (``15``, ``"0.5"``); above 0."""
+    if isinstance(spec, bool) or not isinstance(spec, str | int | float | timedelta):
+        raise InvalidDuration(f"invalid duration {spec!r}: expected {ACCEPTED_FORMS}")
+    try:
+        if isinstance(spec, timedelta):
+            span = spec
+        elif isinstance(spec, int | float):
+            span = timedelta(seconds=spec)
+        elif _PLAIN_SECONDS.match(spec):
+            span = timedelta(seconds=float(spec))
+        else:
+            step = parse_duration(spec)
+            if step is None:
+                raise InvalidDuration(f"invalid duration {spec!r}: it must be more than 0")
+            span = (_EPOCH + step) - _EPOCH  # months and years counted from a fixed day
+    except (OverflowError, ValueError) as exc:  # huge, or not a number (nan)
+        raise InvalidDuration(f"invalid duration {spec!r}: it is out of range") from exc
+    if span <= timedelta(0):
+        raise InvalidDuration(f"invalid duration {spec!r}: it must be more than 0")
+    return span
+
+
+def setting_seconds(spec: str | float | timedelta) -> float:
+    """:func:`setting_duration` in seconds, for intervals that a timer waits on."""
+    return setting_duration(spec).total_seconds()
 
 
 def deadline_after(now: datetime, spec: str | int | timedelta | None) -> datetime | None:

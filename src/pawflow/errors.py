@@ -1,26 +1,51 @@
 """The one error tree of PawFlow.
 
-Every failure a caller can see is one of these; backend errors (``sqlite3``,
-``psycopg``) are translated at the store boundary and never escape raw::
+Every failure a caller can see is one of these, and every one is exported from ``pawflow``;
+backend errors (``sqlite3``, ``psycopg``) are translated at the store boundary and never
+escape raw::
 
     PawFlowError
-    ├── InvalidInput            bad input, with field-level ``errors``
-    │   ├── InvalidAnswer       an answer that fails its request's schema
-    │   ├── InvalidDuration     a duration or deadline that cannot be read
-    │   └── PayloadTooLarge     a payload over the configured cap
-    ├── NotFound                unknown id, or one the caller may not see
-    ├── Conflict                the state forbids the change
-    │   └── NotPending          the request already left ``pending`` (``status``)
-    ├── StoreError              the store failed (translated backend error)
-    │   ├── StoreUnavailable    the database cannot be reached or stays busy
-    │   └── MigrationError      an upgrade check failed (``check``); nothing changed
-    ├── Undeliverable           a handler cannot take a continuation now; retried later
-    └── ModelError              a model provider failed (``retryable``, ``status``)
+    ├── InvalidInput                bad input, with field-level ``errors``
+    │   ├── InvalidAnswer           an answer that fails its request's schema
+    │   ├── InvalidDuration         a duration or deadline that cannot be read
+    │   ├── PayloadTooLarge         a payload over the configured cap
+    │   ├── ConfigError             a setting or a configuration that cannot be used
+    │   ├── FlowDefinitionError     a flow definition that cannot run
+    │   ├── ExpressionError         a ``${…}`` expression or JSON path that cannot be read
+    │   └── UndecodableCheckpoint   a checkpoint this version cannot resume
+    ├── NotFound                    unknown id, or one the caller may not see
+    ├── Conflict                    the state forbids the change
+    │   └── NotPending              the request already left ``pending`` (``status``)
+    ├── StoreError                  the store failed (translated backend error)
+    │   ├── StoreUnavailable        the database cannot be reached or stays busy
+    │   └── MigrationError          an upgrade check failed (``check``); nothing changed
+    ├── Undeliverable               a handler cannot take a continuation now; retried later
+    ├── ModelError                  a model provider failed (``retryable``, ``status``)
+    ├── Halt                        governance stopped an agent's run (``reason``)
+    ├── TaskFailed                  a flow task could not process a FlowFile
+    ├── ApiError                    the HTTP API refused a client's request (``status``)
+    ├── ServerUnreachable           the client got no answer from the server at all
+    └── HTTPProblem                 the HTTP layer refused a request (``status_code``)
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+HTTP_MESSAGES = {
+    400: "bad request",
+    401: "authentication required",
+    403: "forbidden",
+    404: "not found",
+    405: "method not allowed",
+    413: "request body too large",
+    429: "too many requests",
+    500: "internal server error",
+    503: "service unavailable, try again shortly",
+}
+"""What an HTTP status says when nothing more precise is known."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +82,31 @@ class InvalidDuration(InvalidInput):
 
 class PayloadTooLarge(InvalidInput):
     """A parked payload, checkpoint or upload exceeds its cap."""
+
+
+class ConfigError(InvalidInput):
+    """A setting or a configuration (plugins, pipeline stages, intervals) that cannot be used."""
+
+
+class FlowDefinitionError(InvalidInput):
+    """A flow definition that cannot run; ``errors`` names each problem's place."""
+
+    def __str__(self) -> str:
+        lines = [self.message]
+        lines += [
+            f"  {e.path}: {e.message}" if e.path else f"  {e.message}"
+            for e in self.errors
+            if e.path or e.message not in self.message
+        ]
+        return "\n".join(lines)
+
+
+class ExpressionError(InvalidInput):
+    """A ``${…}`` expression or a JSON path that cannot be read."""
+
+
+class UndecodableCheckpoint(InvalidInput):
+    """A checkpoint whose payload is not a run this version can resume."""
 
 
 class NotFound(PawFlowError):
@@ -116,3 +166,54 @@ class ModelError(PawFlowError):
         self.message = message
         self.retryable = retryable
         self.status = status
+
+
+class Halt(PawFlowError):
+    """The governance gate refuses a call; ``reason`` is one of the halt reasons."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+class TaskFailed(PawFlowError):
+    """A task could not process a FlowFile; it leaves by ``failure`` with this reason."""
+
+
+class ApiError(PawFlowError):
+    """The server refused a request for a reason outside the store's errors (401, 429, …)."""
+
+    def __init__(
+        self, status: int, message: str, body: Any = None, *, retry_after: int | None = None
+    ) -> None:
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.message = message
+        self.body = body
+        self.retry_after = retry_after
+
+
+class ServerUnreachable(PawFlowError):
+    """No answer from the server at all (refused, timed out, name unknown)."""
+
+
+class HTTPProblem(PawFlowError):
+    """A refusal of the HTTP layer itself (authentication, CSRF, limits, unreadable body).
+
+    ``message`` defaults to the status's usual words (the server fills them in).
+    """
+
+    def __init__(
+        self,
+        status_code: int,
+        message: str | None = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        errors: Sequence[FieldError] | None = None,
+    ) -> None:
+        self.status_code = status_code
+        self.message = message or HTTP_MESSAGES.get(status_code, "error")
+        self.headers = dict(headers or {})
+        self.errors = list(errors) if errors is not None else None
+        super().__init__(self.message)

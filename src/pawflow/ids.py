@@ -1,13 +1,19 @@
-"""Record ids: unguessable (128 bits of randomness), URL-safe, and safe on a command line."""
+"""Record ids: unguessable, URL-safe, and safe on a command line. Every id PawFlow makes
+(records, deployments, agent runs, FlowFiles) comes from :func:`new_id`."""
 
 from __future__ import annotations
 
 import secrets
 
+DEFAULT_BYTES = 16
 
-def new_id() -> str:
-    """22 URL-safe characters that never start with ``-`` (a shell would read an option)."""
+
+def new_id(nbytes: int = DEFAULT_BYTES) -> str:
+    """``nbytes`` of randomness, URL-safe (22 characters for the default 128 bits).
+
+    It never starts with ``-`` or ``_``: ``pawflow flow stop -p6H…`` would read an option.
+    """
     while True:
-        candidate = secrets.token_urlsafe(16)
+        candidate = secrets.token_urlsafe(nbytes)
         if candidate[0] not in "-_":
             return candidate

@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol, Self, runtime_checkable
 
+from pawflow.errors import ConfigError
+
 log = logging.getLogger("pawflow.loops")
 
 
@@ -36,7 +38,7 @@ class Loop:
         join_timeout: float = 30.0,
     ) -> None:
         if interval <= 0:
-            raise ValueError(f"the {name} interval must be positive")
+            raise ConfigError(f"the {name} interval must be positive")
         self.name = name
         self.interval = interval
         self.passes = 0

@@ -1,22 +1,79 @@
-"""The records the store hands out; ``to_dict()`` gives their contract JSON."""
+"""The records the store hands out, and the one codec between them, rows and JSON.
+
+Each record is a pydantic model: :meth:`Record.from_row` reads a database row (timestamps
+in epoch milliseconds, JSON columns as text), ``model_dump(mode="json")`` (or
+:meth:`Record.to_dict`) gives its contract JSON, and ``model_validate`` reads that JSON
+back. The HTTP API uses the records themselves as its response models, so the OpenAPI
+document describes exactly what is sent.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationInfo,
+    WithJsonSchema,
+)
+from typing_extensions import TypedDict  # pydantic reads only this one before 3.12
 
 from pawflow.clock import from_millis, iso
-from pawflow.interactions import CONTRACT
+from pawflow.interactions import CONTRACT, Kind
 
 Status = Literal["pending", "answered", "cancelled", "expired"]
 Access = Literal["owner", "write", "read"]
 
+_T = TypeVar("_T")
+_FROM_ROW = "from_row"
 
-def _iso_or_none(when: datetime | None) -> str | None:
-    return None if when is None else iso(when)
+
+def _from_millis(value: Any) -> Any:
+    """Rows keep moments as epoch milliseconds; JSON as ISO-8601 text (left to pydantic)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return from_millis(value)
+    return value
+
+
+def _from_json_text(value: Any, info: ValidationInfo) -> Any:
+    """A JSON column's text, decoded, when reading a row (a text answer stays text else)."""
+    if isinstance(value, str) and isinstance(info.context, dict) and info.context.get(_FROM_ROW):
+        return json.loads(value)
+    return value
+
+
+Timestamp = Annotated[
+    datetime,
+    BeforeValidator(_from_millis),
+    PlainSerializer(iso, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}, mode="serialization"),
+]
+"""A moment: milliseconds in a row, ``2026-01-31T09:00:00.000Z`` in JSON."""
+
+JsonColumn = Annotated[_T, BeforeValidator(_from_json_text)]
+"""A value a row keeps as JSON text."""
+
+
+class Record(BaseModel):
+    """Base of the records: immutable, and every field present in their JSON."""
+
+    model_config = ConfigDict(frozen=True, json_schema_serialization_defaults_required=True)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Self:
+        """The record of a database row (columns named as the fields; others ignored)."""
+        return cls.model_validate(dict(row), context={_FROM_ROW: True})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record's contract JSON, as a dict."""
+        return self.model_dump(mode="json")
 
 
 class Requester(BaseModel):
@@ -28,106 +85,55 @@ class Requester(BaseModel):
     name: str = "api"
 
 
-class Interaction(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class OptionItem(TypedDict):
+    """One option a ``choice``/``multi`` request offers, as the record carries it."""
 
+    value: str
+    label: str
+
+
+class Interaction(Record):
+    """A request for input: the ``pawflow.user-interaction.v1`` record."""
+
+    contract: Literal["pawflow.user-interaction.v1"] = CONTRACT
     id: str
-    kind: str
-    message: str
+    kind: Kind
     title: str | None = None
-    options: list[dict[str, str]] | None = None
-    response_schema: dict[str, Any]
+    message: str
+    options: JsonColumn[list[OptionItem] | None] = None
+    response_schema: JsonColumn[dict[str, Any]]
     owner: str
     conversation_id: str
-    requester: Requester
+    requester: JsonColumn[Requester]
     signal_id: str
     status: Status
-    answer: Any = None
+    answer: JsonColumn[Any] = None
     answered_by: str | None = None
-    answered_at: datetime | None = None
-    created_at: datetime
-    expires_at: datetime | None = None
-    ui_surface: dict[str, Any] | None = None
-    contract_version: int = 1
+    answered_at: Timestamp | None = None
+    created_at: Timestamp
+    expires_at: Timestamp | None = None
+    ui_surface: JsonColumn[dict[str, Any] | None] = None
+    contract_version: int = Field(default=1, exclude=True)
+    """The contract version the row was written under (not part of the JSON)."""
 
     @property
     def pending(self) -> bool:
         return self.status == "pending"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "contract": CONTRACT,
-            "id": self.id,
-            "kind": self.kind,
-            "title": self.title,
-            "message": self.message,
-            "options": self.options,
-            "response_schema": self.response_schema,
-            "owner": self.owner,
-            "conversation_id": self.conversation_id,
-            "requester": self.requester.model_dump(),
-            "signal_id": self.signal_id,
-            "status": self.status,
-            "answer": self.answer,
-            "answered_by": self.answered_by,
-            "answered_at": _iso_or_none(self.answered_at),
-            "created_at": iso(self.created_at),
-            "expires_at": _iso_or_none(self.expires_at),
-            "ui_surface": self.ui_surface,
-        }
 
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Interaction:
-        def loads(value: str | None) -> Any:
-            return None if value is None else json.loads(value)
-
-        return cls(
-            id=row["id"],
-            kind=row["kind"],
-            message=row["message"],
-            title=row["title"],
-            options=loads(row["options"]),
-            response_schema=json.loads(row["response_schema"]),
-            owner=row["owner"],
-            conversation_id=row["conversation_id"],
-            requester=Requester.model_validate(json.loads(row["requester"])),
-            signal_id=row["signal_id"],
-            status=row["status"],
-            answer=loads(row["answer"]),
-            answered_by=row["answered_by"],
-            answered_at=None if row["answered_at"] is None else from_millis(row["answered_at"]),
-            created_at=from_millis(row["created_at"]),
-            expires_at=None if row["expires_at"] is None else from_millis(row["expires_at"]),
-            ui_surface=loads(row["ui_surface"]),
-            contract_version=row["contract_version"],
-        )
-
-
-class Conversation(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class Conversation(Record):
+    """A conversation as one user sees it: their ``access`` and the other members."""
 
     id: str
     owner: str
     title: str
-    created_at: datetime
+    created_at: Timestamp
     access: Access = "owner"
     members: dict[str, Literal["read", "write"]] = Field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "owner": self.owner,
-            "title": self.title,
-            "created_at": iso(self.created_at),
-            "access": self.access,
-            "members": dict(self.members),
-        }
 
-
-class FileRef(BaseModel):
+class FileRef(Record):
     """An upload, as a ``file`` answer refers to it."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
@@ -135,26 +141,19 @@ class FileRef(BaseModel):
     media_type: str
     sha256: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump()
 
-
-class Event(BaseModel):
+class Event(Record):
     """One entry of a user's durable event log, replayable by ``seq``."""
-
-    model_config = ConfigDict(frozen=True)
 
     seq: int
     type: str
     conversation_id: str | None
-    data: dict[str, Any]
-    created_at: datetime
+    data: JsonColumn[dict[str, Any]]
+    created_at: Timestamp
 
 
-class Message(BaseModel):
+class Message(Record):
     """One entry of a conversation's history."""
-
-    model_config = ConfigDict(frozen=True)
 
     seq: int
     id: str
@@ -162,30 +161,5 @@ class Message(BaseModel):
     role: Literal["user", "assistant", "system", "notification"]
     author: str
     content: str
-    data: dict[str, Any] | None = None
-    created_at: datetime
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Message:
-        return cls(
-            seq=row["seq"],
-            id=row["id"],
-            conversation_id=row["conversation_id"],
-            role=row["role"],
-            author=row["author"],
-            content=row["content"],
-            data=None if row["data"] is None else json.loads(row["data"]),
-            created_at=from_millis(row["created_at"]),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "id": self.id,
-            "conversation_id": self.conversation_id,
-            "role": self.role,
-            "author": self.author,
-            "content": self.content,
-            "data": self.data,
-            "created_at": iso(self.created_at),
-        }
+    data: JsonColumn[dict[str, Any] | None] = None
+    created_at: Timestamp

@@ -20,12 +20,13 @@ from pawflow.demo import agents as demo_agents
 from pawflow.demo import chat as demo_chat
 from pawflow.demo.flows import deploy_expense_demo
 from pawflow.demo.tour import seed_tour
-from pawflow.errors import InvalidInput
+from pawflow.durations import setting_seconds
+from pawflow.errors import ConfigError
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
 from pawflow.mcp.http import mount as mount_mcp
 from pawflow.server.app import create_app
-from pawflow.server.auth import has_users, issue_signin_link, issue_token
+from pawflow.server.auth import issue_signin_link, issue_token
 from pawflow.server.running import serve_app
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store, open_store
@@ -52,7 +53,7 @@ class Prepared:
 def _options(settings: ServerSettings, name: str, known: set[str]) -> Mapping[str, Any]:
     options: Any = settings.extra.get(name, {})
     if not isinstance(options, Mapping) or set(options) - known:
-        raise InvalidInput(f"{name} settings accept only {sorted(known)}")
+        raise ConfigError(f"{name} settings accept only {sorted(known)}")
     return options
 
 
@@ -60,7 +61,7 @@ def flow_service(store: Store, settings: ServerSettings) -> FlowService:
     options = _options(settings, "flows", _FLOW_SETTINGS)
     return FlowService(
         store,
-        reconcile_interval=float(options.get("reconcile_interval", 1.0)),
+        reconcile_interval=setting_seconds(options.get("reconcile_interval", 1.0)),
         workers=int(options.get("workers", 1)),
     )
 
@@ -74,7 +75,7 @@ def chat_service(
     service = ChatService(
         store,
         [demo_agents.demo_agent(), *agents],
-        poll_interval=float(options.get("poll_interval", 1.0)),
+        poll_interval=setting_seconds(options.get("poll_interval", 1.0)),
     )
     demo_chat.install_plugins(service.chat, settings)
     return service
@@ -94,8 +95,7 @@ def prepare(
     try:
         flows = flow_service(store, settings)
         chat = chat_service(store, settings, agents)
-        with store.transaction(write=False) as tx:
-            fresh = not has_users(tx)
+        fresh = not store.has_users()
         local = settings.local_user
         lines = []
         if fresh or demo:

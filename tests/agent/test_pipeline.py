@@ -8,6 +8,7 @@ import pytest
 
 from pawflow.chat import STAGES, Pipeline, Turn, default_pipeline
 from pawflow.chat.service import ChatService
+from pawflow.errors import ConfigError
 from pawflow.records import Conversation
 from pawflow.store import Store
 from tests.agent.conftest import USER, history, say, scheduled
@@ -23,7 +24,7 @@ def test_the_stages_run_in_the_one_order(service: ChatService) -> None:
     pipeline = service.pipeline
     assert [stage.name for stage in pipeline.stages] == list(STAGES)
     assert STAGES == ("intercept", "classify", "route", "plan", "execute", "curate", "record")
-    with pytest.raises(ValueError, match="intercept → classify"):
+    with pytest.raises(ConfigError, match="intercept → classify"):
         Pipeline(list(reversed(pipeline.stages)))
 
 

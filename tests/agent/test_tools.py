@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator
+from datetime import date
 from typing import Any, Literal
 
 import pytest
@@ -76,7 +77,7 @@ def test_a_schema_from_type_hints_and_docstring() -> None:
                 "description": "How many coats; more is better.",
                 "default": 2,
             },
-            "color": {"enum": ["red", "blue"], "description": "The color."},
+            "color": {"$ref": "#/$defs/Color", "default": "red", "description": "The color."},
             "finish": {
                 "enum": ["matte", "gloss"],
                 "type": "string",
@@ -92,6 +93,7 @@ def test_a_schema_from_type_hints_and_docstring() -> None:
         },
         "additionalProperties": False,
         "required": ["wall"],
+        "$defs": {"Color": {"enum": ["red", "blue"], "type": "string"}},
     }
 
 
@@ -114,6 +116,25 @@ def test_sphinx_docstrings_and_the_decorator() -> None:
 
     with pytest.raises(InvalidInput):
         Tool.from_function(bad)
+
+
+def test_arguments_arrive_typed_and_odd_types_are_refused(sqlite_store: Store) -> None:
+    def book(day: date, color: Color = Color.RED) -> str:
+        """Book a day."""
+        return f"{day.isoformat()} {color.name}"
+
+    made = Tool.from_function(book)
+    assert made.parameters["properties"]["day"] == {"type": "string", "format": "date"}
+    outcome = Toolbox([made]).invoke(
+        ToolCall("c", "book", '{"day": "2026-03-01", "color": "blue"}'), context(sqlite_store)
+    )
+    assert outcome.content == "2026-03-01 BLUE"
+
+    def odd(thing: Store) -> None:
+        """Store is no JSON."""
+
+    with pytest.raises(InvalidInput, match="odd"):
+        Tool.from_function(odd)
 
 
 def context(store: Store) -> ToolContext:

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from pawflow.chat.service import assign
-from pawflow.clock import to_millis
 from pawflow.server.auth import issue_token
 from pawflow.store import open_store
 from pawflow.store import turns as turn_queue
@@ -49,8 +47,7 @@ def test_a_killed_server_replies_once_after_a_restart(tmp_path: Path) -> None:
     with open_store(db) as store:
         token = issue_token(store, USER)
         conversation = store.create_conversation(USER, "Durable").id
-        with store.transaction() as tx:
-            assign(tx, conversation, AGENT, to_millis(store.now()))
+        store.assign_agent(conversation, AGENT)
 
     with gated_model() as model:
         agents = agents_file(tmp_path, model, [AGENT])

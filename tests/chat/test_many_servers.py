@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from pawflow.chat.service import assign
-from pawflow.clock import to_millis
 from pawflow.server.auth import issue_token
 from pawflow.store import Store, open_store
 from pawflow.store.leases import Lease
@@ -60,8 +58,7 @@ def test_agents_spread_and_move_when_their_process_dies(tmp_path: Path) -> None:
             conversations = []
             for number in range(3):
                 conversation = store.create_conversation(USER, f"c{number}").id
-                with store.transaction() as tx:
-                    assign(tx, conversation, victim, to_millis(store.now()))
+                store.assign_agent(conversation, victim)
                 conversations.append(conversation)
             # A question the victim asks, parked before the kill, answered after it.
             model.gate.set()

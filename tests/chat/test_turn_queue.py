@@ -6,8 +6,7 @@ from datetime import timedelta
 
 from pawflow.chat.inspect import describe_session
 from pawflow.chat.ownership import AgentOwnership, share
-from pawflow.chat.service import assign
-from pawflow.clock import FakeClock, to_millis
+from pawflow.clock import FakeClock
 from pawflow.store import Store
 
 LEASE = timedelta(seconds=5)
@@ -17,9 +16,8 @@ def test_a_message_is_stored_with_its_turn_and_answered_once(
     store: Store, clock: FakeClock
 ) -> None:
     conversation = store.create_conversation("alice", "t").id
-    with store.transaction() as tx:
-        assign(tx, conversation, "helper", to_millis(store.now()))
-    message = store.post_message(conversation, "hello", author="alice")
+    store.assign_agent(conversation, "helper")
+    message = store.post_message(conversation, "hello", user="alice")
     [turn] = store.open_turns(conversation)
     assert (turn.kind, turn.status, turn.agent, turn.message_id) == (
         "message",
@@ -56,13 +54,13 @@ def test_a_message_is_stored_with_its_turn_and_answered_once(
 
 def test_turns_of_one_conversation_never_overlap(store: Store) -> None:
     conversation = store.create_conversation("alice", "t").id
-    store.post_message(conversation, "one", author="alice")
-    store.post_message(conversation, "two", author="alice")
+    store.post_message(conversation, "one", user="alice")
+    store.post_message(conversation, "two", user="alice")
     one, two = store.due_turns(None, 10)
     assert store.claim_turn(one.id, "p1", LEASE) is not None
     assert store.claim_turn(two.id, "p2", LEASE) is None  # "one" is running
     other = store.create_conversation("alice", "u").id
-    store.post_message(other, "three", author="alice")
+    store.post_message(other, "three", user="alice")
     [three] = [t for t in store.due_turns(None, 10) if t.conversation_id == other]
     assert store.claim_turn(three.id, "p2", LEASE) is not None
 

@@ -17,7 +17,6 @@ from pawflow import (
     NotPending,
     Store,
 )
-from pawflow.ids import new_id
 
 
 @pytest.fixture
@@ -225,9 +224,3 @@ def test_events_are_logged_with_the_change(store: Store, conversation_id: str) -
     assert store.events_after("mallory") == []
     first = store.events_after("alice")[0].seq
     assert [e.type for e in store.events_after("alice", first)] == ["interaction_answered"]
-
-
-def test_ids_are_long_random_and_safe_on_a_command_line() -> None:
-    made = {new_id() for _ in range(2000)}
-    assert len(made) == 2000
-    assert all(len(i) == 22 and i[0] not in "-_" for i in made)

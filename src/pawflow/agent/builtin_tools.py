@@ -10,10 +10,8 @@ the same turn, so that no wakeup follows for it.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any, Literal
 
-from pawflow import durations
 from pawflow.agent import wakeups
 from pawflow.agent.models.base import ToolCall
 from pawflow.agent.tools import (
@@ -26,8 +24,6 @@ from pawflow.agent.tools import (
 )
 from pawflow.errors import InvalidInput
 from pawflow.records import Interaction, Requester
-from pawflow.store import continuations as cont
-from pawflow.store import interactions as inter
 
 MAX_WAIT_SECONDS = 120
 PAYLOAD_VERSION = 1
@@ -48,48 +44,40 @@ def publish_request(
     purpose: Literal["confirmation", "approval"] = "confirmation",
     extra: dict[str, Any] | None = None,
 ) -> Interaction:
-    """Ask the user, and park the agent's continuation on the answer: one transaction."""
-    store = ctx.store
-    now = store.now()
-    deadline: datetime | None = durations.deadline_after(now, expires_in)
-    requester = Requester(type="agent", name=ctx.agent)
-    with store.transaction() as tx:
-        interaction = inter.request(
-            tx,
-            owner=ctx.user,
-            conversation_id=ctx.conversation_id,
-            kind=kind,
-            message=message,
-            options=options,
-            title=title,
-            response_schema=None,
-            expires_at=deadline,
-            requester=requester,
-            signal_family=None,
-            ui_surface=None,
-            now=now,
-        )
-        payload = {
-            "v": PAYLOAD_VERSION,
-            "purpose": purpose,
-            "agent": ctx.agent,
-            "conversation_id": ctx.conversation_id,
-            "user": ctx.user,
-            "request_id": interaction.id,
-            "signal_id": interaction.signal_id,
-            "question": message,
-            "kind": interaction.kind,
-            "run_id": ctx.run_id,
-            **(extra or {}),
-        }
-        cont.park(
-            tx,
-            target_of(ctx.agent),
-            now=now,
-            payload=json.dumps(payload).encode("utf-8"),
-            payload_cap=store.payload_cap,
-            signal_id=interaction.signal_id,
-        )
+    """Ask the user, and park the agent's continuation on the answer: one transaction.
+
+    The store refuses a user without write access to the conversation, as it would anyone.
+    """
+
+    def payload(interaction: Interaction) -> bytes:
+        return json.dumps(
+            {
+                "v": PAYLOAD_VERSION,
+                "purpose": purpose,
+                "agent": ctx.agent,
+                "conversation_id": ctx.conversation_id,
+                "user": ctx.user,
+                "request_id": interaction.id,
+                "signal_id": interaction.signal_id,
+                "question": message,
+                "kind": interaction.kind,
+                "run_id": ctx.run_id,
+                **(extra or {}),
+            }
+        ).encode("utf-8")
+
+    interaction, _ = ctx.store.ask_and_park(
+        ctx.user,
+        ctx.conversation_id,
+        kind,
+        message,
+        target=target_of(ctx.agent),
+        payload=payload,
+        options=options,
+        title=title,
+        expires_in=expires_in,
+        requester=Requester(type="agent", name=ctx.agent),
+    )
     return interaction
 
 
@@ -243,6 +231,7 @@ def _request_confirmation_tool() -> Tool:
         parameters=schema,
         function=request_confirmation,
         context_param=made.context_param,
+        arguments=made.arguments,
     )
 
 

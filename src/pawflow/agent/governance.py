@@ -13,21 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pawflow.agent.models.base import ModelRequest, ModelResponse, Usage, estimate_tokens
+from pawflow.errors import Halt as Halt
 from pawflow.errors import InvalidInput
 
 # Why a run stopped before the model finished on its own.
 MAX_STEPS = "max_steps"
 MAX_TOKENS = "max_tokens"
 DENIED = "denied"
-
-
-class Halt(Exception):
-    """The governance gate refuses the call; ``reason`` is one of the halt reasons above."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
 
 
 @dataclass(frozen=True)

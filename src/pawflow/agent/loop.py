@@ -11,7 +11,6 @@ approval, hit a limit, was denied, or the model failed — it writes a checkpoin
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,6 +29,7 @@ from pawflow.agent.models.base import (
 )
 from pawflow.agent.tools import Toolbox, ToolContext, ToolOutcome
 from pawflow.errors import ModelError, PawFlowError
+from pawflow.ids import new_id
 
 log = logging.getLogger("pawflow.agent.loop")
 
@@ -53,7 +53,7 @@ class RunRequest:
     agent: str
     messages: Sequence[ChatMessage]
     context: ToolContext
-    run_id: str = field(default_factory=lambda: secrets.token_urlsafe(12))
+    run_id: str = field(default_factory=new_id)
     # Calls to settle before the model speaks (the user's decision on an approval).
     approved_calls: Sequence[ApprovedCall] = ()
     # The step a resumed run halted at: it goes on at the next one (0 for a new run).

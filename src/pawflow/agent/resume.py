@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pawflow.agent.loop import RunRequest
 from pawflow.agent.models.base import ChatMessage
 from pawflow.agent.tools import AWAITING_USER_INPUT, ToolContext
-from pawflow.errors import InvalidInput
+from pawflow.errors import UndecodableCheckpoint as UndecodableCheckpoint
 
 if TYPE_CHECKING:
     from pawflow.agent.checkpoints import Checkpoint, CheckpointStore
@@ -36,10 +36,6 @@ OBSERVATION = (
     "If that reply does not answer the question, abandon the previous task and address the"
     " reply instead."
 )
-
-
-class UndecodableCheckpoint(InvalidInput):
-    """A checkpoint whose payload is not a run this version can resume."""
 
 
 @dataclass(frozen=True)

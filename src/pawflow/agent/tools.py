@@ -1,26 +1,39 @@
 """Tools an agent can call: plain Python functions with a JSON Schema derived from them.
 
-``@tool`` (or :meth:`Tool.from_function`) reads the signature's type hints for the schema and
-the docstring for the descriptions (the summary, and an ``Args:`` section or ``:param x:``
-lines). A parameter annotated :class:`ToolContext` is filled in by the loop, never by the
-model. A tool marked ``consequential`` does not run when the model calls it: the user is asked
-in the chat first (a ``confirm`` interaction), and it runs only once they approve.
+``@tool`` (or :meth:`Tool.from_function`) makes a pydantic model of the signature for the
+schema (and to hand the arguments over typed), with the docstring's descriptions (the
+summary, and an ``Args:`` section or ``:param x:`` lines, read by ``docstring_parser``).
+A parameter annotated :class:`ToolContext` is filled in by the loop, never by the model.
+A tool marked ``consequential`` does not run when the model calls it: the user is asked in
+the chat first (a ``confirm`` interaction), and it runs only once they approve.
 """
 
 from __future__ import annotations
 
-import enum
 import inspect
 import json
 import re
-import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Union, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
+import docstring_parser
 import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic.errors import (
+    PydanticInvalidForJsonSchema,
+    PydanticSchemaGenerationError,
+    PydanticUserError,
+)
+from pydantic.json_schema import (
+    GenerateJsonSchema,
+    JsonSchemaMode,
+    JsonSchemaValue,
+    PydanticJsonSchemaWarning,
+)
+from pydantic_core import CoreSchema, core_schema
 
 from pawflow.agent.models.base import ToolCall, ToolSpec
 from pawflow.errors import InvalidInput, PawFlowError
@@ -75,129 +88,74 @@ class Approver(Protocol):
 # --- schemas from signatures ----------------------------------------------------------
 
 
-def _schema_for(hint: Any) -> dict[str, Any]:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if hint is Any or hint is inspect.Parameter.empty:
-        return {}
-    if origin in (Union, types.UnionType):
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) == 1:
-            return _schema_for(rest[0])
-        return {"anyOf": [_schema_for(a) for a in rest]}
-    if origin is Literal:
-        values = list(args)
-        schema: dict[str, Any] = {"enum": values}
-        kinds = {type(v) for v in values}
-        if kinds == {str}:
-            schema["type"] = "string"
-        elif kinds <= {int} and bool not in kinds:
-            schema["type"] = "integer"
-        return schema
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):
-        return {"enum": [member.value for member in hint]}
-    simple: dict[Any, dict[str, Any]] = {
-        str: {"type": "string"},
-        bool: {"type": "boolean"},
-        int: {"type": "integer"},
-        float: {"type": "number"},
-        datetime: {"type": "string", "format": "date-time"},
-        date: {"type": "string", "format": "date"},
-        dict: {"type": "object"},
-        list: {"type": "array"},
-    }
-    if hint in simple:
-        return dict(simple[hint])
-    if origin in (list, tuple, set, frozenset, Sequence, Iterable):
-        items = args[0] if args else Any
-        return {"type": "array", "items": _schema_for(items)}
-    if origin in (dict, Mapping):
-        return {"type": "object"}
-    raise InvalidInput(f"cannot describe parameter type {hint!r} to a model")
+class _ToolSchema(GenerateJsonSchema):
+    """JSON Schema as models read it best: no titles, and an optional value is just absent
+    (the toolbox drops the nulls models send for them)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        return self.generate_inner(schema["schema"])
+
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
+        if schema.get("default") is None:
+            return self.generate_inner(schema["schema"])
+        return super().default_schema(schema)
+
+    def generate(self, schema: CoreSchema, mode: JsonSchemaMode = "validation") -> JsonSchemaValue:
+        found = super().generate(schema, mode)
+        for described in (found, *found.get("$defs", {}).values()):
+            described.pop("title", None)
+        return found
 
 
-def _docstring_parts(doc: str | None) -> tuple[str, dict[str, str]]:
-    """The summary of a docstring and the description of each parameter it names."""
-    if not doc:
-        return "", {}
-    text = inspect.cleandoc(doc)
-    params: dict[str, str] = {}
-    summary_lines: list[str] = []
-    section: str | None = None
-    current: str | None = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        sphinx = re.match(r"^:param\s+(?:\S+\s+)?(\w+):\s*(.*)$", stripped)
-        if sphinx:
-            current = sphinx.group(1)
-            params[current] = sphinx.group(2).strip()
-            section = "sphinx"
-            continue
-        if re.match(r"^(Args|Arguments|Parameters):\s*$", stripped):
-            section, current = "args", None
-            continue
-        if re.match(r"^(Returns|Raises|Yields|Examples?|Notes?):\s*$", stripped) or (
-            stripped.startswith(":") and section == "sphinx"
-        ):
-            section, current = "other", None
-            continue
-        if section == "args":
-            entry = re.match(r"^(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", stripped)
-            if entry and not line.startswith(" " * 8):
-                current = entry.group(1)
-                params[current] = entry.group(2).strip()
-            elif current and stripped:
-                params[current] = f"{params[current]} {stripped}".strip()
-        elif section == "sphinx" and current and stripped:
-            params[current] = f"{params[current]} {stripped}".strip()
-        elif section is None:
-            summary_lines.append(line)
-    summary = "\n".join(summary_lines).strip()
-    return summary, params
-
-
-def schema_from_function(func: Callable[..., Any]) -> tuple[str, dict[str, Any], str | None]:
-    """``(description, JSON Schema of the arguments, name of the context parameter)``."""
-    signature = inspect.signature(func)
+def arguments_model(func: Callable[..., Any]) -> tuple[type[BaseModel], str | None]:
+    """A pydantic model of ``func``'s arguments (described by its docstring), and the name of
+    its :class:`ToolContext` parameter, which the loop fills in and the model never sees."""
     try:
         hints = typing.get_type_hints(func)
     except NameError as exc:
         raise InvalidInput(f"cannot resolve the type hints of {func.__name__}: {exc}") from exc
-    summary, described = _docstring_parts(func.__doc__)
-    properties: dict[str, Any] = {}
-    required: list[str] = []
+    described = {
+        param.arg_name: " ".join(param.description.split())
+        for param in docstring_parser.parse(func.__doc__ or "").params
+        if param.description
+    }
+    fields: dict[str, Any] = {}
     context_param: str | None = None
-    for name, param in signature.parameters.items():
+    for name, param in inspect.signature(func).parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise InvalidInput(f"tool {func.__name__}: *args and **kwargs cannot be described")
         hint = hints.get(name, Any)
         if hint is ToolContext:
             context_param = name
             continue
-        schema = _schema_for(hint)
-        if name in described:
-            schema["description"] = described[name]
-        if param.default is inspect.Parameter.empty:
-            required.append(name)
-        elif param.default is not None and _jsonable(param.default):
-            schema["default"] = param.default
-        properties[name] = schema
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": properties,
-        "additionalProperties": False,
-    }
-    if required:
-        parameters["required"] = required
-    return summary, parameters, context_param
-
-
-def _jsonable(value: Any) -> bool:
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (hint, Field(default, description=described.get(name)))
     try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
+        model = create_model(
+            f"{func.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+        )
+    except PydanticUserError as exc:
+        raise InvalidInput(f"tool {func.__name__}: {exc}") from exc
+    except PydanticSchemaGenerationError as exc:
+        raise InvalidInput(f"tool {func.__name__}: cannot describe a parameter type") from exc
+    return model, context_param
+
+
+def schema_from_function(func: Callable[..., Any]) -> tuple[str, dict[str, Any], str | None]:
+    """``(description, JSON Schema of the arguments, name of the context parameter)``."""
+    model, context_param = arguments_model(func)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PydanticJsonSchemaWarning)  # odd defaults: left out
+            parameters = model.model_json_schema(schema_generator=_ToolSchema)
+    except PydanticInvalidForJsonSchema as exc:
+        raise InvalidInput(f"tool {func.__name__}: {exc}") from exc
+    doc = docstring_parser.parse(func.__doc__ or "")
+    summary = "\n\n".join(part for part in (doc.short_description, doc.long_description) if part)
+    return summary, parameters, context_param
 
 
 @dataclass(frozen=True)
@@ -208,6 +166,8 @@ class Tool:
     function: Callable[..., Any]
     consequential: bool = False
     context_param: str | None = None
+    arguments: type[BaseModel] | None = field(default=None, compare=False, repr=False)
+    """The model of the function's arguments: it hands them over typed (an Enum's member)."""
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -231,21 +191,8 @@ class Tool:
             function=func,
             consequential=consequential,
             context_param=context_param,
+            arguments=arguments_model(func)[0],
         )
-
-    def _enums(self) -> dict[str, type[enum.Enum]]:
-        """Parameters annotated with an Enum: the model sends values, the function gets members."""
-        try:
-            hints = typing.get_type_hints(self.function)
-        except NameError:
-            return {}
-        found = {}
-        for key, hint in hints.items():
-            options = [hint, *typing.get_args(hint)]
-            for option in options:
-                if isinstance(option, type) and issubclass(option, enum.Enum):
-                    found[key] = option
-        return found
 
     @property
     def spec(self) -> ToolSpec:
@@ -261,10 +208,12 @@ class Tool:
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         """Call the function with validated arguments; its failures go back to the model."""
         kwargs = dict(arguments)
-        for key, value in arguments.items():
-            kind = self._enums().get(key)
-            if kind is not None:
-                kwargs[key] = kind(value)  # the schema admitted only its values
+        if self.arguments is not None:
+            try:
+                typed = self.arguments.model_validate(arguments)
+            except ValidationError as exc:
+                return ToolOutcome.failure(f"invalid arguments: {exc}")
+            kwargs = {key: getattr(typed, key) for key in typed.model_fields_set}
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         try:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pawflow.clock import from_millis, to_millis
+from pawflow.ids import new_id
 from pawflow.records import Message
 from pawflow.store.database import Tx
 from pawflow.store.delivery import backoff
@@ -85,7 +85,7 @@ def schedule(
     Returns the new wakeup's id; None when the source had one already.
     """
     at = to_millis(now)
-    wakeup_id = secrets.token_urlsafe(12)
+    wakeup_id = new_id()
     changed = tx.execute(
         "INSERT INTO agent_wakeups (id, agent, conversation_id, user_id, source, text, data,"
         " status, due_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'scheduled', ?, ?)"

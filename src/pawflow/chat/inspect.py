@@ -92,11 +92,14 @@ def describe_session(store: Store, session_id: str) -> list[str]:
     registry = SessionRegistry(store)
     checkpoints = CheckpointStore(store)
     history = registry.history(session_id)
-    with store.transaction(write=False) as tx:
-        row = tx.one("SELECT title, owner FROM conversations WHERE id = ?", (session_id,))
-    if row is None and not history:
+    conversation = store.find_conversation(session_id)
+    if conversation is None and not history:
         raise NotFound("session")
-    title = f'conversation "{row["title"]}" of {row["owner"]}' if row else "no conversation"
+    title = (
+        f'conversation "{conversation.title}" of {conversation.owner}'
+        if conversation
+        else "no conversation"
+    )
     lines = [f"session {session_id} — {title}"]
     pending = registry.pending(session_id)
     if pending is None:

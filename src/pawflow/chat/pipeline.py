@@ -40,13 +40,11 @@ from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.progress import Progress
 from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.chat.turn import AgentRuntime, Task, Turn
-from pawflow.errors import Conflict
+from pawflow.errors import ConfigError, Conflict
 from pawflow.records import Message
-from pawflow.store.messages import recent as recent_messages
 
 if TYPE_CHECKING:
     from pawflow.agent.wakeups import Wakeup
-    from pawflow.store import Store
 
 log = logging.getLogger("pawflow.chat")
 
@@ -65,7 +63,7 @@ class Pipeline:
     def __init__(self, stages: Sequence[Stage]) -> None:
         names = tuple(stage.name for stage in stages)
         if names != STAGES:
-            raise ValueError(f"the stages must be {' → '.join(STAGES)}, not {' → '.join(names)}")
+            raise ConfigError(f"the stages must be {' → '.join(STAGES)}, not {' → '.join(names)}")
         self.stages = list(stages)
 
     def stage(self, name: str) -> Stage:
@@ -226,14 +224,6 @@ def history_messages(
     return found
 
 
-def recent_history(
-    store: Store, conversation_id: str, limit: int, until: str | None = None
-) -> list[Message]:
-    """The conversation so far; up to ``until`` (a queued message: later ones are later turns)."""
-    with store.transaction(write=False) as tx:
-        return recent_messages(tx, conversation_id, limit, until)
-
-
 def settled_calls(wakeup: Wakeup) -> list[ApprovedCall]:
     """The user's decision on an approval, as a call to settle before the model speaks."""
     data = wakeup.data
@@ -263,7 +253,7 @@ class PlanStage:
             turn.tasks = [Task(agent, [], seed=claim.seed, reply=claim.reply)]
             return
         until = turn.message_id if turn.kind == "message" else None
-        history = recent_history(turn.store, turn.conversation_id, agent.history_limit, until)
+        history = turn.store.recent_messages(turn.conversation_id, agent.history_limit, until=until)
         replacing = (
             {turn.message_id: claim.task()}
             if claim is not None and turn.message_id is not None

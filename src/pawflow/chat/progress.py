@@ -12,8 +12,6 @@ from pawflow.agent.loop import (
     ToolFinished,
     ToolStarted,
 )
-from pawflow.store.conversations import conversation_audience
-from pawflow.store.events import append_event
 
 if TYPE_CHECKING:
     from pawflow.store import Store
@@ -35,9 +33,7 @@ class Progress:
 
     def _emit(self, data: dict[str, Any]) -> None:
         data = {"agent": self.agent, "run_id": self._run_id, "step": self._step, **data}
-        with self.store.transaction() as tx:
-            audience = conversation_audience(tx, self.conversation_id, writers_only=False)
-            append_event(tx, audience, self.conversation_id, PROGRESS_EVENT, data, self.store.now())
+        self.store.announce(self.conversation_id, PROGRESS_EVENT, data)
 
     def _flush(self) -> None:
         if self._text:

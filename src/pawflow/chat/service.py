@@ -32,12 +32,10 @@ from pawflow.chat.runner import TurnRunner
 from pawflow.chat.services import ChatServices
 from pawflow.chat.sessions import SessionRegistry, expire_due
 from pawflow.chat.turn import Turn
-from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
 from pawflow.loops import Loop
 from pawflow.records import Message
 from pawflow.store import Store, turns
-from pawflow.store.database import Tx
 from pawflow.store.delivery import Delivery
 
 log = logging.getLogger("pawflow.agent")
@@ -53,33 +51,6 @@ _running: weakref.WeakKeyDictionary[Store, ChatService] = weakref.WeakKeyDiction
 def running_service(store: Store) -> ChatService | None:
     """The started service of ``store`` in this process, if any."""
     return _running.get(store)
-
-
-# --- which agent answers a conversation -----------------------------------------------
-
-
-def assign(tx: Tx, conversation_id: str, agent: str, now_millis: int) -> None:
-    if tx.one("SELECT 1 AS found FROM conversations WHERE id = ?", (conversation_id,)) is None:
-        raise NotFound("conversation")
-    tx.execute(
-        "INSERT INTO agent_assignments (conversation_id, agent, assigned_at) VALUES (?, ?, ?)"
-        " ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent,"
-        " assigned_at = excluded.assigned_at",
-        (conversation_id, agent, now_millis),
-    )
-
-
-def unassign(tx: Tx, conversation_id: str) -> bool:
-    return bool(
-        tx.execute("DELETE FROM agent_assignments WHERE conversation_id = ?", (conversation_id,))
-    )
-
-
-def assigned(tx: Tx, conversation_id: str) -> str | None:
-    row = tx.one(
-        "SELECT agent FROM agent_assignments WHERE conversation_id = ?", (conversation_id,)
-    )
-    return None if row is None else str(row["agent"])
 
 
 class _AgentDelivery:
@@ -164,12 +135,10 @@ class ChatService:
         """Have ``agent`` answer the messages of a conversation from now on."""
         if agent not in self._agents:
             raise InvalidInput(f"unknown agent {agent!r}")
-        with self.store.transaction() as tx:
-            assign(tx, conversation_id, agent, to_millis(self.store.now()))
+        self.store.assign_agent(conversation_id, agent)
 
     def assigned_agent(self, conversation_id: str) -> str | None:
-        with self.store.transaction(write=False) as tx:
-            return assigned(tx, conversation_id)
+        return self.store.assigned_agent(conversation_id)
 
     def loop_for(self, spec: AgentSpec) -> AgentLoop:
         return spec.loop(self.checkpoints)
@@ -316,13 +285,10 @@ class ChatService:
         if store is not self.store:
             raise InvalidInput("this message belongs to another store")
         if isinstance(message, str):
-            with store.transaction(write=False) as tx:
-                row = tx.one("SELECT owner FROM conversations WHERE id = ?", (conversation_id,))
-            if row is None:
+            conversation = store.find_conversation(conversation_id)
+            if conversation is None:
                 raise NotFound("conversation")
-            message = store.append_message(
-                conversation_id, message, role="user", author=row["owner"]
-            )
+            message = store.post_message(conversation_id, message, user=conversation.owner)
         if message.role != "user" or message.conversation_id != conversation_id:
             return None
         with self.conversation_lock(conversation_id):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pawflow.chat.intercepts import Intercept, InterceptChain, InterceptRow
 from pawflow.chat.sessions import ContinuationKind, Origin, SessionContinuation, SessionRegistry
-from pawflow.errors import InvalidInput
+from pawflow.errors import ConfigError
 
 if TYPE_CHECKING:
     from pawflow.agent.spec import AgentSpec
@@ -152,10 +152,10 @@ def plugin_names() -> list[str]:
 def resolve_plugin(name: str) -> Plugin:
     found = [point for point in entry_points(group=PLUGIN_GROUP) if point.name == name]
     if not found:
-        raise InvalidInput(f"unknown chat plugin {name!r}: use one of {plugin_names()}")
+        raise ConfigError(f"unknown chat plugin {name!r}: use one of {plugin_names()}")
     function = found[0].load()
     if not callable(function):
-        raise InvalidInput(f"chat plugin {name!r}: {found[0].value} is not a function")
+        raise ConfigError(f"chat plugin {name!r}: {found[0].value} is not a function")
     plugin: Plugin = function
     return plugin
 
@@ -166,5 +166,5 @@ def data_path(config: Mapping[str, Any], key: str, default: Path) -> Path:
     if value is None:
         return default
     if not isinstance(value, str | Path) or not str(value):
-        raise InvalidInput(f"{key} must be a path")
+        raise ConfigError(f"{key} must be a path")
     return Path(value).expanduser()

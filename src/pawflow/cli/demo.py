@@ -19,17 +19,6 @@ def demo(
     """Ask, answer, resume: the whole durable cycle on the embedded store."""
     with open_store(db) as store:
         conversation = store.create_conversation("demo", "Demo")
-        question = store.request_interaction(
-            "demo",
-            conversation.id,
-            "choice",
-            "Which environment should I deploy to?",
-            options=["staging", "production"],
-            requester={"type": "flow", "name": "deploy"},
-            expires_in="1d",
-        )
-        console.print(f"[bold]asked[/] {question.id}: {question.message} {question.options}")
-
         resumed = threading.Event()
 
         def on_resume(delivery: Delivery) -> None:
@@ -38,7 +27,18 @@ def demo(
             resumed.set()
 
         store.register_handler("demo", on_resume)
-        parked = store.park("demo:deploy", signal_id=question.signal_id, timeout="1d")
+        # The requester asks and waits in one transaction: no answer can slip in between.
+        question, parked = store.ask_and_park(
+            "demo",
+            conversation.id,
+            "choice",
+            "Which environment should I deploy to?",
+            target="demo:deploy",
+            options=["staging", "production"],
+            requester={"type": "flow", "name": "deploy"},
+            expires_in="1d",
+        )
+        console.print(f"[bold]asked[/] {question.id}: {question.message} {question.options}")
         console.print(f"[bold]parked[/] {parked.id} on {question.signal_id}")
 
         answered = store.respond_interaction(question.id, "staging", user="demo")

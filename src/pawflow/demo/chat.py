@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pawflow.chat.services import ChatServices
 from pawflow.demo.plugins.planner import PLANNER
-from pawflow.errors import InvalidInput
+from pawflow.errors import ConfigError
 from pawflow.store import Store
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def data_dir(settings: ServerSettings | None) -> Path:
 def plugin_configs(settings: ServerSettings | None) -> dict[str, dict[str, Any]]:
     extra: Any = {} if settings is None else settings.extra.get("chat", {})
     if not isinstance(extra, dict) or set(extra) - _KNOWN_SETTINGS:
-        raise InvalidInput(f"chat settings accept only {sorted(_KNOWN_SETTINGS)}")
+        raise ConfigError(f"chat settings accept only {sorted(_KNOWN_SETTINGS)}")
     plugins = extra.get("plugins")
     if plugins is None:
         return {
@@ -67,7 +67,7 @@ def plugin_configs(settings: ServerSettings | None) -> dict[str, dict[str, Any]]
             "inbox": {},
         }
     if not isinstance(plugins, Mapping):
-        raise InvalidInput("chat plugins must map a plugin name to its settings")
+        raise ConfigError("chat plugins must map a plugin name to its settings")
     return {str(name): dict(config or {}) for name, config in plugins.items()}
 
 

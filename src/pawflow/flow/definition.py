@@ -29,6 +29,7 @@ import yaml
 
 from pawflow.durations import parse_duration
 from pawflow.errors import FieldError, InvalidInput, PawFlowError
+from pawflow.errors import FlowDefinitionError as FlowDefinitionError
 from pawflow.flow.registry import TaskRegistry, default_registry, import_tasks
 from pawflow.flow.task import Task
 
@@ -36,19 +37,6 @@ NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}")
 TOP_KEYS = ("name", "description", "start", "queue_capacity", "idle_stop", "imports", "tasks")
 TASK_KEYS = ("type", "description", "properties", "next")
 DEFAULT_QUEUE_CAPACITY = 10_000
-
-
-class FlowDefinitionError(InvalidInput):
-    """A flow definition that cannot run; ``errors`` names each problem's place."""
-
-    def __str__(self) -> str:
-        lines = [self.message]
-        lines += [
-            f"  {e.path}: {e.message}" if e.path else f"  {e.message}"
-            for e in self.errors
-            if e.path or e.message not in self.message
-        ]
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True)

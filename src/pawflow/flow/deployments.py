@@ -7,7 +7,6 @@ the earlier version still find their instance (``flow:<deployment id>``).
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,9 +20,10 @@ from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.registry import TaskRegistry
 from pawflow.flow.runtime import PARK_MODE_INJECT
 from pawflow.flow.task import FlowScope
+from pawflow.ids import new_id
 from pawflow.store import Store
 from pawflow.store import continuations as cont
-from pawflow.store.conversations import conversation_access
+from pawflow.store.conversations import may_write
 from pawflow.store.database import Tx
 
 Status = Literal["running", "stopped"]
@@ -180,7 +180,7 @@ def deploy(
             )
             deployment_id, created = str(existing["id"]), False
         else:
-            deployment_id, created = secrets.token_urlsafe(12), True
+            deployment_id, created = new_id(), True
             tx.execute(
                 "INSERT INTO flow_deployments (id, name, definition, base_dir, user_id,"
                 " conversation_id, status, version, created_at, updated_at)"
@@ -209,7 +209,7 @@ def scope_in(tx: Tx, conversation_id: str, user: str | None) -> FlowScope:
     if row is None:
         raise NotFound("conversation")
     acting = user or str(row["owner"])
-    if conversation_access(tx, conversation_id, acting) not in ("owner", "write"):
+    if not may_write(tx, conversation_id, acting):
         raise InvalidInput(
             f"{acting} cannot run flows in conversation {conversation_id}:"
             " it needs write access there"
@@ -263,7 +263,7 @@ def inject(
     entry = task_id or flow.start
     if entry not in flow.tasks:
         raise InvalidInput(f"flow {flow.name!r} has no task {entry!r}")
-    signal_id = f"flow-inject:{secrets.token_urlsafe(16)}"
+    signal_id = f"flow-inject:{new_id()}"
     now = store.now()
     with store.transaction() as tx:
         cont.park(

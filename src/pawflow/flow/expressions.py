@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pawflow.errors import InvalidInput
+from pawflow.errors import ExpressionError as ExpressionError
 
 Lookup = Callable[[str], str | None]
 
@@ -45,10 +45,6 @@ FUNCTIONS: dict[str, int] = {
     "append": 1,
     "prepend": 1,
 }
-
-
-class ExpressionError(InvalidInput):
-    """A ``${…}`` expression or a JSON path that cannot be read."""
 
 
 # -- JSON paths -------------------------------------------------------------------------

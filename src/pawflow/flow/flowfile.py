@@ -8,21 +8,19 @@ clone sent down a second connection is.
 from __future__ import annotations
 
 import json
-import secrets
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pawflow.errors import InvalidInput
+from pawflow.ids import new_id
 
 MAX_LINEAGE = 64
 _MAGIC = b"PFF1"
 _HEADER = struct.Struct(">4sI")
-
-
-def new_id() -> str:
-    return secrets.token_urlsafe(12)
+# FlowFile ids name data, not a secret: shorter ones read better in logs.
+FLOWFILE_ID_BYTES = 12
 
 
 def _check_attributes(attributes: Mapping[str, object]) -> dict[str, str]:
@@ -51,7 +49,7 @@ class FlowFile:
         cls, content: bytes | str = b"", attributes: Mapping[str, str] | None = None
     ) -> FlowFile:
         data = content.encode() if isinstance(content, str) else bytes(content)
-        return cls(new_id(), data, _check_attributes(attributes or {}))
+        return cls(new_id(FLOWFILE_ID_BYTES), data, _check_attributes(attributes or {}))
 
     @property
     def lineage_start(self) -> str:
@@ -99,7 +97,7 @@ class FlowFile:
         """A new FlowFile descended from this one, with its content and attributes."""
         base = self.evolve(content=content, update=update)
         lineage = (*self.lineage, self.id)[-MAX_LINEAGE:]
-        return FlowFile(new_id(), base.content, dict(base.attributes), lineage)
+        return FlowFile(new_id(FLOWFILE_ID_BYTES), base.content, dict(base.attributes), lineage)
 
     # -- serialization, for parking in the store ----------------------------------------
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pawflow.clock import Clock, SystemClock
 from pawflow.durations import parse_duration
 from pawflow.errors import FieldError, PawFlowError
+from pawflow.errors import TaskFailed as TaskFailed
 from pawflow.flow.expressions import ExpressionError, Template, parse_template
 from pawflow.flow.flowfile import FlowFile
 
@@ -30,10 +31,6 @@ PropertyType = Literal[
 Emit = tuple[str, FlowFile]
 
 log = logging.getLogger("pawflow.flow")
-
-
-class TaskFailed(PawFlowError):
-    """A task could not process a FlowFile; it leaves by ``failure`` with this reason."""
 
 
 @dataclass(frozen=True)

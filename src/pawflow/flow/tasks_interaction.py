@@ -86,30 +86,24 @@ class RequestConfirmation(Task):
 
     def process(self, flowfile: FlowFile, ctx: TaskContext) -> Iterable[Emit]:
         scope = ctx.scope
-        conversation_id = scope.conversation_id
-        explicit = self.value("conversation_id")
-        if explicit and explicit != conversation_id:
-            try:
-                access = ctx.store.get_conversation(explicit, user=scope.user).access
-            except NotFound:
-                access = None
-            if access not in ("owner", "write"):
-                raise TaskFailed(
-                    f"requestConfirmation: {scope.user} may not publish into conversation"
-                    f" {explicit!r} (it needs write access there)"
-                )
-            conversation_id = explicit
-        record = ctx.store.request_interaction(
-            scope.user,
-            conversation_id,
-            self.value("mode"),
-            ctx.prop("message") or "",
-            options=_options(self, flowfile),
-            title=ctx.prop("title") or None,
-            expires_in=ctx.prop("expires_in") or None,
-            requester=requester(ctx),
-            signal_family="confirmation",
-        )
+        conversation_id = self.value("conversation_id") or scope.conversation_id
+        try:
+            record = ctx.store.request_interaction(
+                scope.user,
+                conversation_id,
+                self.value("mode"),
+                ctx.prop("message") or "",
+                options=_options(self, flowfile),
+                title=ctx.prop("title") or None,
+                expires_in=ctx.prop("expires_in") or None,
+                requester=requester(ctx),
+                signal_family="confirmation",
+            )
+        except NotFound as exc:  # the store's write rule: no write access, or no conversation
+            raise TaskFailed(
+                f"requestConfirmation: {scope.user} may not publish into conversation"
+                f" {conversation_id!r} (it needs write access there)"
+            ) from exc
         yield (
             "success",
             flowfile.evolve(

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import jsonschema
 import jsonschema.protocols
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pawflow.errors import FieldError, InvalidInput
 
-CONTRACT = "pawflow.user-interaction.v1"
+CONTRACT: Final = "pawflow.user-interaction.v1"
 
 JsonValue = Any
 """Any value that ``json.dumps`` can write: None, bool, int, float, str, list, dict."""

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import mcp_types as types
 from pydantic import BaseModel, Field, StrictInt, create_model
 
+from pawflow.records import Status
 from pawflow.server import models as m
 
 MAX_WAIT = 120
@@ -61,7 +62,7 @@ RequestConfirmation: type[m.Body] = create_model(
 class PendingList(m.ListInteractions):
     """The caller's requests, pending ones unless another status is asked for."""
 
-    status: m.Status | None = "pending"
+    status: Status | None = "pending"
 
 
 class WaitForAnswer(m.RequestRef):

@@ -13,32 +13,28 @@ blocking calls belong.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Request
-from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from pawflow.errors import FieldError, InvalidInput, NotFound
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Interaction
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate, user_exists
+from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.store import Store
-from pawflow.store.conversations import conversation_access
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
 Caller = Annotated[Principal, Depends(authenticate)]
+_Handler = TypeVar("_Handler", bound=Callable[..., BaseModel])
 _CONFIRMATION_KINDS = tuple(sorted(kind.value for kind in CONFIRMATION_KINDS))
 
 
-def _action(
-    name: str, response: type[BaseModel], summary: str
-) -> Callable[[Callable[..., JSONResponse]], Callable[..., JSONResponse]]:
+def _action(name: str, response: type[BaseModel], summary: str) -> Callable[[_Handler], _Handler]:
     statuses = (400, 401, 403, 404, 409, 413, 422, 429, 503)
     return router.post(
         f"/{name}",
@@ -50,28 +46,12 @@ def _action(
     )
 
 
-def _interaction(record: Interaction) -> JSONResponse:
-    return JSONResponse({"interaction": record.to_dict()})
+def _interaction(record: Interaction) -> m.InteractionEnvelope:
+    return m.InteractionEnvelope(interaction=record)
 
 
 def _store(request: Request) -> Store:
     return context_of(request).store
-
-
-def _require_write(store: Store, conversation_id: str, user: str) -> None:
-    """Publishing and posting need owner or write access; anything less is not found."""
-    with store.transaction(write=False) as tx:
-        access = conversation_access(tx, conversation_id, user)
-    if access not in ("owner", "write"):
-        raise NotFound("conversation")
-
-
-def _require_confirmation(store: Store, request_id: str) -> None:
-    """Through the aliases, a request of another kind does not exist."""
-    with store.transaction(write=False) as tx:
-        row = tx.one("SELECT kind FROM interactions WHERE id = ?", (request_id,))
-    if row is None or row["kind"] not in _CONFIRMATION_KINDS:
-        raise NotFound()
 
 
 # -- interactions ----------------------------------------------------------------------------
@@ -80,9 +60,8 @@ def _require_confirmation(store: Store, request_id: str) -> None:
 @_action("request_interaction", m.InteractionEnvelope, "Publish a request for input")
 def request_interaction(
     body: m.RequestInteraction, principal: Caller, request: Request
-) -> JSONResponse:
+) -> m.InteractionEnvelope:
     store = _store(request)
-    _require_write(store, body.conversation_id, principal.user)
     options = (
         None
         if body.options is None
@@ -105,13 +84,15 @@ def request_interaction(
 
 
 @_action("get_interaction", m.InteractionEnvelope, "Read one of the caller's requests")
-def get_interaction(body: m.RequestRef, principal: Caller, request: Request) -> JSONResponse:
+def get_interaction(
+    body: m.RequestRef, principal: Caller, request: Request
+) -> m.InteractionEnvelope:
     return _interaction(_store(request).get_interaction(body.request_id, user=principal.user))
 
 
 def _page(
     store: Store, user: str, body: m.ListInteractions, kinds: tuple[str, ...] | None
-) -> JSONResponse:
+) -> m.InteractionPage:
     items, cursor = store.page_interactions(
         user=user,
         status=body.status,
@@ -120,7 +101,7 @@ def _page(
         limit=body.limit,
         cursor=body.cursor,
     )
-    return JSONResponse({"interactions": [item.to_dict() for item in items], "next_cursor": cursor})
+    return m.InteractionPage(interactions=items, next_cursor=cursor)
 
 
 @_action("list_interactions", m.InteractionPage, "List the caller's requests, a page at a time")
@@ -128,12 +109,14 @@ def list_interactions(
     principal: Caller,
     request: Request,
     body: Annotated[m.ListInteractions, Body()] = m.ListInteractions(),  # noqa: B008
-) -> JSONResponse:
+) -> m.InteractionPage:
     return _page(_store(request), principal.user, body, None)
 
 
 @_action("respond_interaction", m.InteractionEnvelope, "Answer a pending request")
-def respond_interaction(body: m.Respond, principal: Caller, request: Request) -> JSONResponse:
+def respond_interaction(
+    body: m.Respond, principal: Caller, request: Request
+) -> m.InteractionEnvelope:
     store = _store(request)
     return _interaction(
         store.respond_interaction(body.request_id, body.answer, user=principal.user)
@@ -141,7 +124,9 @@ def respond_interaction(body: m.Respond, principal: Caller, request: Request) ->
 
 
 @_action("cancel_interaction", m.InteractionEnvelope, "Cancel a pending request")
-def cancel_interaction(body: m.RequestRef, principal: Caller, request: Request) -> JSONResponse:
+def cancel_interaction(
+    body: m.RequestRef, principal: Caller, request: Request
+) -> m.InteractionEnvelope:
     return _interaction(_store(request).cancel_interaction(body.request_id, user=principal.user))
 
 
@@ -153,24 +138,30 @@ def list_confirmations(
     principal: Caller,
     request: Request,
     body: Annotated[m.ListConfirmations, Body()] = m.ListConfirmations(),  # noqa: B008
-) -> JSONResponse:
+) -> m.InteractionPage:
     return _page(_store(request), principal.user, body, _CONFIRMATION_KINDS)
 
 
 @_action("respond_confirmation", m.InteractionEnvelope, "Answer a confirm/choice/multi request")
-def respond_confirmation(body: m.Respond, principal: Caller, request: Request) -> JSONResponse:
+def respond_confirmation(
+    body: m.Respond, principal: Caller, request: Request
+) -> m.InteractionEnvelope:
     store = _store(request)
-    _require_confirmation(store, body.request_id)
     return _interaction(
-        store.respond_interaction(body.request_id, body.answer, user=principal.user)
+        store.respond_interaction(
+            body.request_id, body.answer, user=principal.user, kinds=_CONFIRMATION_KINDS
+        )
     )
 
 
 @_action("cancel_confirmation", m.InteractionEnvelope, "Cancel a confirm/choice/multi request")
-def cancel_confirmation(body: m.RequestRef, principal: Caller, request: Request) -> JSONResponse:
+def cancel_confirmation(
+    body: m.RequestRef, principal: Caller, request: Request
+) -> m.InteractionEnvelope:
     store = _store(request)
-    _require_confirmation(store, body.request_id)
-    return _interaction(store.cancel_interaction(body.request_id, user=principal.user))
+    return _interaction(
+        store.cancel_interaction(body.request_id, user=principal.user, kinds=_CONFIRMATION_KINDS)
+    )
 
 
 # -- conversations ---------------------------------------------------------------------------
@@ -181,9 +172,9 @@ def create_conversation(
     principal: Caller,
     request: Request,
     body: Annotated[m.CreateConversation, Body()] = m.CreateConversation(),  # noqa: B008
-) -> JSONResponse:
+) -> m.ConversationEnvelope:
     conversation = _store(request).create_conversation(principal.user, body.title)
-    return JSONResponse({"conversation": conversation.to_dict()})
+    return m.ConversationEnvelope(conversation=conversation)
 
 
 @_action("list_conversations", m.ConversationList, "List the conversations the caller is in")
@@ -191,42 +182,38 @@ def list_conversations(
     principal: Caller,
     request: Request,
     body: Annotated[m.ListConversations, Body()] = m.ListConversations(),  # noqa: B008
-) -> JSONResponse:
+) -> m.ConversationList:
     found = _store(request).list_conversations(user=principal.user)
-    return JSONResponse({"conversations": [c.to_dict() for c in found]})
+    return m.ConversationList(conversations=found)
 
 
 @_action("get_history", m.History, "Read a conversation's messages")
-def get_history(body: m.GetHistory, principal: Caller, request: Request) -> JSONResponse:
+def get_history(body: m.GetHistory, principal: Caller, request: Request) -> m.History:
     found = _store(request).get_history(
         body.conversation_id, user=principal.user, after_seq=body.after_seq, limit=body.limit
     )
-    return JSONResponse({"messages": [message.to_dict() for message in found]})
+    return m.History(messages=found)
 
 
 @_action("send_message", m.MessageEnvelope, "Post a message to a conversation")
-def send_message(body: m.SendMessage, principal: Caller, request: Request) -> JSONResponse:
+def send_message(body: m.SendMessage, principal: Caller, request: Request) -> m.MessageEnvelope:
     ctx = context_of(request)
-    _require_write(ctx.store, body.conversation_id, principal.user)
     # The message and the turn that answers it: one transaction, so no crash loses the turn.
-    message = ctx.store.post_message(body.conversation_id, body.content, author=principal.user)
+    message = ctx.store.post_message(body.conversation_id, body.content, user=principal.user)
     ctx.dispatch_message(body.conversation_id, message)
-    return JSONResponse({"message": message.to_dict()})
+    return m.MessageEnvelope(message=message)
 
 
 @_action("share_conversation", m.ConversationEnvelope, "Give another user read or write access")
 def share_conversation(
     body: m.ShareConversation, principal: Caller, request: Request
-) -> JSONResponse:
-    store = _store(request)
-    with store.transaction(write=False) as tx:
-        # Only the owner learns anything, even whether the other user exists.
-        if conversation_access(tx, body.conversation_id, principal.user) != "owner":
-            raise NotFound("conversation")
-        known = user_exists(tx, body.user)
-    if not known:
-        raise InvalidInput("unknown user", [FieldError("user", "no such user")])
-    conversation = store.share_conversation(
-        body.conversation_id, user=principal.user, with_user=body.user, access=body.access
+) -> m.ConversationEnvelope:
+    # Only the owner learns anything, even whether the other user exists.
+    conversation = _store(request).share_conversation(
+        body.conversation_id,
+        user=principal.user,
+        with_user=body.user,
+        access=body.access,
+        known_users_only=True,
     )
-    return JSONResponse({"conversation": conversation.to_dict()})
+    return m.ConversationEnvelope(conversation=conversation)

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 
 from pawflow.errors import (
+    HTTP_MESSAGES,
     Conflict,
     FieldError,
     InvalidInput,
@@ -29,6 +30,9 @@ from pawflow.errors import (
     StoreError,
     StoreUnavailable,
     Undeliverable,
+)
+from pawflow.errors import (
+    HTTPProblem as HTTPProblem,
 )
 from pawflow.interactions.kinds import join_path
 
@@ -47,17 +51,7 @@ STATUS_OF: tuple[tuple[type[PawFlowError], int], ...] = (
     (PawFlowError, 500),
 )
 
-MESSAGES = {
-    400: "bad request",
-    401: "authentication required",
-    403: "forbidden",
-    404: "not found",
-    405: "method not allowed",
-    413: "request body too large",
-    429: "too many requests",
-    500: "internal server error",
-    503: "service unavailable, try again shortly",
-}
+MESSAGES = HTTP_MESSAGES
 
 
 class FieldErrorBody(BaseModel):
@@ -73,24 +67,6 @@ class ErrorBody(BaseModel):
     error: str
     errors: list[FieldErrorBody] | None = None
     status: str | None = None
-
-
-class HTTPProblem(Exception):
-    """A refusal of the HTTP layer itself (authentication, CSRF, limits, unreadable body)."""
-
-    def __init__(
-        self,
-        status_code: int,
-        message: str | None = None,
-        *,
-        headers: Mapping[str, str] | None = None,
-        errors: Sequence[FieldError] | None = None,
-    ) -> None:
-        self.status_code = status_code
-        self.message = message or MESSAGES.get(status_code, "error")
-        self.headers = dict(headers or {})
-        self.errors = list(errors) if errors is not None else None
-        super().__init__(self.message)
 
 
 def status_of(exc: PawFlowError) -> int:

@@ -1,5 +1,7 @@
 """Request and response bodies of the actions, as the OpenAPI document describes them.
 
+Responses wrap the records themselves (``{"interaction": …}``): their JSON is the records'.
+
 Request models refuse unknown fields, so a client can never set what only the server
 decides (owner, status, timestamps, the requester). Contract rules (kinds, options,
 response schemas, answers) are checked once, by the contract module, not here.
@@ -12,10 +14,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from pawflow.interactions import Kind
+from pawflow.records import Conversation, FileRef, Interaction, Message, Status
 
 Id = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 Name = Annotated[StrictStr, Field(min_length=1, max_length=200)]
-Status = Literal["pending", "answered", "cancelled", "expired"]
 ConfirmationKind = Literal["confirm", "choice", "multi"]
 Limit = Annotated[StrictInt, Field(ge=1, le=1000)]
 
@@ -102,99 +104,38 @@ class ShareConversation(Body):
 
 
 class Out(BaseModel):
+    """A response: the records themselves (from :mod:`pawflow.records`) in an envelope."""
+
     model_config = ConfigDict(extra="forbid")
 
 
-class OptionOut(Out):
-    value: str
-    label: str
-
-
-class RequesterOut(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    type: str
-    name: str
-
-
-class InteractionOut(Out):
-    """The ``pawflow.user-interaction.v1`` record."""
-
-    contract: Literal["pawflow.user-interaction.v1"]
-    id: str
-    kind: Kind
-    title: str | None
-    message: str
-    options: list[OptionOut] | None
-    response_schema: dict[str, Any]
-    owner: str
-    conversation_id: str
-    requester: RequesterOut
-    signal_id: str
-    status: Status
-    answer: Any
-    answered_by: str | None
-    answered_at: str | None
-    created_at: str
-    expires_at: str | None
-    ui_surface: dict[str, Any] | None
-
-
 class InteractionEnvelope(Out):
-    interaction: InteractionOut
+    interaction: Interaction
 
 
 class InteractionPage(Out):
-    interactions: list[InteractionOut]
+    interactions: list[Interaction]
     next_cursor: str | None
 
 
-class ConversationOut(Out):
-    id: str
-    owner: str
-    title: str
-    created_at: str
-    access: Literal["owner", "read", "write"]
-    members: dict[str, Literal["read", "write"]]
-
-
 class ConversationEnvelope(Out):
-    conversation: ConversationOut
+    conversation: Conversation
 
 
 class ConversationList(Out):
-    conversations: list[ConversationOut]
-
-
-class MessageOut(Out):
-    seq: int
-    id: str
-    conversation_id: str
-    role: Literal["user", "assistant", "system", "notification"]
-    author: str
-    content: str
-    data: dict[str, Any] | None
-    created_at: str
+    conversations: list[Conversation]
 
 
 class MessageEnvelope(Out):
-    message: MessageOut
+    message: Message
 
 
 class History(Out):
-    messages: list[MessageOut]
-
-
-class FileOut(Out):
-    id: str
-    name: str
-    size: int
-    media_type: str
-    sha256: str
+    messages: list[Message]
 
 
 class FileEnvelope(Out):
-    file: FileOut
+    file: FileRef
 
 
 class SessionOut(Out):

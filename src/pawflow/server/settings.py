@@ -6,34 +6,25 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from pawflow.durations import parse_duration
-from pawflow.errors import InvalidInput
+from pawflow.durations import setting_duration, setting_seconds
+from pawflow.errors import ConfigError, InvalidInput
 from pawflow.store import DEFAULT_URL
 from pawflow.store.store import DEFAULT_FILE_CAP
 
 ENV_PREFIX = "PAWFLOW_"
-_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
-
-
-def _seconds(spec: str | float | int | timedelta) -> timedelta:
-    """A duration as a timedelta: a number is seconds, a string is ``90s`` … ``1y``."""
-    if isinstance(spec, timedelta):
-        return spec
-    if isinstance(spec, int | float) and not isinstance(spec, bool):
-        return timedelta(seconds=spec)
-    step = parse_duration(str(spec))
-    if step is None:
-        raise InvalidInput(f"invalid duration {spec!r}: it must not be 0 here")
-    return (_EPOCH + step) - _EPOCH
 
 
 @dataclass(frozen=True)
 class ServerSettings:
-    """Everything ``pawflow serve`` can be told. Durations accept ``90s`` … ``1y``."""
+    """Everything ``pawflow serve`` can be told.
+
+    Durations (the ``float`` intervals, in seconds, and the ``timedelta`` ones) accept
+    ``90s`` … ``1y`` or plain seconds, read by :func:`pawflow.durations.setting_duration`.
+    """
 
     host: str = "127.0.0.1"
     port: int = 8765
@@ -75,7 +66,7 @@ class ServerSettings:
         ):
             problems.append("public_url must start with http:// or https://")
         if problems:
-            raise InvalidInput("invalid server settings: " + "; ".join(problems))
+            raise ConfigError("invalid server settings: " + "; ".join(problems))
 
     @property
     def base_url(self) -> str:
@@ -101,7 +92,7 @@ class ServerSettings:
         known = {f.name: f for f in fields(self)}
         unknown = sorted(set(changes) - set(known))
         if unknown:
-            raise InvalidInput(f"unknown server setting(s): {', '.join(unknown)}")
+            raise ConfigError(f"unknown server setting(s): {', '.join(unknown)}")
         converted = {
             name: value
             if value is None or name == "extra"
@@ -120,7 +111,7 @@ class ServerSettings:
         known = {f.name: f for f in fields(cls)}
         unknown = sorted(set(explicit) - set(known))
         if unknown:
-            raise InvalidInput(f"unknown server setting(s): {', '.join(unknown)}")
+            raise ConfigError(f"unknown server setting(s): {', '.join(unknown)}")
         values: dict[str, Any] = {}
         for name, spec in known.items():
             if name == "extra":
@@ -141,7 +132,7 @@ def _convert(name: str, annotation: Any, raw: Any) -> Any:
     kind = str(annotation)
     try:
         if "timedelta" in kind:
-            return _seconds(raw)
+            return setting_duration(raw)
         if "tuple" in kind:
             if isinstance(raw, str):
                 return tuple(part.strip() for part in raw.split(",") if part.strip())
@@ -159,11 +150,11 @@ def _convert(name: str, annotation: Any, raw: Any) -> Any:
             raise ValueError(f"expected true or false, got {raw!r}")
         if kind == "int":
             return int(raw)
-        if kind == "float":
-            return float(raw)
+        if kind == "float":  # every float setting is an interval in seconds
+            return setting_seconds(raw)
         return None if raw == "" and "None" in kind else str(raw)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"invalid value for setting {name}: {exc}") from exc
+    except (TypeError, ValueError, InvalidInput) as exc:
+        raise ConfigError(f"invalid value for setting {name}: {exc}") from exc
 
 
 def origin_of(url: str) -> str:

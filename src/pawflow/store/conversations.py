@@ -6,8 +6,8 @@ import hashlib
 from datetime import datetime
 from typing import Literal
 
-from pawflow.clock import from_millis, to_millis
-from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
+from pawflow.clock import to_millis
+from pawflow.errors import FieldError, InvalidInput, NotFound, PayloadTooLarge
 from pawflow.ids import new_id
 from pawflow.records import Access, Conversation, FileRef
 from pawflow.store.database import Tx
@@ -28,6 +28,14 @@ def ensure_user(tx: Tx, user: str, now: datetime) -> str:
         (user, to_millis(now)),
     )
     return user
+
+
+def user_exists(tx: Tx, user: str) -> bool:
+    return tx.one("SELECT 1 AS found FROM users WHERE id = ?", (user,)) is not None
+
+
+def has_users(tx: Tx) -> bool:
+    return tx.one("SELECT 1 AS found FROM users LIMIT 1") is not None
 
 
 def create_conversation(tx: Tx, owner: str, title: str, now: datetime) -> Conversation:
@@ -56,6 +64,23 @@ def conversation_access(tx: Tx, conversation_id: str, user: str) -> Access | Non
     return access
 
 
+def may_write(tx: Tx, conversation_id: str, user: str) -> bool:
+    """The write rule: publishing, posting and answering need owner or write access."""
+    return conversation_access(tx, conversation_id, user) in ("owner", "write")
+
+
+def require_write(tx: Tx, conversation_id: str, user: str) -> None:
+    """Refuse ``user`` without write access: as not found, like a conversation that is not."""
+    if not may_write(tx, conversation_id, user):
+        raise NotFound("conversation")
+
+
+def find_conversation(tx: Tx, conversation_id: str) -> Conversation | None:
+    """The conversation as its owner sees it, whoever asks; None if there is none."""
+    row = tx.one("SELECT owner FROM conversations WHERE id = ?", (conversation_id,))
+    return None if row is None else get_conversation(tx, conversation_id, user=row["owner"])
+
+
 def get_conversation(tx: Tx, conversation_id: str, *, user: str) -> Conversation:
     """The conversation as ``user`` sees it; members (owner, read, write) may read it."""
     access = conversation_access(tx, conversation_id, user)
@@ -67,13 +92,8 @@ def get_conversation(tx: Tx, conversation_id: str, *, user: str) -> Conversation
         " ORDER BY user_id",
         (conversation_id,),
     )
-    return Conversation(
-        id=row["id"],
-        owner=row["owner"],
-        title=row["title"],
-        created_at=from_millis(row["created_at"]),
-        access=access,
-        members={m["user_id"]: m["access"] for m in members},
+    return Conversation.from_row(
+        {**row, "access": access, "members": {m["user_id"]: m["access"] for m in members}}
     )
 
 
@@ -95,12 +115,15 @@ def share_conversation(
     with_user: str,
     access: Literal["read", "write"],
     now: datetime,
+    known_users_only: bool = False,
 ) -> Conversation:
     """Only the owner shares; sharing again changes the access."""
     if access not in ("read", "write"):
         raise InvalidInput("access must be 'read' or 'write'")
     if conversation_access(tx, conversation_id, user) != "owner":
         raise NotFound("conversation")
+    if known_users_only and not user_exists(tx, with_user):
+        raise InvalidInput("unknown user", [FieldError("user", "no such user")])
     if with_user == user:
         raise InvalidInput("the owner already has every access")
     ensure_user(tx, with_user, now)
@@ -169,7 +192,7 @@ def get_file(tx: Tx, file_id: str, *, user: str) -> FileRef:
     )
     if row is None:
         raise NotFound("file")
-    return FileRef(**row)
+    return FileRef.from_row(row)
 
 
 def file_content(tx: Tx, file_id: str) -> bytes:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from pawflow.clock import from_millis, to_millis
+from pawflow.clock import to_millis
 from pawflow.records import Event
 from pawflow.store.database import Tx
 
@@ -45,13 +45,4 @@ def events_after(tx: Tx, user: str, after_seq: int, limit: int) -> list[Event]:
         " WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?",
         (user, after_seq, limit),
     )
-    return [
-        Event(
-            seq=row["seq"],
-            type=row["type"],
-            conversation_id=row["conversation_id"],
-            data=json.loads(row["data"]),
-            created_at=from_millis(row["created_at"]),
-        )
-        for row in rows
-    ]
+    return [Event.from_row(row) for row in rows]

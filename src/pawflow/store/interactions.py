@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from pawflow import durations
 from pawflow.clock import to_millis
 from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending
 from pawflow.ids import new_id
@@ -28,10 +30,11 @@ from pawflow.interactions.surfaces import check_surface
 from pawflow.records import Interaction, Requester
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
-    conversation_access,
     conversation_audience,
     conversation_members,
     get_file,
+    may_write,
+    require_write,
 )
 from pawflow.store.database import Tx
 from pawflow.store.events import append_event
@@ -48,10 +51,55 @@ def _row(tx: Tx, request_id: str) -> dict[str, Any] | None:
 
 
 def may_answer(tx: Tx, row: dict[str, Any], user: str) -> bool:
-    return row["owner"] == user or conversation_access(tx, row["conversation_id"], user) in (
-        "owner",
-        "write",
-    )
+    return row["owner"] == user or may_write(tx, row["conversation_id"], user)
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question as a caller puts it: a deadline as given, the requester maybe a dict."""
+
+    owner: str
+    conversation_id: str
+    kind: str
+    message: str
+    options: object = None
+    title: str | None = None
+    response_schema: dict[str, Any] | None = None
+    expires_in: str | int | timedelta | None = None
+    expires_at: str | datetime | None = None
+    requester: Requester | dict[str, Any] | None = None
+    signal_family: SignalFamily | None = None
+    ui_surface: dict[str, Any] | None = None
+
+    def publish(self, tx: Tx, now: datetime) -> Interaction:
+        if self.expires_in is not None and self.expires_at is not None:
+            raise InvalidInput("give expires_in or expires_at, not both")
+        deadline = (
+            durations.parse_deadline(self.expires_at)
+            if self.expires_at is not None
+            else durations.deadline_after(now, self.expires_in)
+        )
+        requester = self.requester
+        if isinstance(requester, dict):
+            try:
+                requester = Requester.model_validate(requester)
+            except ValueError as exc:
+                raise InvalidInput(f"invalid requester: {exc}") from exc
+        return request(
+            tx,
+            owner=self.owner,
+            conversation_id=self.conversation_id,
+            kind=self.kind,
+            message=self.message,
+            options=self.options,
+            title=self.title,
+            response_schema=self.response_schema,
+            expires_at=deadline,
+            requester=requester or Requester(),
+            signal_family=self.signal_family,
+            ui_surface=self.ui_surface,
+            now=now,
+        )
 
 
 def request(
@@ -70,6 +118,8 @@ def request(
     ui_surface: dict[str, Any] | None,
     now: datetime,
 ) -> Interaction:
+    # Who may not publish here learns nothing, not even what is wrong with the question.
+    require_write(tx, conversation_id, owner)
     parsed_kind = parse_kind(kind)
     if not isinstance(message, str) or not message.strip():
         raise InvalidInput("message is required", [FieldError("message", "required")])
@@ -89,8 +139,6 @@ def request(
     if ui_surface is not None:
         ui_surface = check_surface(ui_surface, parsed_kind, final_options)
     members = conversation_members(tx, conversation_id)
-    if owner not in members:
-        raise NotFound("conversation")
     family = signal_family or (
         "confirmation" if parsed_kind in CONFIRMATION_KINDS else "interaction"
     )
@@ -233,17 +281,33 @@ def _expired(row: dict[str, Any], now: datetime) -> bool:
     return row["expires_at"] is not None and row["expires_at"] <= to_millis(now)
 
 
+def _answerable(
+    tx: Tx, request_id: str, user: str, kinds: Collection[str] | None
+) -> dict[str, Any]:
+    """The row ``user`` may answer or cancel; of another kind than ``kinds``, not found."""
+    row = _row(tx, request_id)
+    if row is None or not may_answer(tx, row, user):
+        raise NotFound()
+    if kinds is not None and row["kind"] not in kinds:
+        raise NotFound()
+    return row
+
+
 def respond(
-    tx: Tx, request_id: str, answer: Any, *, user: str, now: datetime
+    tx: Tx,
+    request_id: str,
+    answer: Any,
+    *,
+    user: str,
+    now: datetime,
+    kinds: Collection[str] | None = None,
 ) -> Interaction | NotPending:
     """Validate, normalize and record an answer.
 
     A request found past its deadline is expired here and now (the caller commits that and
     raises the returned ``NotPending``), so an answer never beats an expiry that is due.
     """
-    row = _row(tx, request_id)
-    if row is None or not may_answer(tx, row, user):
-        raise NotFound()
+    row = _answerable(tx, request_id, user, kinds)
     if row["status"] != "pending":
         raise NotPending(row["status"])
     if _expired(row, now):
@@ -266,10 +330,10 @@ def respond(
     return record
 
 
-def cancel(tx: Tx, request_id: str, *, user: str, now: datetime) -> Interaction:
-    row = _row(tx, request_id)
-    if row is None or not may_answer(tx, row, user):
-        raise NotFound()
+def cancel(
+    tx: Tx, request_id: str, *, user: str, now: datetime, kinds: Collection[str] | None = None
+) -> Interaction:
+    row = _answerable(tx, request_id, user, kinds)
     record = leave_pending(tx, row, "cancelled", answer=None, by=user, now=now)
     if record is None:
         raise NotPending(_must(tx, request_id)["status"])

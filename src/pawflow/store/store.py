@@ -9,8 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -31,6 +30,7 @@ from pawflow.store.delivery import (
     anything_due,
     deliver_due,
 )
+from pawflow.store.reports import SweepReport as SweepReport
 
 DEFAULT_PAYLOAD_CAP = 1024 * 1024
 DEFAULT_FILE_CAP = 10 * 1024 * 1024
@@ -41,25 +41,14 @@ SweepStep = Callable[["Store"], dict[str, int]]
 """An extra step of each sweeper pass; returns its counts by name."""
 
 
-@dataclass
-class SweepReport:
-    """What one pass did, by step: ``expired``, ``released``, ``delivered``, …"""
-
-    counts: dict[str, int] = field(default_factory=dict)
-
-    def __getitem__(self, key: str) -> int:
-        return self.counts.get(key, 0)
-
-    def add(self, counts: dict[str, int]) -> None:
-        for key, value in counts.items():
-            self.counts[key] = self.counts.get(key, 0) + value
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-
 class Store:
+    """Everything PawFlow keeps, over SQLite or PostgreSQL (``db``), with its ``clock``.
+
+    Every public method is one transaction and returns records (:mod:`pawflow.records`).
+    Reads are scoped to a ``user``; what is not theirs is ``NotFound``, like what does not
+    exist. ``payload_cap`` and ``file_cap`` bound parked payloads and uploads.
+    """
+
     def __init__(
         self,
         db: Database,
@@ -84,12 +73,15 @@ class Store:
 
     @property
     def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
         return self.db.dialect
 
     def migrate(self) -> int:
+        """Bring the schema up to date; returns how many migrations ran."""
         return migrations.migrate(self.db)
 
     def close(self) -> None:
+        """Stop listening for change notices and close the database."""
         if self._stop_listening is not None:
             self._stop_listening()
             self._stop_listening = None
@@ -102,7 +94,13 @@ class Store:
         self.close()
 
     def now(self) -> datetime:
+        """The store's clock (a ``FakeClock`` in tests)."""
         return self.clock.now()
+
+    def ping(self) -> None:
+        """Reach the database once; raises ``StoreUnavailable`` when it cannot be reached."""
+        with self.db.transaction(write=False) as tx:
+            tx.one("SELECT 1 AS ok")
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
@@ -112,19 +110,33 @@ class Store:
 
     # -- users, conversations, uploads ----------------------------------------------------
 
+    def has_users(self) -> bool:
+        """Whether anyone has signed up yet (a fresh database has no one)."""
+        with self.db.transaction(write=False) as tx:
+            return convs.has_users(tx)
+
     def ensure_user(self, user: str) -> str:
+        """Create ``user`` unless they exist; returns the name."""
         with self.db.transaction() as tx:
             return convs.ensure_user(tx, user, self.now())
 
     def create_conversation(self, owner: str, title: str = "") -> Conversation:
+        """A new conversation owned by ``owner`` (created as a user if new)."""
         with self.db.transaction() as tx:
             return convs.create_conversation(tx, owner, title, self.now())
 
+    def find_conversation(self, conversation_id: str) -> Conversation | None:
+        """Any conversation, as its owner sees it (for operators' tools); None if unknown."""
+        with self.db.transaction(write=False) as tx:
+            return convs.find_conversation(tx, conversation_id)
+
     def get_conversation(self, conversation_id: str, *, user: str) -> Conversation:
+        """The conversation as ``user`` (any member) sees it."""
         with self.db.transaction(write=False) as tx:
             return convs.get_conversation(tx, conversation_id, user=user)
 
     def list_conversations(self, *, user: str) -> list[Conversation]:
+        """Every conversation ``user`` owns or was shared, oldest first."""
         with self.db.transaction(write=False) as tx:
             return convs.list_conversations(tx, user=user)
 
@@ -135,19 +147,33 @@ class Store:
         user: str,
         with_user: str,
         access: Literal["read", "write"],
+        known_users_only: bool = False,
     ) -> Conversation:
+        """The owner ``user`` gives ``with_user`` read or write access (again: changes it).
+
+        ``known_users_only`` refuses a ``with_user`` who does not exist yet (rather than
+        creating them); only the owner learns that, after the ownership check.
+        """
         with self.db.transaction() as tx:
             return convs.share_conversation(
-                tx, conversation_id, user=user, with_user=with_user, access=access, now=self.now()
+                tx,
+                conversation_id,
+                user=user,
+                with_user=with_user,
+                access=access,
+                now=self.now(),
+                known_users_only=known_users_only,
             )
 
     def add_file(self, owner: str, name: str, media_type: str, content: bytes) -> FileRef:
+        """Keep an upload of ``owner`` (at most ``file_cap`` bytes)."""
         with self.db.transaction() as tx:
             return convs.add_file(
                 tx, owner, name, media_type, content, max_bytes=self.file_cap, now=self.now()
             )
 
     def get_file(self, file_id: str, *, user: str) -> FileRef:
+        """An upload ``user`` made; anyone else's is not found."""
         with self.db.transaction(write=False) as tx:
             return convs.get_file(tx, file_id, user=user)
 
@@ -169,38 +195,77 @@ class Store:
         signal_family: Literal["confirmation", "interaction"] | None = None,
         ui_surface: dict[str, Any] | None = None,
     ) -> Interaction:
-        """Publish a question for ``owner`` into a conversation they belong to."""
-        now = self.now()
-        if expires_in is not None and expires_at is not None:
-            raise InvalidInput("give expires_in or expires_at, not both")
-        deadline = (
-            durations.parse_deadline(expires_at)
-            if expires_at is not None
-            else durations.deadline_after(now, expires_in)
+        """Publish a question for ``owner``, who needs write access to the conversation."""
+        question = inter.Question(
+            owner,
+            conversation_id,
+            kind,
+            message,
+            options=options,
+            title=title,
+            response_schema=response_schema,
+            expires_in=expires_in,
+            expires_at=expires_at,
+            requester=requester,
+            signal_family=signal_family,
+            ui_surface=ui_surface,
         )
-        if isinstance(requester, dict):
-            try:
-                requester = Requester.model_validate(requester)
-            except ValueError as exc:
-                raise InvalidInput(f"invalid requester: {exc}") from exc
+        now = self.now()
         with self.db.transaction() as tx:
-            return inter.request(
+            return question.publish(tx, now)
+
+    def ask_and_park(
+        self,
+        owner: str,
+        conversation_id: str,
+        kind: str,
+        message: str,
+        *,
+        target: str,
+        payload: bytes | Callable[[Interaction], bytes] = b"",
+        options: object = None,
+        title: str | None = None,
+        response_schema: dict[str, Any] | None = None,
+        expires_in: str | int | timedelta | None = None,
+        expires_at: str | datetime | None = None,
+        requester: Requester | dict[str, Any] | None = None,
+        signal_family: Literal["confirmation", "interaction"] | None = None,
+        ui_surface: dict[str, Any] | None = None,
+    ) -> tuple[Interaction, Continuation]:
+        """Ask as :meth:`request_interaction` does and, in the same transaction, park a
+        continuation for ``target`` on the answer's signal: a requester that asks and waits.
+
+        ``payload`` may be made from the new interaction (to carry its id).
+        """
+        question = inter.Question(
+            owner,
+            conversation_id,
+            kind,
+            message,
+            options=options,
+            title=title,
+            response_schema=response_schema,
+            expires_in=expires_in,
+            expires_at=expires_at,
+            requester=requester,
+            signal_family=signal_family,
+            ui_surface=ui_surface,
+        )
+        now = self.now()
+        with self.db.transaction() as tx:
+            interaction = question.publish(tx, now)
+            parked = cont.park(
                 tx,
-                owner=owner,
-                conversation_id=conversation_id,
-                kind=kind,
-                message=message,
-                options=options,
-                title=title,
-                response_schema=response_schema,
-                expires_at=deadline,
-                requester=requester or Requester(),
-                signal_family=signal_family,
-                ui_surface=ui_surface,
+                target,
                 now=now,
+                payload=payload(interaction) if callable(payload) else payload,
+                payload_cap=self.payload_cap,
+                signal_id=interaction.signal_id,
             )
+        return interaction, parked
 
     def get_interaction(self, request_id: str, *, user: str) -> Interaction:
+        """One of ``user``'s requests (reads stay with the owner)."""
         with self.db.transaction(write=False) as tx:
             return inter.get(tx, request_id, user=user)
 
@@ -250,16 +315,26 @@ class Store:
                 cursor=cursor,
             )
 
-    def respond_interaction(self, request_id: str, answer: Any, *, user: str) -> Interaction:
+    def respond_interaction(
+        self, request_id: str, answer: Any, *, user: str, kinds: Collection[str] | None = None
+    ) -> Interaction:
+        """Answer a pending request (its owner, or a member with write access).
+
+        With ``kinds``, a request of any other kind is not found. Raises ``NotPending`` when
+        it already left ``pending`` (also when it is found past its deadline: it expires).
+        """
         with self.db.transaction() as tx:
-            outcome = inter.respond(tx, request_id, answer, user=user, now=self.now())
+            outcome = inter.respond(tx, request_id, answer, user=user, now=self.now(), kinds=kinds)
         if isinstance(outcome, NotPending):
             raise outcome
         return outcome
 
-    def cancel_interaction(self, request_id: str, *, user: str) -> Interaction:
+    def cancel_interaction(
+        self, request_id: str, *, user: str, kinds: Collection[str] | None = None
+    ) -> Interaction:
+        """Cancel a pending request, as :meth:`respond_interaction` answers one."""
         with self.db.transaction() as tx:
-            return inter.cancel(tx, request_id, user=user, now=self.now())
+            return inter.cancel(tx, request_id, user=user, now=self.now(), kinds=kinds)
 
     # -- durable signals and continuations -------------------------------------------------
 
@@ -271,6 +346,7 @@ class Store:
             return cont.fire_signal(tx, signal_id, value, self.now())
 
     def get_signal(self, signal_id: str) -> SignalValue | None:
+        """The signal's latest value, or None if it never fired."""
         with self.db.transaction(write=False) as tx:
             return cont.read_signal(tx, signal_id)
 
@@ -319,10 +395,12 @@ class Store:
             )
 
     def get_continuation(self, continuation_id: str) -> Continuation:
+        """A parked or resolved continuation by id."""
         with self.db.transaction(write=False) as tx:
             return cont.get_continuation(tx, continuation_id)
 
     def cancel_continuation(self, continuation_id: str) -> bool:
+        """Withdraw a parked continuation; False if it was no longer parked."""
         with self.db.transaction() as tx:
             return cont.cancel_continuation(tx, continuation_id, self.now())
 
@@ -344,6 +422,7 @@ class Store:
             return leases.held(tx, prefix, self.now())
 
     def pending_continuations(self, target: str) -> int:
+        """How many continuations for ``target`` are still parked."""
         with self.db.transaction(write=False) as tx:
             return cont.pending_for_target(tx, target)
 
@@ -421,13 +500,33 @@ class Store:
                 now=self.now(),
             )
 
-    def post_message(self, conversation_id: str, content: str, *, author: str) -> Message:
-        """A user's message and the turn that answers it, stored in one transaction."""
+    def post_message(self, conversation_id: str, content: str, *, user: str) -> Message:
+        """``user``'s own message, where they need write access, and the turn that answers
+        it: one transaction, so no crash loses the turn."""
         with self.db.transaction() as tx:
+            convs.require_write(tx, conversation_id, user)
             message, _ = turns.post_user_message(
-                tx, conversation_id, content, author=author, now=self.now()
+                tx, conversation_id, content, author=user, now=self.now()
             )
         return message
+
+    def assign_agent(self, conversation_id: str, agent: str) -> None:
+        """Have ``agent`` answer the conversation's messages from now on."""
+        with self.db.transaction() as tx:
+            turns.assign_agent(tx, conversation_id, agent, self.now())
+
+    def assigned_agent(self, conversation_id: str) -> str | None:
+        """The agent answering the conversation's messages, if any."""
+        with self.db.transaction(write=False) as tx:
+            return turns.assigned_agent(tx, conversation_id)
+
+    def recent_messages(
+        self, conversation_id: str, limit: int, *, until: str | None = None
+    ) -> list[Message]:
+        """The last ``limit`` messages, oldest first, up to the message ``until`` (a queued
+        message: later ones are later turns). No access check: for the runtime."""
+        with self.db.transaction(write=False) as tx:
+            return messages.recent(tx, conversation_id, limit, until)
 
     # -- the turn queue ------------------------------------------------------------------
 
@@ -473,6 +572,7 @@ class Store:
     def get_history(
         self, conversation_id: str, *, user: str, after_seq: int = 0, limit: int = 500
     ) -> list[Message]:
+        """The messages after ``after_seq`` that ``user`` (any member) may read, oldest first."""
         with self.db.transaction(write=False) as tx:
             return messages.history(
                 tx, conversation_id, user=user, after_seq=after_seq, limit=limit
@@ -487,6 +587,7 @@ class Store:
         urgency: messages.Urgency = "normal",
         conversation_id: str | None = None,
     ) -> Literal["sent", "queued"]:
+        """Tell ``user`` something: ``sent`` when a client of theirs is live, else ``queued``."""
         with self.db.transaction() as tx:
             return messages.notify_user(
                 tx,
@@ -499,18 +600,27 @@ class Store:
             )
 
     def mark_live(self, client_id: str, user: str, ttl: timedelta) -> None:
+        """``user`` has a live client (``client_id``) for ``ttl``: notices go there."""
         with self.db.transaction() as tx:
             messages.mark_live(tx, client_id, user, ttl, self.now())
 
     def drop_live(self, client_id: str) -> None:
+        """The live client went away."""
         with self.db.transaction() as tx:
             messages.drop_live(tx, client_id)
 
     # -- events ---------------------------------------------------------------------------
 
     def events_after(self, user: str, after_seq: int = 0, limit: int = 500) -> list[Event]:
+        """The user's durable events after ``after_seq``, oldest first."""
         with self.db.transaction(write=False) as tx:
             return events.events_after(tx, user, after_seq, limit)
+
+    def announce(self, conversation_id: str, event_type: str, data: dict[str, Any]) -> None:
+        """Log an event for everyone in the conversation (readers too)."""
+        with self.db.transaction() as tx:
+            audience = convs.conversation_audience(tx, conversation_id, writers_only=False)
+            events.append_event(tx, audience, conversation_id, event_type, data, self.now())
 
     # -- change notices -------------------------------------------------------------------
 

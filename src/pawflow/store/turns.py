@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pawflow.clock import from_millis, to_millis
+from pawflow.errors import NotFound
 from pawflow.ids import new_id
 from pawflow.records import Message
 from pawflow.store.database import Tx
@@ -92,6 +93,18 @@ class TurnKey:
     turn_id: str
     owner: str
     attempt: int
+
+
+def assign_agent(tx: Tx, conversation_id: str, agent: str, now: datetime) -> None:
+    """Have ``agent`` answer the conversation's messages from now on."""
+    if tx.one("SELECT 1 AS found FROM conversations WHERE id = ?", (conversation_id,)) is None:
+        raise NotFound("conversation")
+    tx.execute(
+        "INSERT INTO agent_assignments (conversation_id, agent, assigned_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent,"
+        " assigned_at = excluded.assigned_at",
+        (conversation_id, agent, to_millis(now)),
+    )
 
 
 def assigned_agent(tx: Tx, conversation_id: str) -> str | None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pawflow.errors import InvalidInput
 from pawflow.interactions import Kind, kind_of_property
+from pawflow.records import OptionItem
 
 KIND_NAMES = {
     "confirm": "Yes or no",
@@ -116,7 +117,7 @@ def scalar_value(kind: str, text: str, *, in_form: bool = False) -> Any:
     return text
 
 
-def options_of(record_options: Sequence[Mapping[str, str]] | None) -> list[Choice]:
+def options_of(record_options: Sequence[OptionItem] | None) -> list[Choice]:
     return [Choice(o["value"], o.get("label") or o["value"]) for o in record_options or []]
 
 
