@@ -1,14 +1,16 @@
-"""A task for the durable-queue tests: records each visit (FlowFile, task, attempt, process).
+"""Tasks for the durable-queue tests, imported by their flows (``imports: [queue_tasks.py]``).
 
-Each visit is written in a transaction of its own, before the task's outcome is recorded,
-so a task that runs again after a crash shows as a second visit.
+``recordVisit`` writes each visit (FlowFile, task, attempt, process) in a transaction of its
+own, before the task's outcome is recorded, so a task that runs again after a crash shows as
+a second visit. ``pause`` is a slow task.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
-from pawflow.flow import FlowFile, TaskContext, flow_task
+from pawflow.flow import FlowFile, Property, TaskContext, flow_task
 
 VISITS = (
     "CREATE TABLE IF NOT EXISTS visits (flowfile_id TEXT NOT NULL, task TEXT NOT NULL,"
@@ -24,4 +26,11 @@ def record_visit(flowfile: FlowFile, ctx: TaskContext) -> FlowFile:
             "INSERT INTO visits (flowfile_id, task, attempt, pid) VALUES (?, ?, ?, ?)",
             (flowfile.id, ctx.task.id, ctx.attempt, os.getpid()),
         )
+    return flowfile
+
+
+@flow_task("pause", properties=[Property("seconds", default="0")])
+def pause(flowfile: FlowFile, ctx: TaskContext) -> FlowFile:
+    """Takes ``seconds`` (a slow task, so that FlowFiles wait in its queue)."""
+    time.sleep(float(ctx.prop("seconds") or 0))
     return flowfile
