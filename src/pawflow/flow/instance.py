@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pawflow.errors import Undeliverable
@@ -137,9 +137,13 @@ class FlowInstance:
 
         Raises ``Undeliverable`` when the instance is not running or that queue is full.
         """
+        self.inject_many([flowfile], entry_task_id)
+
+    def inject_many(self, flowfiles: Sequence[FlowFile], entry_task_id: str | None = None) -> None:
+        """Queue several FlowFiles in one transaction (all of them, or none)."""
         if not self.running:
             raise Undeliverable(f"flow instance {self.id} is not running")
-        self.engine.inject(entry_task_id or self.flow.start, flowfile)
+        self.engine.inject(entry_task_id or self.flow.start, flowfiles)
 
     def deliver(self, continuation: Continuation, tx: Tx) -> None:
         """Queue a resolved continuation's FlowFile in the transaction that consumes it.

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pawflow.flow")
 
-DEFAULT_BATCH = 64
+DEFAULT_BATCH = 256
 RETRY_AFTER = 1.0
 """Seconds to wait before taking work again after the store failed."""
 
@@ -201,28 +201,34 @@ class DurableEngine(Engine):
             )
         return loaded
 
-    def inject(self, task_id: str, flowfile: FlowFile) -> None:
-        """Queue ``flowfile`` for ``task_id`` durably; ``Undeliverable`` when full or lost."""
+    def inject(self, task_id: str, flowfiles: Sequence[FlowFile]) -> None:
+        """Queue ``flowfiles`` for ``task_id`` in one transaction.
+
+        ``Undeliverable`` when they do not all fit (backpressure) or another process runs
+        the deployment now.
+        """
         if task_id not in self._queues:
             raise InvalidInput(f"flow {self.flow.name!r} has no task {task_id!r}")
-        self._reserve(task_id)
+        count = len(flowfiles)
+        self._reserve(task_id, count)
         try:
             with self.store.transaction() as tx:
                 queues.fence(tx, self.lease, self.owner)
-                [row_id] = queues.enqueue(
-                    tx,
-                    self.target,
-                    [NewRow(task_id, flowfile.id, encode(flowfile, None))],
-                    self.store.now(),
-                )
+                rows = [NewRow(task_id, f.id, encode(f, None)) for f in flowfiles]
+                ids = queues.enqueue(tx, self.target, rows, self.store.now())
         except LeaseLost as exc:
-            self._unreserve(task_id)
+            self._unreserve(task_id, count)
             self.lose()
             raise Undeliverable(str(exc)) from exc
         except BaseException:
-            self._unreserve(task_id)
+            self._unreserve(task_id, count)
             raise
-        self._arrive(task_id, Item(flowfile, None, 0, row_id))
+        with self._cond:
+            self._pending[task_id] -= count
+            if not self.lost:
+                queue = self._queues[task_id]
+                queue.extend(Item(f, None, 0, i) for f, i in zip(flowfiles, ids, strict=True))
+                self._cond.notify_all()
 
     def accept(self, continuation: Continuation, tx: Tx) -> None:
         """Queue a resolved continuation's FlowFile inside the transaction that consumes it."""
@@ -262,19 +268,19 @@ class DurableEngine(Engine):
                 self._ready.append((task_id, item))
                 self._cond.notify()
 
-    def _reserve(self, task_id: str) -> None:
+    def _reserve(self, task_id: str, count: int = 1) -> None:
         with self._cond:
             if self.lost:
                 raise Undeliverable(f"{self.target} runs in another process now")
-            if len(self._queues[task_id]) + self._pending[task_id] >= self.capacity:
+            if len(self._queues[task_id]) + self._pending[task_id] + count > self.capacity:
                 raise Undeliverable(
                     f"backpressure: the queue of task {task_id!r} is full ({self.capacity})"
                 )
-            self._pending[task_id] += 1
+            self._pending[task_id] += count
 
-    def _unreserve(self, task_id: str) -> None:
+    def _unreserve(self, task_id: str, count: int = 1) -> None:
         with self._cond:
-            self._pending[task_id] -= 1
+            self._pending[task_id] -= count
 
     def _arrive(self, task_id: str, item: Item) -> None:
         with self._cond:
@@ -351,46 +357,56 @@ class DurableEngine(Engine):
         return True
 
     def _record(self, task_id: str, results: list[tuple[Item, _Outcome, list[Emit]]]) -> None:
-        finished: list[int] = []
-        successors: list[tuple[str, FlowFile, int]] = []
         endings: list[Ending] = []
-        parks: list[_Park] = []
+        # Per FlowFile taken: what it goes on as (next tasks, then parks).
+        plans: list[tuple[Item, bool, list[tuple[str, FlowFile, int]], list[_Park]]] = []
         for item, outcome, emitted in results:
-            if not outcome.held and item.row_id is not None:
-                finished.append(item.row_id)
+            going: list[tuple[str, FlowFile, int]] = []
             for relationship, flowfile in emitted:
                 targets = self.flow.targets(task_id, relationship)
                 if not targets:
                     endings.append(Ending(flowfile, task_id, relationship))
                 for target, copy in fan_out(flowfile, targets):
-                    successors.append((target, copy, item.hops + 1))
-            parks += outcome.parks
+                    going.append((target, copy, item.hops + 1))
+            plans.append((item, outcome.held, going, outcome.parks))
         now = self.store.now()
         parked: list[Continuation] = []
+        queued: list[tuple[int, tuple[str, FlowFile, int]]] = []
         try:
             with self.store.transaction() as tx:
                 queues.fence(tx, self.lease, self.owner)
-                if queues.finish(tx, finished, self.token) != len(finished):
-                    raise LeaseLost(f"rows of {self.target} were taken over")
-                rows = [NewRow(t, ff.id, encode(ff, None), hops) for t, ff, hops in successors]
-                ids = queues.enqueue(tx, self.target, rows, now)
-                for park in parks:
-                    parked.append(
-                        cont.park(
-                            tx,
-                            self.target,
-                            now=now,
-                            payload=park.payload,
-                            payload_cap=self.store.payload_cap,
-                            signal_id=park.signal_id,
-                            deadline=park.deadline,
+                moves: list[tuple[int, NewRow]] = []
+                inserts: list[tuple[NewRow, tuple[str, FlowFile, int] | None]] = []
+                finished: list[int] = []
+                for item, held, going, parks in plans:
+                    rows: list[tuple[NewRow, tuple[str, FlowFile, int] | None]] = [
+                        (NewRow(t, ff.id, encode(ff, None), hops), (t, ff, hops))
+                        for t, ff, hops in going
+                    ]
+                    for park in parks:
+                        parked.append(self._park(tx, park, now))
+                        place = NewRow(
+                            park.task_id, park.flowfile.id, b"", park.hops, "parked", parked[-1].id
                         )
-                    )
-                places = [
-                    NewRow(p.task_id, p.flowfile.id, b"", p.hops, "parked", c.id)
-                    for p, c in zip(parks, parked, strict=True)
+                        rows.append((place, None))
+                    if held or item.row_id is None:
+                        inserts += rows  # a held FlowFile keeps its row running
+                    elif rows:
+                        moves.append((item.row_id, rows[0][0]))
+                        if rows[0][1] is not None:
+                            queued.append((item.row_id, rows[0][1]))
+                        inserts += rows[1:]
+                    else:
+                        finished.append(item.row_id)
+                done = queues.move(tx, moves, self.token) + queues.finish(tx, finished, self.token)
+                if done != len(moves) + len(finished):
+                    raise LeaseLost(f"rows of {self.target} were taken over")
+                ids = queues.enqueue(tx, self.target, [row for row, _ in inserts], now)
+                queued += [
+                    (row_id, next_task)
+                    for row_id, (_, next_task) in zip(ids, inserts, strict=True)
+                    if next_task is not None
                 ]
-                queues.enqueue(tx, self.target, places, now)
         except LeaseLost:
             self.lose()
             return
@@ -398,11 +414,11 @@ class DurableEngine(Engine):
             log.exception(
                 "flow %s: recording what task %s did failed; it runs again", self.target, task_id
             )
-            self._put_back(task_id, [item for item, outcome, _ in results if not outcome.held])
+            self._put_back(task_id, [item for item, held, _, _ in plans if not held])
             return
         with self._cond:
             if not self.lost:
-                for (target, flowfile, hops), row_id in zip(successors, ids, strict=True):
+                for row_id, (target, flowfile, hops) in queued:
                     self._queues[target].append(Item(flowfile, None, hops, row_id))
             self.parked += len(parked)
             self._cond.notify_all()
@@ -410,6 +426,17 @@ class DurableEngine(Engine):
         if self._on_park is not None:
             for continuation in parked:
                 self._on_park(continuation)
+
+    def _park(self, tx: Tx, park: _Park, now: datetime) -> Continuation:
+        return cont.park(
+            tx,
+            self.target,
+            now=now,
+            payload=park.payload,
+            payload_cap=self.store.payload_cap,
+            signal_id=park.signal_id,
+            deadline=park.deadline,
+        )
 
     def _put_back(self, task_id: str, items: list[Item]) -> None:
         """Queue again what could not be taken or recorded; it runs again after a pause."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -380,8 +380,10 @@ def run_batch(
     return BatchResult(flow.name, list(engine.endings))
 
 
-def fan_out(flowfile: FlowFile, targets: Iterable[str]) -> list[tuple[str, FlowFile]]:
+def fan_out(flowfile: FlowFile, targets: Sequence[str]) -> list[tuple[str, FlowFile]]:
     """A FlowFile sent down several connections is cloned for all but the first."""
+    if len(targets) == 1:
+        return [(targets[0], flowfile)]
     return [
         (target, flowfile if index == 0 else flowfile.child())
         for index, target in enumerate(targets)

@@ -137,6 +137,37 @@ def take(tx: Tx, ids: Sequence[int], owner: str, now: datetime) -> int:
     return taken
 
 
+def move(tx: Tx, moves: Sequence[tuple[int, NewRow]], owner: str) -> int:
+    """Turn rows ``owner`` has running into the given rows, in place; returns how many.
+
+    A FlowFile going on to one next task (or parking) keeps its row: one write, not two.
+    """
+    moved = 0
+    for chunk in _chunks(moves):
+        values = ", ".join("(?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
+        params: list[Any] = []
+        for row_id, row in chunk:
+            params += [
+                row_id,
+                row.task,
+                row.flowfile_id,
+                row.status,
+                row.payload,
+                row.hops,
+                row.continuation_id,
+            ]
+        # Unnamed VALUES columns are column1, column2, … on both backends.
+        moved += tx.execute(
+            "UPDATE flow_queue SET task = v.column2, flowfile_id = v.column3,"
+            " status = v.column4, payload = v.column5, hops = v.column6,"
+            " continuation_id = v.column7, attempts = 0, owner = NULL, taken_at = NULL"
+            f" FROM (VALUES {values}) AS v WHERE flow_queue.id = v.column1"
+            " AND flow_queue.owner = ? AND flow_queue.status = 'running'",
+            (*params, owner),
+        )
+    return moved
+
+
 def finish(tx: Tx, ids: Sequence[int], owner: str) -> int:
     """Delete rows ``owner`` has running (their outcome is recorded); returns how many."""
     done = 0

@@ -266,6 +266,6 @@ CREATE TABLE flow_queue (
     created_at INTEGER NOT NULL,
     taken_at INTEGER
 );
-CREATE INDEX flow_queue_target ON flow_queue (target, status, id);
+CREATE INDEX flow_queue_target ON flow_queue (target, id);
 CREATE UNIQUE INDEX flow_queue_continuation ON flow_queue (continuation_id)
     WHERE continuation_id IS NOT NULL;
