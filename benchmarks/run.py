@@ -3,6 +3,7 @@
 1. ask → park → answer → deliver cycles per second on SQLite, beside the raw SQLite commit
    floor: the same number of commits, with the same pragmas, of one small row each.
 2. A sweeper pass over 100 due rows with 1,000 and with 100,000 continuations parked.
+3. FlowFiles per second through a three-task flow, durable queues against in-memory ones.
 
 Run with ``make bench``. Nothing here is asserted; the numbers are for people to read.
 """
@@ -19,6 +20,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from flow_queues import report as flow_queue_report
 from peers import dbos_cycles, langgraph_cycles
 
 from pawflow import Delivery, FakeClock, SystemClock, open_store
@@ -122,6 +124,7 @@ def main() -> None:
         )
         growth = statistics.median(large) / statistics.median(small)
         print(f"ratio 100,000 : 1,000 parked: {growth:.2f}x  (target: ~1x)")
+        flow_queue_report(root)
     sys.stdout.flush()
 
 

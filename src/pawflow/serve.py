@@ -32,7 +32,7 @@ from pawflow.server.settings import ServerSettings
 from pawflow.store import Store, open_store
 
 DEMO_TITLE = "Demo"
-_FLOW_SETTINGS = {"reconcile_interval", "workers"}
+_FLOW_SETTINGS = {"reconcile_interval", "workers", "lease_ttl", "heartbeat"}
 _AGENT_SETTINGS = {"poll_interval"}
 
 
@@ -63,6 +63,8 @@ def flow_service(store: Store, settings: ServerSettings) -> FlowService:
         store,
         reconcile_interval=setting_seconds(options.get("reconcile_interval", 1.0)),
         workers=int(options.get("workers", 1)),
+        lease_ttl=float(options.get("lease_ttl", 10.0)),
+        heartbeat=float(options.get("heartbeat", 3.0)),
     )
 
 

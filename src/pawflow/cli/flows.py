@@ -11,7 +11,9 @@ from typing import Annotated
 import typer
 
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
-from pawflow.flow import FlowFile, deployments, import_tasks, load_flow, run_batch
+from pawflow.flow import FlowFile, HopLimitReached, deployments, import_tasks, load_flow, run_batch
+from pawflow.flow.runtime import DEFAULT_MAX_HOPS
+from pawflow.flow.status import deployment_status, deployment_statuses
 from pawflow.store import DEFAULT_URL, Store, open_store
 
 flow_app = typer.Typer(
@@ -89,8 +91,19 @@ def run(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the endings as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print log lines.")] = False,
+    max_hops: Annotated[
+        int,
+        typer.Option(
+            "--max-hops", min=1, help="Tasks one FlowFile may pass before the run is refused."
+        ),
+    ] = DEFAULT_MAX_HOPS,
 ) -> None:
-    """Run a flow once over one FlowFile and print where each FlowFile ended."""
+    """Run a flow once over one FlowFile and print where each FlowFile ended.
+
+    The run is in memory: its queues live in this process only, and a FlowFile that passes
+    more than --max-hops tasks stops it (a flow that loops without end). Deploy the flow for
+    durable queues, waits and timers.
+    """
 
     if not quiet:
         logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
@@ -109,7 +122,10 @@ def run(
                 scope = deployments.resolve_scope(store, conversation, user)
             except (InvalidInput, NotFound) as exc:
                 raise _fail(f"{exc} ({conversation})") from exc
-        result = run_batch(flow, [seed], store=store, scope=scope)
+        try:
+            result = run_batch(flow, [seed], store=store, scope=scope, max_hops=max_hops)
+        except HopLimitReached as exc:
+            raise _fail(f"{exc.message} (--max-hops)") from exc
     finally:
         if store is not None:
             store.close()
@@ -173,17 +189,18 @@ def list_(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """List deployed flows."""
+    """List deployed flows, with the FlowFiles queued, running and parked at each task."""
 
     with _open(db) as store:
-        found = deployments.list_deployments(store, user=user)
+        found = deployment_statuses(store, user=user)
     if as_json:
-        typer.echo(json.dumps([d.to_dict() for d in found], indent=2))
+        typer.echo(json.dumps([s.to_dict() for s in found], indent=2))
         return
     if not found:
         typer.echo("no deployed flows")
         return
-    for d in found:
+    for state in found:
+        d = state.deployment
         status = d.status + (f" ({d.status_reason})" if d.status_reason else "")
         typer.echo(
             f"{d.id}  {d.name}  {status}  v{d.version}  user={d.user}"
@@ -191,6 +208,45 @@ def list_(
         )
         if d.last_error:
             typer.echo(f"    error: {d.last_error.splitlines()[0]}")
+        for task, counts in state.tasks.items():
+            if any(counts.values()):
+                typer.echo(f"    {task}: {_counts(counts)}")
+        if state.incoming:
+            typer.echo(f"    {state.incoming} handed over, not queued yet")
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts[name]} {name}" for name in ("queued", "running", "parked"))
+
+
+@flow_app.command("status")
+def status(
+    deployment_id: Annotated[str, typer.Argument(help="The deployment id.")],
+    db: Annotated[str, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP)] = DEFAULT_URL,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show a deployment: where it runs, and the FlowFiles queued, running, parked per task."""
+
+    with _open(db) as store:
+        try:
+            state = deployment_status(store, deployment_id)
+        except NotFound as exc:
+            raise _fail(f"{exc}: {deployment_id}") from exc
+    if as_json:
+        typer.echo(json.dumps(state.to_dict(), indent=2))
+        return
+    d = state.deployment
+    status = d.status + (f" ({d.status_reason})" if d.status_reason else "")
+    typer.echo(f"{d.name} ({d.id}) {status}, version {d.version}")
+    typer.echo(f"runs in: {state.runner or 'no process now'}")
+    width = max([len("task"), *(len(task) for task in state.tasks)])
+    typer.echo(f"{'task':<{width}}  queued  running  parked")
+    for task, counts in state.tasks.items():
+        typer.echo(
+            f"{task:<{width}}  {counts['queued']:>6}  {counts['running']:>7}  {counts['parked']:>6}"
+        )
+    if state.incoming:
+        typer.echo(f"{state.incoming} FlowFile(s) handed over, not queued yet")
 
 
 def _set_status(deployment_id: str, db: str, status: str) -> None:

@@ -12,6 +12,7 @@ from pawflow.flow.deployments import Deployment
 from pawflow.flow.executors import ExecutorRegistry, FlowDeliveryHandler
 from pawflow.flow.expressions import ExpressionError, Template, compile_path, parse_template
 from pawflow.flow.flowfile import FlowFile
+from pawflow.flow.instance import FlowInstance
 from pawflow.flow.registry import (
     TaskRegistry,
     default_registry,
@@ -19,7 +20,7 @@ from pawflow.flow.registry import (
     import_tasks,
     register_task,
 )
-from pawflow.flow.runtime import BatchResult, Ending, FlowInstance, run_batch
+from pawflow.flow.runtime import BatchResult, Ending, HopLimitReached, run_batch
 from pawflow.flow.service import FlowService
 from pawflow.flow.task import (
     FlowScope,
@@ -44,6 +45,7 @@ __all__ = [
     "FlowInstance",
     "FlowScope",
     "FlowService",
+    "HopLimitReached",
     "Property",
     "Resumption",
     "RuntimeContext",

@@ -11,7 +11,7 @@ import threading
 
 from pawflow.errors import Undeliverable
 from pawflow.flow.flowfile import FlowFile
-from pawflow.flow.runtime import FlowInstance
+from pawflow.flow.instance import FlowInstance
 from pawflow.store.delivery import Delivery
 
 TARGET_KIND = "flow"

@@ -1,22 +1,21 @@
-"""Running a flow: the engine, one-shot batch runs, and continuous instances.
+"""Running a flow: the engine, and one-shot batch runs in memory.
 
 The engine keeps one bounded queue in front of each task and hands FlowFiles to tasks one
 at a time. A task is scheduled only while every queue it feeds has room (backpressure); when
 nothing else can move, the fullest flow still makes progress rather than deadlocking.
 
 A **batch** run drives the engine in the caller's thread until nothing is left to do and
-reports where each FlowFile ended. An **instance** runs continuously on worker threads,
-takes FlowFiles through ``inject`` and resumed continuations through ``deliver``, and keeps
-running until stopped.
+reports where each FlowFile ended. Its queues live in memory only: nothing of a batch run
+survives its process, and a FlowFile that passes more than ``max_hops`` tasks stops the run
+(a flow that loops without end). Deployed flows run on durable queues (``flow.queues``).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -26,17 +25,20 @@ from pawflow.errors import InvalidInput, PawFlowError, Undeliverable
 from pawflow.flow.board import SignalBoard
 from pawflow.flow.definition import FlowDefinition
 from pawflow.flow.flowfile import FlowFile
-from pawflow.flow.task import FlowScope, Parker, Resumption, RuntimeContext, TaskContext
+from pawflow.flow.task import Emit, FlowScope, Parker, Resumption, RuntimeContext, TaskContext
 
 if TYPE_CHECKING:
     from pawflow.store import Store
-    from pawflow.store.continuations import Continuation
-    from pawflow.store.database import Tx
 
 log = logging.getLogger("pawflow.flow")
 
 PARK_MODE_RESUME = "resume"
 PARK_MODE_INJECT = "inject"
+DEFAULT_MAX_HOPS = 1000
+
+
+class HopLimitReached(InvalidInput):
+    """A FlowFile passed more tasks than a one-shot run allows: the flow loops without end."""
 
 
 @dataclass(frozen=True)
@@ -59,9 +61,16 @@ class Ending:
 
 
 @dataclass
-class _Item:
+class Item:
     flowfile: FlowFile
     resumption: Resumption | None = None
+    hops: int = 0
+    """How many tasks this FlowFile (or the one it was cloned from) has passed."""
+    row_id: int | None = None
+    """Its row in the durable queue (deployed flows only)."""
+    attempts: int = 0
+    taken: bool = False
+    """Already marked as running in the store (a FlowFile a task held, released)."""
 
 
 def _reason(exc: BaseException) -> str:
@@ -82,10 +91,11 @@ class Engine(Parker):
         *,
         keep_endings: int | None = None,
         on_end: Callable[[Ending], None] | None = None,
-        on_park: Callable[[Continuation], None] | None = None,
+        max_hops: int | None = None,
     ) -> None:
         self.flow = flow
         self.runtime = runtime
+        self.max_hops = max_hops
         self.capacity = flow.queue_capacity
         self.endings: deque[Ending] = deque(maxlen=keep_endings)
         self.ended: Counter[tuple[str, str]] = Counter()
@@ -93,8 +103,7 @@ class Engine(Parker):
         self.parked = 0
         self.last_active = runtime.clock.now()
         self._on_end = on_end
-        self._on_park = on_park
-        self._queues: dict[str, deque[_Item]] = {task_id: deque() for task_id in flow.tasks}
+        self._queues: dict[str, deque[Item]] = {task_id: deque() for task_id in flow.tasks}
         self._order = list(flow.tasks)
         self._cursor = 0
         self._feeds = {
@@ -113,6 +122,7 @@ class Engine(Parker):
         *,
         force: bool = False,
         resumption: Resumption | None = None,
+        hops: int = 0,
     ) -> None:
         """Queue ``flowfile`` for ``task_id``; ``Undeliverable`` when full (unless forced)."""
         if task_id not in self._queues:
@@ -123,7 +133,7 @@ class Engine(Parker):
                 raise Undeliverable(
                     f"backpressure: the queue of task {task_id!r} is full ({self.capacity})"
                 )
-            queue.append(_Item(flowfile, resumption))
+            queue.append(Item(flowfile, resumption, hops))
             self._cond.notify()
 
     def snapshot_endings(self) -> list[Ending]:
@@ -142,19 +152,21 @@ class Engine(Parker):
     @property
     def idle(self) -> bool:
         with self._cond:
-            return self._in_flight == 0 and not any(self._queues.values())
+            return self._is_idle()
 
     def wait_until_idle(self, timeout: float) -> bool:
         with self._cond:
-            return self._cond.wait_for(
-                lambda: self._in_flight == 0 and not any(self._queues.values()), timeout
-            )
+            return self._cond.wait_for(self._is_idle, timeout)
+
+    def _is_idle(self) -> bool:
+        """Nothing queued or processing (called holding the lock)."""
+        return self._in_flight == 0 and not any(self._queues.values())
 
     def wake_all(self) -> None:
         with self._cond:
             self._cond.notify_all()
 
-    def take(self, timeout: float = 0.0) -> tuple[str, _Item] | None:
+    def take(self, timeout: float = 0.0) -> tuple[str, Item] | None:
         """The next task and FlowFile to process; waits up to ``timeout`` for one."""
         with self._cond:
             picked = self._pick()
@@ -181,22 +193,28 @@ class Engine(Parker):
 
     # -- processing ---------------------------------------------------------------------
 
-    def process(self, task_id: str, item: _Item) -> None:
-        """Run one task on one FlowFile and route what it emits."""
+    def run_task(self, task_id: str, item: Item, parker: Parker) -> list[Emit]:
+        """What one task emits for one FlowFile; a failure leaves by ``failure``."""
         task = self.flow.tasks[task_id]
+        resumed = item.resumption
+        ctx = TaskContext(
+            task, item.flowfile, self.runtime, parker, resumed, attempt=max(item.attempts, 1)
+        )
         try:
-            ctx = TaskContext(task, item.flowfile, self.runtime, self, item.resumption)
-            try:
-                emitted = list(task.process(item.flowfile, ctx))
-            except Exception as exc:
-                if not isinstance(exc, PawFlowError):
-                    log.exception("task %s of flow %s failed", task_id, self.flow.name)
-                failed = item.flowfile.evolve(
-                    update={"failure.reason": _reason(exc), "failure.task": task_id}
-                )
-                emitted = [("failure", failed)]
-            for relationship, flowfile in emitted:
-                self._route(task_id, relationship, flowfile)
+            return list(task.process(item.flowfile, ctx))
+        except Exception as exc:
+            if not isinstance(exc, PawFlowError):
+                log.exception("task %s of flow %s failed", task_id, self.flow.name)
+            failed = item.flowfile.evolve(
+                update={"failure.reason": _reason(exc), "failure.task": task_id}
+            )
+            return [("failure", failed)]
+
+    def process(self, task_id: str, item: Item) -> None:
+        """Run one task on one FlowFile and route what it emits."""
+        try:
+            for relationship, flowfile in self.run_task(task_id, item, ItemParker(self, item)):
+                self._route(task_id, relationship, flowfile, item.hops + 1)
         finally:
             with self._cond:
                 self._in_flight -= 1
@@ -204,19 +222,29 @@ class Engine(Parker):
                 self.last_active = self.runtime.clock.now()
                 self._cond.notify_all()
 
-    def _route(self, task_id: str, relationship: str, flowfile: FlowFile) -> None:
+    def _route(self, task_id: str, relationship: str, flowfile: FlowFile, hops: int) -> None:
         targets = self.flow.targets(task_id, relationship)
         if not targets:
-            ending = Ending(flowfile, task_id, relationship)
-            with self._cond:
-                self.endings.append(ending)
-                self.ended[(task_id, relationship)] += 1
-            if self._on_end is not None:
-                self._on_end(ending)
+            self.record_endings([Ending(flowfile, task_id, relationship)])
             return
-        for index, target in enumerate(targets):
-            # A FlowFile sent down several connections is cloned for all but the first.
-            self.offer(target, flowfile if index == 0 else flowfile.child(), force=True)
+        if self.max_hops is not None and hops >= self.max_hops:
+            raise HopLimitReached(
+                f"flow {self.flow.name!r}: FlowFile {flowfile.lineage_start} passed"
+                f" {self.max_hops} tasks without leaving the flow (last at task {task_id!r},"
+                f" going on by {relationship!r}); the flow loops without end, or needs a"
+                " higher hop limit"
+            )
+        for target, copy in fan_out(flowfile, targets):
+            self.offer(target, copy, force=True, hops=hops)
+
+    def record_endings(self, endings: list[Ending]) -> None:
+        with self._cond:
+            for ending in endings:
+                self.endings.append(ending)
+                self.ended[(ending.task_id, ending.relationship)] += 1
+        if self._on_end is not None:
+            for ending in endings:
+                self._on_end(ending)
 
     # -- parking (the Parker tasks see) ------------------------------------------------
 
@@ -228,42 +256,65 @@ class Engine(Parker):
         signal_id: str | None = None,
         timeout: str | None = None,
         until: str | datetime | None = None,
-    ) -> Continuation:
-        store = self.runtime.store
-        if store is None or not self.runtime.deployed:
-            raise Undeliverable("only a deployed flow can park FlowFiles")
-        payload = flowfile.encode({"task": task_id, "mode": PARK_MODE_RESUME})
-        continuation = store.park(
-            self.runtime.target,
-            signal_id=signal_id,
-            timeout=timeout,
-            until=until,
-            payload=payload,
-        )
-        with self._cond:
-            self.parked += 1
-        if self._on_park is not None:
-            self._on_park(continuation)
-        return continuation
+    ) -> None:
+        # Only a deployed flow, on durable queues, can park (flow.queues).
+        raise Undeliverable("only a deployed flow can park FlowFiles")
 
     def hold(
         self, task_id: str, flowfile: FlowFile, key: str, deadline: datetime | None
     ) -> Resumption | None:
+        return self.wait_on_board(
+            key,
+            deadline,
+            lambda resumed: self.offer(task_id, flowfile, force=True, resumption=resumed),
+        )
+
+    def wait_on_board(
+        self, key: str, deadline: datetime | None, release: Callable[[Resumption], None]
+    ) -> Resumption | None:
+        """Wait on the signal board: the resumption now, or ``release`` called with it later."""
         board = self.runtime.board
         if board is None:
             raise Undeliverable("this runtime has no signal board")
-
-        def release(outcome: str, value: object) -> None:
-            self.offer(task_id, flowfile, force=True, resumption=Resumption(outcome, key, value))
-
         passed, value = board.wait(
             self.runtime.board_key(key),
             self,
-            release,
+            lambda outcome, value: release(Resumption(outcome, key, value)),
             now=self.runtime.clock.now(),
             deadline=deadline,
         )
         return Resumption("signaled", key, value) if passed else None
+
+
+class ItemParker(Parker):
+    """The parker a task gets in a batch run: a held FlowFile keeps its hop count."""
+
+    def __init__(self, engine: Engine, item: Item) -> None:
+        self.engine = engine
+        self.item = item
+
+    def park(
+        self,
+        task_id: str,
+        flowfile: FlowFile,
+        *,
+        signal_id: str | None = None,
+        timeout: str | None = None,
+        until: str | datetime | None = None,
+    ) -> None:
+        self.engine.park(task_id, flowfile, signal_id=signal_id, timeout=timeout, until=until)
+
+    def hold(
+        self, task_id: str, flowfile: FlowFile, key: str, deadline: datetime | None
+    ) -> Resumption | None:
+        hops = self.item.hops
+        return self.engine.wait_on_board(
+            key,
+            deadline,
+            lambda resumed: self.engine.offer(
+                task_id, flowfile, force=True, resumption=resumed, hops=hops
+            ),
+        )
 
 
 # -- batch runs ---------------------------------------------------------------------------
@@ -295,12 +346,17 @@ def run_batch(
     store: Store | None = None,
     scope: FlowScope | None = None,
     clock: Clock | None = None,
+    max_hops: int = DEFAULT_MAX_HOPS,
 ) -> BatchResult:
     """Run ``flow`` once over ``flowfiles`` (one empty FlowFile by default) to the end.
 
     Tasks that need a store or a conversation get them from ``store`` and ``scope``;
-    durable waits and timers fail (they need a deployed flow to come back to).
+    durable waits and timers fail (they need a deployed flow to come back to). The queues
+    are in memory. A FlowFile about to pass its ``max_hops``-th task raises
+    ``HopLimitReached``: the flow would never end.
     """
+    if max_hops < 1:
+        raise InvalidInput("the hop limit must be at least 1")
     runtime = RuntimeContext(
         flow.name,
         store=store,
@@ -308,7 +364,7 @@ def run_batch(
         clock=clock or (store.clock if store is not None else SystemClock()),
         board=SignalBoard(),
     )
-    engine = Engine(flow, runtime)
+    engine = Engine(flow, runtime, max_hops=max_hops)
     for flowfile in flowfiles if flowfiles is not None else [FlowFile.create()]:
         engine.offer(flow.start, flowfile, force=True)
     board = runtime.board
@@ -324,163 +380,11 @@ def run_batch(
     return BatchResult(flow.name, list(engine.endings))
 
 
-# -- continuous instances -------------------------------------------------------------------
-
-
-class FlowInstance:
-    """A deployed flow running continuously on worker threads."""
-
-    def __init__(
-        self,
-        instance_id: str,
-        flow: FlowDefinition,
-        *,
-        store: Store,
-        scope: FlowScope,
-        board: SignalBoard | None = None,
-        workers: int = 1,
-        keep_endings: int = 10_000,
-        on_park: Callable[[Continuation], None] | None = None,
-    ) -> None:
-        self.id = instance_id
-        self.flow = flow
-        self.store = store
-        self.scope = scope
-        self.runtime = RuntimeContext(
-            flow.name,
-            store=store,
-            scope=scope,
-            instance_id=instance_id,
-            clock=store.clock,
-            board=board or SignalBoard(),
-        )
-        self.engine = Engine(flow, self.runtime, keep_endings=keep_endings, on_park=on_park)
-        self.workers = max(1, workers)
-        self._threads: list[threading.Thread] = []
-        self._stop = threading.Event()
-        self._state = "new"
-        self._lock = threading.Lock()
-        self._delivering = 0
-
-    @property
-    def target(self) -> str:
-        return self.runtime.target
-
-    @property
-    def running(self) -> bool:
-        return self._state == "running"
-
-    @property
-    def idle(self) -> bool:
-        """Nothing queued, processing, held in memory, or being handed over."""
-        board = self.runtime.board
-        held = board.waiting(self.engine) if board is not None else 0
-        with self._lock:
-            delivering = self._delivering
-        return self.engine.idle and held == 0 and delivering == 0
-
-    def start(self) -> None:
-        with self._lock:
-            if self._state != "new":
-                return
-            self._state = "running"
-        for index in range(self.workers):
-            thread = threading.Thread(
-                target=self._work, name=f"pawflow-flow-{self.flow.name}-{index}", daemon=True
-            )
-            self._threads.append(thread)
-            thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop taking FlowFiles, finish those inside (held ones time out), then end."""
-        with self._lock:
-            if self._state in ("stopping", "stopped"):
-                return
-            started = self._state == "running"
-            self._state = "stopping"
-        board = self.runtime.board
-        if board is not None:
-            board.release_all(self.engine, self.runtime.clock.now())
-        deadline = time.monotonic() + timeout
-        while started and not self.idle and time.monotonic() < deadline:
-            self.engine.wait_until_idle(min(0.1, max(deadline - time.monotonic(), 0.0)))
-        if not self.idle:
-            log.warning(
-                "flow instance %s stopped with %d FlowFile(s) still queued",
-                self.id,
-                self.engine.queued(),
-            )
-        self._stop.set()
-        self.engine.wake_all()
-        for thread in self._threads:
-            thread.join(timeout=5)
-        with self._lock:
-            self._state = "stopped"
-
-    def inject(self, flowfile: FlowFile, entry_task_id: str | None = None) -> None:
-        """Hand a FlowFile to ``entry_task_id`` (the start task by default).
-
-        Raises ``Undeliverable`` when the instance is not running or that queue is full.
-        """
-        if not self.running:
-            raise Undeliverable(f"flow instance {self.id} is not running")
-        self.engine.offer(entry_task_id or self.flow.start, flowfile)
-
-    def deliver(self, continuation: Continuation, tx: Tx) -> None:
-        """Take a resolved continuation inside the transaction that consumes it.
-
-        The FlowFile joins its task's queue only once that transaction has committed;
-        a full queue raises, so the store keeps the continuation and retries it later.
-        """
-        if not self.running:
-            raise Undeliverable(f"flow instance {self.id} is not running")
-        flowfile, header = FlowFile.decode(continuation.payload)
-        task_id = header.get("task") or self.flow.start
-        if not isinstance(task_id, str) or task_id not in self.flow.tasks:
-            raise Undeliverable(f"flow {self.flow.name!r} has no task {task_id!r}")
-        if not self.engine.has_room(task_id):
-            raise Undeliverable(f"backpressure: the queue of task {task_id!r} is full")
-        resumption = None
-        if header.get("mode", PARK_MODE_RESUME) == PARK_MODE_RESUME:
-            resumption = Resumption(
-                continuation.outcome or "signaled", continuation.signal_id, continuation.value
-            )
-        with self._lock:
-            self._delivering += 1
-
-        def hand_over() -> None:
-            try:
-                self.engine.offer(task_id, flowfile, force=True, resumption=resumption)
-            finally:
-                with self._lock:
-                    self._delivering -= 1
-
-        tx.after_commit(hand_over)
-
-    def endings(self) -> list[Ending]:
-        """Where FlowFiles left this instance (the most recent ``keep_endings``)."""
-        return self.engine.snapshot_endings()
-
-    def poke(self) -> None:
-        """Time out in-memory waits that are due now (workers also do this on their own)."""
-        board = self.runtime.board
-        if board is not None:
-            board.expire(self.runtime.clock.now(), owner=self.engine)
-
-    def wait_idle(self, timeout: float = 10.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while not self.idle:
-            if time.monotonic() > deadline:
-                return False
-            self.engine.wait_until_idle(0.05)
-        return True
-
-    def _work(self) -> None:
-        last_expiry = time.monotonic()
-        while not self._stop.is_set():
-            picked = self.engine.take(timeout=0.25)
-            if picked is not None:
-                self.engine.process(*picked)
-            if time.monotonic() - last_expiry > 0.25:
-                last_expiry = time.monotonic()
-                self.poke()
+def fan_out(flowfile: FlowFile, targets: Sequence[str]) -> list[tuple[str, FlowFile]]:
+    """A FlowFile sent down several connections is cloned for all but the first."""
+    if len(targets) == 1:
+        return [(targets[0], flowfile)]
+    return [
+        (target, flowfile if index == 0 else flowfile.child())
+        for index, target in enumerate(targets)
+    ]

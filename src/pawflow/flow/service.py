@@ -1,10 +1,17 @@
-"""The flow service: runs every deployed flow of the store as a continuous instance.
+"""The flow service: runs deployed flows of the store as continuous instances.
 
-``FlowService(store).start()`` registers the store's delivery handler for ``flow:`` targets,
-starts an instance for each running deployment, and from then on follows the deployments
-table (deploy, stop, start, redeploy — from any process) every ``reconcile_interval``
-seconds. A resolved continuation whose instance is not running stays in the store; when the
-instance starts, ``store.deliver_due()`` hands it over.
+``FlowService(store).start()`` registers the store's delivery handler for ``flow:`` targets
+and from then on follows the deployments table (deploy, stop, start, redeploy — from any
+process) every ``reconcile_interval`` seconds.
+
+Several processes (``pawflow serve`` on one PostgreSQL database, or on one SQLite file) share
+the deployments through leases (``store.leases``): a process runs a deployment, and drains its
+queues, only while it holds the lease ``flow:<deployment id>``, renewed every ``heartbeat``
+seconds and running out ``lease_ttl`` seconds after the last renewal. Each process also keeps
+a ``flow-process:<owner>`` lease; it takes no more than its fair share, ceil(deployments /
+live processes), and gives up what is above it, so work spreads over the processes. When a
+process dies its leases run out and the others take its deployments over (within
+``lease_ttl`` plus one reconcile); a resolved continuation waits in the store meanwhile.
 
 Instances of flows that declare ``idle_stop`` are stopped after that long without work —
 never while the store still holds a timer or signal continuation for them.
@@ -14,29 +21,43 @@ from __future__ import annotations
 
 import heapq
 import logging
+import math
+import os
+import secrets
+import socket
 import threading
 import time
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pawflow.durations import deadline_after
 from pawflow.flow import deployments
 from pawflow.flow.board import SignalBoard
 from pawflow.flow.deployments import Deployment
-from pawflow.flow.executors import TARGET_KIND, ExecutorRegistry, FlowDeliveryHandler
+from pawflow.flow.executors import TARGET_KIND, ExecutorRegistry, FlowDeliveryHandler, target_of
 from pawflow.flow.flowfile import FlowFile
+from pawflow.flow.instance import FlowInstance
 from pawflow.flow.registry import TaskRegistry
-from pawflow.flow.runtime import FlowInstance
 from pawflow.flow.task import FlowScope
+from pawflow.loops import Loop
 from pawflow.store import Store
 from pawflow.store import continuations as cont
 from pawflow.store.continuations import Continuation
 
 log = logging.getLogger("pawflow.flow.service")
 
+PROCESS_LEASE = "flow-process:"
+TICK = 0.25
+"""Seconds between passes of the service loop (timers due, heartbeats, reconciles)."""
+
+
+def new_owner() -> str:
+    """This process's name in the leases table: host, process id, and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
 
 class FlowService:
-    """Runs the store's running deployments in this process."""
+    """Runs, in this process, the running deployments whose leases it holds."""
 
     def __init__(
         self,
@@ -46,12 +67,19 @@ class FlowService:
         reconcile_interval: float | None = 1.0,
         workers: int = 1,
         stop_timeout: float = 10.0,
+        lease_ttl: float = 10.0,
+        heartbeat: float = 3.0,
     ) -> None:
+        if heartbeat <= 0 or lease_ttl <= heartbeat:
+            raise ValueError("the lease time to live must be longer than the heartbeat")
         self.store = store
         self.registry = registry
         self.reconcile_interval = reconcile_interval
         self.workers = workers
         self.stop_timeout = stop_timeout
+        self.lease_ttl = timedelta(seconds=lease_ttl)
+        self.heartbeat_interval = heartbeat
+        self.owner = new_owner()
         self.executors = ExecutorRegistry()
         self.handler = FlowDeliveryHandler(self.executors)
         self.board = SignalBoard()
@@ -61,9 +89,9 @@ class FlowService:
         self._lock = threading.RLock()
         # Workers report parked timers while reconcile may hold _lock waiting for them.
         self._deadlines_lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop: Loop | None = None
+        self._next_reconcile = 0.0
+        self._next_heartbeat = 0.0
         self._started = False
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -73,20 +101,19 @@ class FlowService:
             if self._started:
                 return
             self._started = True
-            self._stopping.clear()
             self.store.register_handler(TARGET_KIND, self.handler)
             self.reconcile()
         if self.reconcile_interval is not None:
-            self._thread = threading.Thread(target=self._run, name="pawflow-flows", daemon=True)
-            self._thread.start()
+            self._next_reconcile = time.monotonic() + self.reconcile_interval
+            self._next_heartbeat = time.monotonic() + self.heartbeat_interval
+            self._loop = Loop("flows", self._pass, interval=min(TICK, self.reconcile_interval))
+            self._loop.start()
 
     def stop(self) -> None:
-        """Stop every instance here (each finishes what it holds); parked FlowFiles stay."""
-        self._stopping.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-            self._thread = None
+        """Stop every instance here and give its lease up; queued and parked FlowFiles stay."""
+        if self._loop is not None:
+            self._loop.stop()
+            self._loop = None
         with self._lock:
             if not self._started:
                 return
@@ -94,6 +121,7 @@ class FlowService:
             self.store.deliveries.unregister(TARGET_KIND)
             for instance_id in self.executors.ids():
                 self._stop_instance(instance_id)
+            self.store.release_lease(PROCESS_LEASE + self.owner, self.owner)
 
     def __enter__(self) -> FlowService:
         self.start()
@@ -114,24 +142,55 @@ class FlowService:
         self.executors.inject(deployment_id, flowfile, entry_task_id)
 
     def reconcile(self) -> None:
-        """Bring the instances here in line with the deployments table."""
+        """Bring the instances here in line with the deployments table and the leases."""
         with self._lock:
             if not self._started:
                 return
+            self.store.acquire_lease(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
             wanted = {d.id: d for d in deployments.list_deployments(self.store, status="running")}
             for instance_id in self.executors.ids():
+                instance = self.executors.get(instance_id)
                 found = wanted.get(instance_id)
-                if found is None or found.version != self._versions.get(instance_id):
+                if instance is not None and instance.lost:
+                    self._stop_instance(instance_id, release=False)
+                elif found is None or found.version != self._versions.get(instance_id):
                     self._stop_instance(instance_id)
+            share = self._fair_share(len(wanted))
+            # Above the fair share (another process came up): give the newest ones up.
+            for instance_id in self.executors.ids()[share:]:
+                self._stop_instance(instance_id)
+            holders = {lease.name: lease.owner for lease in self.store.live_leases("flow:")}
             started = False
             for deployment in wanted.values():
-                if self.executors.get(deployment.id) is None:
-                    if self._failed.get(deployment.id) == deployment.version:
-                        continue  # the same broken version: wait for a new one
+                if len(self.executors.ids()) >= share:
+                    break
+                if self.executors.get(deployment.id) is not None:
+                    continue
+                if self._failed.get(deployment.id) == deployment.version:
+                    continue  # the same broken version: wait for a new one
+                holder = holders.get(target_of(deployment.id))
+                if holder is not None and holder != self.owner:
+                    continue
+                if self.store.acquire_lease(target_of(deployment.id), self.owner, self.lease_ttl):
                     started |= self._start_instance(deployment)
             self._stop_idle(wanted)
         if started:
             self.store.deliver_due()
+
+    def heartbeat(self) -> None:
+        """Renew this process's leases; an instance whose lease another took stops here."""
+        with self._lock:
+            if not self._started:
+                return
+            self.store.acquire_lease(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
+            for instance_id in self.executors.ids():
+                if not self.store.acquire_lease(target_of(instance_id), self.owner, self.lease_ttl):
+                    log.warning("flow %s moved to another process", instance_id)
+                    self._stop_instance(instance_id, release=False)
+
+    def _fair_share(self, deployments_count: int) -> int:
+        live = {lease.owner for lease in self.store.live_leases(PROCESS_LEASE)} | {self.owner}
+        return math.ceil(deployments_count / len(live))
 
     def _start_instance(self, deployment: Deployment) -> bool:
         try:
@@ -141,30 +200,39 @@ class FlowService:
             self._failed[deployment.id] = deployment.version
             with self.store.transaction() as tx:
                 deployments.record_error(tx, deployment.id, str(exc))
+            self.store.release_lease(target_of(deployment.id), self.owner)
             return False
         instance = FlowInstance(
             deployment.id,
             flow,
             store=self.store,
             scope=FlowScope(deployment.user, deployment.conversation_id),
+            owner=self.owner,
             board=self.board,
             workers=self.workers,
             on_park=self._on_park,
         )
-        instance.start()
+        try:
+            instance.start()
+        except Exception as exc:  # the store failed, or another process took it meanwhile
+            log.warning("flow deployment %s did not start here: %s", deployment.id, exc)
+            self.store.release_lease(target_of(deployment.id), self.owner)
+            return False
         self.executors.add(instance)
         self._versions[deployment.id] = deployment.version
         self._failed.pop(deployment.id, None)
         log.info("flow %s (%s) running", deployment.name, deployment.id)
         return True
 
-    def _stop_instance(self, instance_id: str) -> None:
+    def _stop_instance(self, instance_id: str, *, release: bool = True) -> None:
         # Out of the registry first: from now on its deliveries wait in the store.
         instance = self.executors.remove(instance_id)
         self._versions.pop(instance_id, None)
         if instance is not None:
             instance.stop(self.stop_timeout)
-            log.info("flow %s (%s) stopped", instance.flow.name, instance_id)
+            log.info("flow %s (%s) stopped here", instance.flow.name, instance_id)
+        if release:
+            self.store.release_lease(target_of(instance_id), self.owner)
 
     def _stop_idle(self, wanted: Mapping[str, Deployment]) -> None:
         now = self.store.now()
@@ -188,7 +256,6 @@ class FlowService:
             return
         with self._deadlines_lock:
             heapq.heappush(self._deadlines, continuation.deadline)
-        self._wake.set()
 
     def _release_due_timers(self) -> None:
         """Release what is due now rather than at the next sweep, so timers are on time."""
@@ -202,28 +269,12 @@ class FlowService:
             cont.release_due(tx, now, 500)
         self.store.deliver_due()
 
-    def _seconds_to_next_deadline(self) -> float | None:
-        with self._deadlines_lock:
-            if not self._deadlines:
-                return None
-            return max((self._deadlines[0] - self.store.now()).total_seconds(), 0.0)
-
-    def _run(self) -> None:
-        interval = self.reconcile_interval or 1.0
-        next_reconcile = time.monotonic() + interval
-        while not self._stopping.is_set():
-            wait = max(next_reconcile - time.monotonic(), 0.0)
-            until_timer = self._seconds_to_next_deadline()
-            if until_timer is not None:
-                wait = min(wait, until_timer)
-            self._wake.wait(wait)
-            self._wake.clear()
-            if self._stopping.is_set():
-                return
-            try:
-                self._release_due_timers()
-                if time.monotonic() >= next_reconcile:
-                    next_reconcile = time.monotonic() + interval
-                    self.reconcile()
-            except Exception:  # a failed pass must not end the loop; the next one retries
-                log.exception("flow service pass failed")
+    def _pass(self) -> None:
+        self._release_due_timers()
+        now = time.monotonic()
+        if now >= self._next_heartbeat:
+            self._next_heartbeat = now + self.heartbeat_interval
+            self.heartbeat()
+        if self.reconcile_interval is not None and now >= self._next_reconcile:
+            self._next_reconcile = now + self.reconcile_interval
+            self.reconcile()

@@ -23,7 +23,6 @@ from pawflow.flow.flowfile import FlowFile
 if TYPE_CHECKING:
     from pawflow.flow.board import SignalBoard
     from pawflow.store import Store
-    from pawflow.store.continuations import Continuation
 
 PropertyType = Literal[
     "text", "static", "int", "bool", "choice", "duration", "map", "list", "object"
@@ -102,7 +101,7 @@ class Parker:
         signal_id: str | None = None,
         timeout: str | None = None,
         until: str | datetime | None = None,
-    ) -> Continuation:
+    ) -> None:
         raise NotImplementedError
 
     def hold(
@@ -121,11 +120,16 @@ class TaskContext:
         runtime: RuntimeContext,
         parker: Parker,
         resumption: Resumption | None = None,
+        *,
+        attempt: int = 1,
     ) -> None:
         self.task = task
         self.flowfile = flowfile
         self.runtime = runtime
         self.resumption = resumption
+        self.attempt = attempt
+        """1 the first time this task runs on this FlowFile; more when it runs again after a
+        crash (with ``flowfile.id``, what an idempotent task keys its effects by)."""
         self._parker = parker
         self.log = logging.getLogger(f"pawflow.flow.{runtime.flow_name}")
 
@@ -164,16 +168,16 @@ class TaskContext:
         signal_id: str | None = None,
         timeout: str | None = None,
         until: str | datetime | None = None,
-    ) -> Continuation:
-        """Park ``flowfile`` durably; it comes back to this task with a ``Resumption``."""
+    ) -> None:
+        """Park ``flowfile`` durably; it comes back to this task with a ``Resumption``.
+
+        The park is recorded with this task's outcome, in the same transaction."""
         if not self.runtime.deployed:
             raise TaskFailed(
                 f"{self.task.type_name} needs a deployed flow: a batch run cannot receive the"
                 " FlowFile when it resumes (deploy it with pawflow flow deploy)"
             )
-        return self._parker.park(
-            self.task.id, flowfile, signal_id=signal_id, timeout=timeout, until=until
-        )
+        self._parker.park(self.task.id, flowfile, signal_id=signal_id, timeout=timeout, until=until)
 
     def hold(self, flowfile: FlowFile, key: str, deadline: datetime | None) -> Resumption | None:
         """Hold ``flowfile`` in memory until ``key`` is notified in this process.

@@ -275,3 +275,21 @@ CREATE TABLE chat_turns (
 CREATE INDEX chat_turns_queued ON chat_turns (due_at) WHERE status = 'queued';
 CREATE INDEX chat_turns_leased ON chat_turns (lease_until) WHERE status = 'running';
 CREATE INDEX chat_turns_conversation ON chat_turns (conversation_id, seq);
+
+CREATE TABLE flow_queue (
+    id INTEGER PRIMARY KEY,
+    target TEXT NOT NULL,
+    task TEXT NOT NULL,
+    flowfile_id TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'parked')),
+    payload BLOB NOT NULL,
+    hops INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    owner TEXT,
+    continuation_id TEXT,
+    created_at INTEGER NOT NULL,
+    taken_at INTEGER
+);
+CREATE INDEX flow_queue_target ON flow_queue (target, id);
+CREATE UNIQUE INDEX flow_queue_continuation ON flow_queue (continuation_id)
+    WHERE continuation_id IS NOT NULL;

@@ -1,0 +1,473 @@
+"""The engine of a deployed flow, on durable queues: every FlowFile between two tasks is a row.
+
+A FlowFile handed to a task is a row in the store (``store.queues``) until that task's
+outcome is recorded. Workers take a batch of FlowFiles queued for one task (one transaction
+marks them running and counts the attempt), run the task on each outside any transaction,
+then record the outcomes in one transaction: the taken rows go, what the tasks emitted is
+queued for the next tasks, and what they parked becomes a continuation. A crash at any point
+leaves every FlowFile at the last task boundary it passed: the new owner queues the rows
+that were running again, and the task that was running at the crash runs again on them
+(at-least-once, with a higher ``ctx.attempt``). A resumed continuation joins the queue in
+the transaction that consumes it (exactly once).
+
+The rows are mirrored in memory, so scheduling and backpressure cost no query: only the
+process holding the deployment's lease runs it, and every transaction here checks that lease.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pawflow import durations
+from pawflow.errors import InvalidInput, PayloadTooLarge, Undeliverable
+from pawflow.flow.definition import FlowDefinition
+from pawflow.flow.flowfile import FlowFile
+from pawflow.flow.runtime import PARK_MODE_RESUME, Ending, Engine, Item, fan_out
+from pawflow.flow.task import Emit, Parker, Resumption, RuntimeContext
+from pawflow.ids import new_id
+from pawflow.store import continuations as cont
+from pawflow.store import queues
+from pawflow.store.queues import LeaseLost, NewRow
+
+if TYPE_CHECKING:
+    from pawflow.store import Store
+    from pawflow.store.continuations import Continuation
+    from pawflow.store.database import Tx
+
+log = logging.getLogger("pawflow.flow")
+
+DEFAULT_BATCH = 256
+RETRY_AFTER = 1.0
+"""Seconds to wait before taking work again after the store failed."""
+
+
+def encode(flowfile: FlowFile, resumption: Resumption | None) -> bytes:
+    """A queue row's payload: the FlowFile, and why it came back to its task, if it did."""
+    if resumption is None:
+        return flowfile.encode()
+    return flowfile.encode(
+        {
+            "resumption": {
+                "outcome": resumption.outcome,
+                "signal_id": resumption.signal_id,
+                "value": resumption.value,
+            }
+        }
+    )
+
+
+def decode(payload: bytes) -> tuple[FlowFile, Resumption | None]:
+    flowfile, header = FlowFile.decode(payload)
+    resumed = header.get("resumption")
+    if not isinstance(resumed, dict):
+        return flowfile, None
+    return flowfile, Resumption(
+        str(resumed.get("outcome") or "signaled"), resumed.get("signal_id"), resumed.get("value")
+    )
+
+
+@dataclass(frozen=True)
+class _Park:
+    task_id: str
+    flowfile: FlowFile
+    signal_id: str | None
+    deadline: datetime | None
+    payload: bytes
+    hops: int
+
+
+class _Outcome(Parker):
+    """What a task did with one FlowFile besides emitting: recorded with the batch."""
+
+    def __init__(self, engine: DurableEngine, item: Item) -> None:
+        self.engine = engine
+        self.item = item
+        self.parks: list[_Park] = []
+        self.held = False
+
+    def park(
+        self,
+        task_id: str,
+        flowfile: FlowFile,
+        *,
+        signal_id: str | None = None,
+        timeout: str | None = None,
+        until: str | datetime | None = None,
+    ) -> None:
+        # Checked now, so that recording the outcome cannot fail on them.
+        store = self.engine.store
+        if timeout is not None and until is not None:
+            raise InvalidInput("give a timeout or an until, not both")
+        deadline = (
+            durations.parse_deadline(until)
+            if until is not None
+            else durations.deadline_after(store.now(), timeout)
+        )
+        if signal_id is None and deadline is None:
+            raise InvalidInput("a continuation needs a signal, a deadline, or both")
+        if signal_id is not None and not signal_id:
+            raise InvalidInput("signal_id must not be empty")
+        payload = flowfile.encode(
+            {"task": task_id, "mode": PARK_MODE_RESUME, "hops": self.item.hops}
+        )
+        if len(payload) > store.payload_cap:
+            raise PayloadTooLarge(
+                f"the parked FlowFile takes {len(payload)} bytes; the cap is {store.payload_cap}"
+            )
+        self.parks.append(_Park(task_id, flowfile, signal_id, deadline, payload, self.item.hops))
+
+    def hold(
+        self, task_id: str, flowfile: FlowFile, key: str, deadline: datetime | None
+    ) -> Resumption | None:
+        item = self.item
+
+        def release(resumed: Resumption) -> None:
+            # Its row stays running: the released FlowFile goes on with the same row.
+            self.engine.release_held(
+                task_id, Item(flowfile, resumed, item.hops, item.row_id, item.attempts, True)
+            )
+
+        resumed = self.engine.wait_on_board(key, deadline, release)
+        self.held = resumed is None
+        return resumed
+
+
+class DurableEngine(Engine):
+    """Queues mirrored by rows in the store, for the one process holding the lease."""
+
+    def __init__(
+        self,
+        flow: FlowDefinition,
+        runtime: RuntimeContext,
+        *,
+        store: Store,
+        owner: str,
+        batch: int = DEFAULT_BATCH,
+        keep_endings: int | None = None,
+        on_park: Callable[[Continuation], None] | None = None,
+    ) -> None:
+        super().__init__(flow, runtime, keep_endings=keep_endings)
+        self.store = store
+        self.target = runtime.target
+        self.lease = runtime.target
+        self.owner = owner
+        # Rows this engine has running carry this token: a successor in the same process
+        # (a redeploy) requeues them, and this engine can then no longer finish them.
+        self.token = f"{owner}/{new_id()}"
+        self.batch = max(1, batch)
+        self.lost = False
+        self.draining = False
+        self._on_park = on_park
+        self._ready: deque[tuple[str, Item]] = deque()
+        self._pending: Counter[str] = Counter()
+        self._retry_at = 0.0
+
+    # -- arriving -----------------------------------------------------------------------
+
+    def load(self) -> int:
+        """Start from the store: what was running at a crash is queued again. Returns the count."""
+        with self.store.transaction() as tx:
+            queues.fence(tx, self.lease, self.owner)
+            rows = queues.recover(tx, self.target)
+        unknown: Counter[str] = Counter()
+        loaded = 0
+        with self._cond:
+            for row in rows:
+                if row.task not in self._queues:
+                    unknown[row.task] += 1
+                    continue
+                try:
+                    flowfile, resumption = decode(row.payload)
+                except InvalidInput as exc:
+                    log.error("flow %s: queue row %s is unreadable: %s", self.target, row.id, exc)
+                    continue
+                item = Item(flowfile, resumption, row.hops, row.id, row.attempts)
+                self._queues[row.task].append(item)
+                loaded += 1
+            self._cond.notify_all()
+        for task_id, count in unknown.items():
+            log.warning(
+                "flow %s: %d FlowFile(s) wait for task %r, which this version does not have;"
+                " they stay in the store",
+                self.target,
+                count,
+                task_id,
+            )
+        return loaded
+
+    def inject(self, task_id: str, flowfiles: Sequence[FlowFile]) -> None:
+        """Queue ``flowfiles`` for ``task_id`` in one transaction.
+
+        ``Undeliverable`` when they do not all fit (backpressure) or another process runs
+        the deployment now.
+        """
+        if task_id not in self._queues:
+            raise InvalidInput(f"flow {self.flow.name!r} has no task {task_id!r}")
+        count = len(flowfiles)
+        self._reserve(task_id, count)
+        try:
+            with self.store.transaction() as tx:
+                queues.fence(tx, self.lease, self.owner)
+                rows = [NewRow(task_id, f.id, encode(f, None)) for f in flowfiles]
+                ids = queues.enqueue(tx, self.target, rows, self.store.now())
+        except LeaseLost as exc:
+            self._unreserve(task_id, count)
+            self.lose()
+            raise Undeliverable(str(exc)) from exc
+        except BaseException:
+            self._unreserve(task_id, count)
+            raise
+        with self._cond:
+            self._pending[task_id] -= count
+            if not self.lost:
+                queue = self._queues[task_id]
+                queue.extend(Item(f, None, 0, i) for f, i in zip(flowfiles, ids, strict=True))
+                self._cond.notify_all()
+
+    def accept(self, continuation: Continuation, tx: Tx) -> None:
+        """Queue a resolved continuation's FlowFile inside the transaction that consumes it."""
+        flowfile, header = FlowFile.decode(continuation.payload)
+        task_id = header.get("task") or self.flow.start
+        if not isinstance(task_id, str) or task_id not in self._queues:
+            raise Undeliverable(f"flow {self.flow.name!r} has no task {task_id!r}")
+        resumption = None
+        if header.get("mode", PARK_MODE_RESUME) == PARK_MODE_RESUME:
+            resumption = Resumption(
+                continuation.outcome or "signaled", continuation.signal_id, continuation.value
+            )
+        hops = _whole(header.get("hops"))
+        self._reserve(task_id)
+        try:
+            queues.fence(tx, self.lease, self.owner)
+            queues.unpark(tx, continuation.id)
+            [row_id] = queues.enqueue(
+                tx,
+                self.target,
+                [NewRow(task_id, flowfile.id, encode(flowfile, resumption), hops)],
+                self.store.now(),
+            )
+        except LeaseLost as exc:
+            self._unreserve(task_id)
+            self.lose()
+            raise Undeliverable(str(exc)) from exc
+        except BaseException:
+            self._unreserve(task_id)
+            raise
+        item = Item(flowfile, resumption, hops, row_id)
+        tx.after_commit(lambda: self._arrive(task_id, item))
+
+    def release_held(self, task_id: str, item: Item) -> None:
+        with self._cond:
+            if not self.lost:
+                self._ready.append((task_id, item))
+                self._cond.notify()
+
+    def _reserve(self, task_id: str, count: int = 1) -> None:
+        with self._cond:
+            if self.lost:
+                raise Undeliverable(f"{self.target} runs in another process now")
+            if len(self._queues[task_id]) + self._pending[task_id] + count > self.capacity:
+                raise Undeliverable(
+                    f"backpressure: the queue of task {task_id!r} is full ({self.capacity})"
+                )
+            self._pending[task_id] += count
+
+    def _unreserve(self, task_id: str, count: int = 1) -> None:
+        with self._cond:
+            self._pending[task_id] -= count
+
+    def _arrive(self, task_id: str, item: Item) -> None:
+        with self._cond:
+            self._pending[task_id] -= 1
+            if not self.lost:
+                self._queues[task_id].append(item)
+                self._cond.notify()
+
+    # -- taking and recording ---------------------------------------------------------------
+
+    def take_batch(self, timeout: float = 0.0) -> tuple[str, list[Item]] | None:
+        """The next task and the FlowFiles queued for it; waits up to ``timeout`` for some."""
+        with self._cond:
+            picked = self._pick_batch()
+            if picked is None and timeout > 0:
+                self._cond.wait(timeout)
+                picked = self._pick_batch()
+            if picked is not None:
+                self._in_flight += len(picked[1])
+            return picked
+
+    def _pick_batch(self) -> tuple[str, list[Item]] | None:
+        if self.lost:
+            return None
+        if self._ready:
+            held_task, item = self._ready.popleft()
+            return held_task, [item]
+        if self.draining or time.monotonic() < self._retry_at:
+            return None
+        task_id = self._pick()
+        if task_id is None:
+            return None
+        queue = self._queues[task_id]
+        rooms = [self.capacity - len(self._queues[t]) for t in self._feeds[task_id]]
+        size = max(1, min([self.batch, len(queue), *rooms]))
+        return task_id, [queue.popleft() for _ in range(size)]
+
+    def process_batch(self, task_id: str, items: list[Item]) -> None:
+        """Run ``task_id`` on ``items`` and record the outcomes in one transaction."""
+        try:
+            if self._take(task_id, items):
+                results = []
+                for item in items:
+                    outcome = _Outcome(self, item)
+                    results.append((item, outcome, self.run_task(task_id, item, outcome)))
+                self._record(task_id, results)
+        finally:
+            with self._cond:
+                self._in_flight -= len(items)
+                self.processed += len(items)
+                self.last_active = self.runtime.clock.now()
+                self._cond.notify_all()
+
+    def _take(self, task_id: str, items: list[Item]) -> bool:
+        fresh = [item for item in items if not item.taken]
+        if not fresh:
+            return True
+        ids = [item.row_id for item in fresh if item.row_id is not None]
+        try:
+            with self.store.transaction() as tx:
+                queues.fence(tx, self.lease, self.owner)
+                if queues.take(tx, ids, self.token, self.store.now()) != len(fresh):
+                    raise LeaseLost(f"rows of {self.target} were taken over")
+        except LeaseLost:
+            self.lose()
+            return False
+        except Exception:
+            log.exception("flow %s: taking FlowFiles for task %s failed", self.target, task_id)
+            self._put_back(task_id, items)
+            return False
+        for item in fresh:
+            item.attempts += 1
+            item.taken = True
+        return True
+
+    def _record(self, task_id: str, results: list[tuple[Item, _Outcome, list[Emit]]]) -> None:
+        endings: list[Ending] = []
+        # Per FlowFile taken: what it goes on as (next tasks, then parks).
+        plans: list[tuple[Item, bool, list[tuple[str, FlowFile, int]], list[_Park]]] = []
+        for item, outcome, emitted in results:
+            going: list[tuple[str, FlowFile, int]] = []
+            for relationship, flowfile in emitted:
+                targets = self.flow.targets(task_id, relationship)
+                if not targets:
+                    endings.append(Ending(flowfile, task_id, relationship))
+                for target, copy in fan_out(flowfile, targets):
+                    going.append((target, copy, item.hops + 1))
+            plans.append((item, outcome.held, going, outcome.parks))
+        now = self.store.now()
+        parked: list[Continuation] = []
+        queued: list[tuple[int, tuple[str, FlowFile, int]]] = []
+        try:
+            with self.store.transaction() as tx:
+                queues.fence(tx, self.lease, self.owner)
+                moves: list[tuple[int, NewRow]] = []
+                inserts: list[tuple[NewRow, tuple[str, FlowFile, int] | None]] = []
+                finished: list[int] = []
+                for item, held, going, parks in plans:
+                    rows: list[tuple[NewRow, tuple[str, FlowFile, int] | None]] = [
+                        (NewRow(t, ff.id, encode(ff, None), hops), (t, ff, hops))
+                        for t, ff, hops in going
+                    ]
+                    for park in parks:
+                        parked.append(self._park(tx, park, now))
+                        place = NewRow(
+                            park.task_id, park.flowfile.id, b"", park.hops, "parked", parked[-1].id
+                        )
+                        rows.append((place, None))
+                    if held or item.row_id is None:
+                        inserts += rows  # a held FlowFile keeps its row running
+                    elif rows:
+                        moves.append((item.row_id, rows[0][0]))
+                        if rows[0][1] is not None:
+                            queued.append((item.row_id, rows[0][1]))
+                        inserts += rows[1:]
+                    else:
+                        finished.append(item.row_id)
+                done = queues.move(tx, moves, self.token) + queues.finish(tx, finished, self.token)
+                if done != len(moves) + len(finished):
+                    raise LeaseLost(f"rows of {self.target} were taken over")
+                ids = queues.enqueue(tx, self.target, [row for row, _ in inserts], now)
+                queued += [
+                    (row_id, next_task)
+                    for row_id, (_, next_task) in zip(ids, inserts, strict=True)
+                    if next_task is not None
+                ]
+        except LeaseLost:
+            self.lose()
+            return
+        except Exception:
+            log.exception(
+                "flow %s: recording what task %s did failed; it runs again", self.target, task_id
+            )
+            self._put_back(task_id, [item for item, held, _, _ in plans if not held])
+            return
+        with self._cond:
+            if not self.lost:
+                for row_id, (target, flowfile, hops) in queued:
+                    self._queues[target].append(Item(flowfile, None, hops, row_id))
+            self.parked += len(parked)
+            self._cond.notify_all()
+        self.record_endings(endings)
+        if self._on_park is not None:
+            for continuation in parked:
+                self._on_park(continuation)
+
+    def _park(self, tx: Tx, park: _Park, now: datetime) -> Continuation:
+        return cont.park(
+            tx,
+            self.target,
+            now=now,
+            payload=park.payload,
+            payload_cap=self.store.payload_cap,
+            signal_id=park.signal_id,
+            deadline=park.deadline,
+        )
+
+    def _put_back(self, task_id: str, items: list[Item]) -> None:
+        """Queue again what could not be taken or recorded; it runs again after a pause."""
+        with self._cond:
+            self._retry_at = time.monotonic() + RETRY_AFTER
+            for item in reversed(items):
+                item.taken = False
+                self._queues[task_id].appendleft(item)
+
+    def lose(self) -> None:
+        """Another process owns the deployment now: forget everything, take nothing more."""
+        with self._cond:
+            if self.lost:
+                return
+            self.lost = True
+            for queue in self._queues.values():
+                queue.clear()
+            self._ready.clear()
+            self._cond.notify_all()
+        log.warning("flow %s runs in another process now; it stops here", self.target)
+
+    # -- state --------------------------------------------------------------------------
+
+    def _is_idle(self) -> bool:
+        return super()._is_idle() and not self._ready and not any(self._pending.values())
+
+    def settled(self, timeout: float) -> bool:
+        """Wait until no batch runs and no released FlowFile waits (what a stop finishes)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._in_flight == 0 and not self._ready, timeout)
+
+
+def _whole(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -1,0 +1,160 @@
+"""Durable queues: a server killed with SIGKILL at random points skips no FlowFile.
+
+200 FlowFiles flow through a deployment (record → ask → wait for the answer → record) while
+the process running it kills itself at a random statement, ten times. Every FlowFile reaches
+the end; a task runs twice on a FlowFile only where that FlowFile was running at a kill, and
+then with a new attempt number; each resume happens once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pawflow import NotFound, NotPending, Store
+from pawflow.flow import FlowFile
+from pawflow.flow import deployments as deps
+from pawflow.testing import eventually, temporary_store
+from tests.store.test_concurrency import store_url
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent.parent
+ROUNDS = 10
+PER_ROUND = 20
+VISITS = (
+    "CREATE TABLE IF NOT EXISTS visits (flowfile_id TEXT NOT NULL, task TEXT NOT NULL,"
+    " attempt INTEGER NOT NULL, pid INTEGER NOT NULL)"
+)
+
+FLOW = """
+name: crash-through
+queue_capacity: 1000
+imports: [queue_tasks.py]
+tasks:
+  first:
+    type: recordVisit
+    next: ask
+  ask:
+    type: requestConfirmation
+    properties: {message: "Go ${uuid}?"}
+    next: wait
+  wait:
+    type: durableWait
+    next: last
+  last:
+    type: recordVisit
+"""
+
+
+@pytest.fixture
+def real_store(backend: str, tmp_path: Path) -> Iterator[Store]:
+    """A store on the wall clock, which the child processes share."""
+    with temporary_store(backend, tmp_path) as opened:
+        yield opened
+
+
+def spawn(url: str, kill_after: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.flow.queue_child", url, str(kill_after)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def answer_everything(store: Store) -> None:
+    for question in store.list_interactions(user="alice", status="pending"):
+        with contextlib.suppress(NotPending, NotFound):
+            store.respond_interaction(question.id, True, user="alice")
+
+
+def wait_for_exit(child: subprocess.Popen[bytes], store: Store, timeout: float) -> int:
+    """Answer questions as they come until the child has died (it kills itself)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer_everything(store)
+        try:
+            return child.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            assert time.monotonic() < deadline, "the child did not reach its kill point"
+
+
+@pytest.mark.timeout(240)
+def test_sigkill_at_random_points_skips_no_flowfile(real_store: Store, tmp_path: Path) -> None:
+    store = real_store
+    url = store_url(store, tmp_path)
+    with store.transaction() as tx:
+        tx.execute(VISITS)
+    conversation = store.create_conversation("alice").id
+    deployment, _ = deps.deploy(store, FLOW, conversation_id=conversation, base_dir=HERE)
+    target = f"flow:{deployment.id}"
+    rng = random.Random(11)
+    sent: list[str] = []
+    running_at_kills: set[tuple[str, str]] = set()
+
+    for _ in range(ROUNDS):
+        for _ in range(PER_ROUND):
+            flowfile = FlowFile.create(attributes={"n": str(len(sent))})
+            deps.inject(store, deployment.id, flowfile)
+            sent.append(flowfile.id)
+        child = spawn(url, rng.randint(100, 600))
+        assert wait_for_exit(child, store, timeout=60) == -signal.SIGKILL
+        with store.transaction(write=False) as tx:
+            running = tx.all(
+                "SELECT flowfile_id, task FROM flow_queue WHERE target = ? AND status = 'running'",
+                (target,),
+            )
+        # One worker: what runs at a kill is one batch, of one task.
+        assert len({row["task"] for row in running}) <= 1
+        running_at_kills |= {(row["flowfile_id"], row["task"]) for row in running}
+
+    child = spawn(url, 0)
+    try:
+
+        def all_through() -> bool:
+            answer_everything(store)
+            with store.transaction(write=False) as tx:
+                ended = tx.one(
+                    "SELECT count(DISTINCT flowfile_id) AS n FROM visits WHERE task = 'last'"
+                )
+                left = tx.one("SELECT count(*) AS n FROM flow_queue WHERE target = ?", (target,))
+            assert ended is not None and left is not None
+            return bool(ended["n"] == len(sent) and left["n"] == 0)
+
+        eventually(all_through, timeout=90, interval=0.05)
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+
+    with store.transaction(write=False) as tx:
+        visits = tx.all("SELECT flowfile_id, task, attempt FROM visits")
+    attempts: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for visit in visits:
+        attempts[(visit["flowfile_id"], visit["task"])].append(visit["attempt"])
+    for task in ("first", "last"):
+        assert {ff for ff, t in attempts if t == task} == set(sent), f"a FlowFile skipped {task}"
+    for (flowfile_id, task), seen in attempts.items():
+        # A repeat is always a new attempt at a task that was running at a kill.
+        assert len(seen) == len(set(seen)), (flowfile_id, task, seen)
+        if len(seen) > 1:
+            assert (flowfile_id, task) in running_at_kills, (flowfile_id, task, seen)
+
+    asked: dict[str, int] = defaultdict(int)
+    for question in store.list_interactions(user="alice"):
+        asked[question.message.removeprefix("Go ").removesuffix("?")] += 1
+    assert set(asked) == set(sent)
+    for flowfile_id, count in asked.items():
+        assert count == 1 or (flowfile_id, "ask") in running_at_kills
+    assert store.pending_continuations(target) == 0
+    assert running_at_kills, "no kill hit a running task: the test proved nothing"
