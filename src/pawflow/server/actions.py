@@ -19,11 +19,11 @@ from fastapi import APIRouter, Body, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from pawflow.errors import FieldError, InvalidInput, NotFound
+from pawflow.errors import NotFound
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Interaction
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate, user_exists
+from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
@@ -215,19 +215,13 @@ def send_message(body: m.SendMessage, principal: Caller, request: Request) -> JS
     return JSONResponse({"message": message.to_dict()})
 
 
-@_action("share_conversation", m.ConversationEnvelope, "Give another user read or write access")
+@_action("share_conversation", m.ConversationEnvelope, "Invite another user to read or write")
 def share_conversation(
     body: m.ShareConversation, principal: Caller, request: Request
 ) -> JSONResponse:
-    store = _store(request)
-    with store.transaction(write=False) as tx:
-        # Only the owner learns anything, even whether the other user exists.
-        if conversation_access(tx, body.conversation_id, principal.user) != "owner":
-            raise NotFound("conversation")
-        known = user_exists(tx, body.user)
-    if not known:
-        raise InvalidInput("unknown user", [FieldError("user", "no such user")])
-    conversation = store.share_conversation(
+    # An invitation the other user accepts (accept_invitation); a member already in it has
+    # their access changed. The answer is the same whether or not the name is a user's.
+    conversation = _store(request).invite_to_conversation(
         body.conversation_id, user=principal.user, with_user=body.user, access=body.access
     )
     return JSONResponse({"conversation": conversation.to_dict()})

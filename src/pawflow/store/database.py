@@ -8,6 +8,7 @@ lease, how other processes are told that something changed.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -148,6 +149,9 @@ class SqliteDatabase(Database):
         self.path = path
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+            # Owner-only from the first byte; SQLite gives its -wal and -shm files the
+            # database file's mode.
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
         self.busy_timeout = busy_timeout
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []

@@ -20,7 +20,7 @@ from pawflow.errors import InvalidInput, NotPending
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
 from pawflow.store import continuations as cont
 from pawflow.store import conversations as convs
-from pawflow.store import events, leases, messages, migrations
+from pawflow.store import events, file_links, invitations, leases, messages, migrations
 from pawflow.store import interactions as inter
 from pawflow.store.continuations import Continuation, SignalValue
 from pawflow.store.database import Database, Tx
@@ -141,6 +141,32 @@ class Store:
                 tx, conversation_id, user=user, with_user=with_user, access=access, now=self.now()
             )
 
+    def invite_to_conversation(
+        self,
+        conversation_id: str,
+        *,
+        user: str,
+        with_user: str,
+        access: Literal["read", "write"],
+    ) -> Conversation:
+        """Offer a conversation to another user, who joins by accepting (owner only)."""
+        with self.db.transaction() as tx:
+            return invitations.invite(
+                tx, conversation_id, user=user, with_user=with_user, access=access, now=self.now()
+            )
+
+    def list_invitations(self, *, user: str) -> list[dict[str, Any]]:
+        with self.db.transaction(write=False) as tx:
+            return invitations.invitations_for(tx, user)
+
+    def accept_invitation(self, conversation_id: str, *, user: str) -> Conversation:
+        with self.db.transaction() as tx:
+            return invitations.accept(tx, conversation_id, user=user, now=self.now())
+
+    def decline_invitation(self, conversation_id: str, *, user: str) -> None:
+        with self.db.transaction() as tx:
+            invitations.decline(tx, conversation_id, user=user)
+
     def add_file(self, owner: str, name: str, media_type: str, content: bytes) -> FileRef:
         with self.db.transaction() as tx:
             return convs.add_file(
@@ -150,6 +176,11 @@ class Store:
     def get_file(self, file_id: str, *, user: str) -> FileRef:
         with self.db.transaction(write=False) as tx:
             return convs.get_file(tx, file_id, user=user)
+
+    def readable_file(self, file_id: str, *, user: str) -> FileRef:
+        """An upload ``user`` made, or one answering a request they may read."""
+        with self.db.transaction(write=False) as tx:
+            return file_links.readable_file(tx, file_id, user=user)
 
     # -- interactions ---------------------------------------------------------------------
 
@@ -251,8 +282,12 @@ class Store:
             )
 
     def respond_interaction(self, request_id: str, answer: Any, *, user: str) -> Interaction:
+        now = self.now()
+        # The answer is checked in a read transaction: the write below only records it.
+        with self.db.transaction(write=False) as tx:
+            normalized = inter.prepare_answer(tx, request_id, answer, user=user, now=now)
         with self.db.transaction() as tx:
-            outcome = inter.respond(tx, request_id, answer, user=user, now=self.now())
+            outcome = inter.respond(tx, request_id, normalized, user=user, now=now)
         if isinstance(outcome, NotPending):
             raise outcome
         return outcome
