@@ -30,7 +30,13 @@ from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.context import MessageHandler, ServerContext
 from pawflow.server.hub import EventHub
-from pawflow.server.limits import UPLOAD_OVERHEAD, BodyLimit, RateLimiter, SecurityHeaders
+from pawflow.server.limits import (
+    UPLOAD_OVERHEAD,
+    BodyLimit,
+    HeaderLimit,
+    RateLimiter,
+    SecurityHeaders,
+)
 from pawflow.server.settings import ServerSettings
 from pawflow.server.throttle import FailureThrottle
 from pawflow.store import Store
@@ -108,7 +114,11 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
-        middleware=[Middleware(SecurityHeaders), Middleware(BodyLimit, limit_for=body_limit)],
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(HeaderLimit, limit=settings.max_header_bytes),
+            Middleware(BodyLimit, limit_for=body_limit),
+        ],
     )
     app.state.pawflow = ctx
     server_errors.install(app)

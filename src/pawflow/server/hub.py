@@ -7,6 +7,10 @@ wake; ``auth:<user key>`` (a token revoked, a session ended) wakes them to check
 credentials at once. "changed" (another SQLite process committed, or a listener
 reconnected) says nothing of whom it concerns, so it wakes every stream, which then reads
 its own log from where it stopped; a stream that slept through several notices reads once.
+SQLite's "touched" (the file changed while this process committed too) is ignored: our own
+commits were announced by name, and a stream re-reads its log at least every
+``credential_check`` seconds, which bounds the wait should another process have committed
+in the same instant.
 """
 
 from __future__ import annotations

@@ -95,6 +95,32 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
+class HeaderLimit:
+    """Refuses, with a 431, a request whose target and headers take more than ``limit`` bytes.
+
+    The HTTP parser bounds what it buffers of an incomplete request (see ``running.py``);
+    a request that arrived whole is measured here, before any route sees it.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+            size += sum(len(name) + len(value) + 4 for name, value in scope.get("headers", ()))
+            if size > self.limit:
+                problem = HTTPProblem(
+                    431,
+                    f"request headers too large: the limit is {self.limit} bytes",
+                    headers={"Connection": "close"},
+                )
+                await problem_response(problem)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 class SecurityHeaders:
     """The same protective headers on every response, errors included."""
 

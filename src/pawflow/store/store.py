@@ -23,7 +23,7 @@ from pawflow.store import conversations as convs
 from pawflow.store import events, file_links, invitations, leases, messages, migrations
 from pawflow.store import interactions as inter
 from pawflow.store.continuations import Continuation, SignalValue
-from pawflow.store.database import Database, Tx
+from pawflow.store.database import TOUCHED, Database, Tx
 from pawflow.store.delivery import (
     Delivery,
     DeliveryHandler,
@@ -512,6 +512,6 @@ class Store:
         if not self.deliveries.kinds():
             return
         if notice == cont.RESOLVED_NOTICE or (
-            notice == "changed" and anything_due(self.db, self.now())
+            notice in ("changed", TOUCHED) and anything_due(self.db, self.now())
         ):
             self.deliver_due()
