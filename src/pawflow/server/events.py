@@ -137,6 +137,7 @@ async def event_stream(
         elif asked is None:
             opening += frame(position, "ready", {"last_event_id": position})
         yield opening
+        sent = time.monotonic()
         while hub.running:
             if waiter.recheck or time.monotonic() - checked >= recheck:
                 waiter.recheck = False
@@ -148,19 +149,23 @@ async def event_stream(
             if gone:
                 position, _ = await anyio.to_thread.run_sync(_start, store, user, None)
                 yield frame(position, "reset", {"last_event_id": position, "reason": "pruned"})
+                sent = time.monotonic()
                 continue
             if batch:
                 position = batch[-1].seq
                 yield "".join(frames(event) for event in batch)
+                sent = time.monotonic()
                 if len(batch) == BATCH:
                     continue
             if time.monotonic() - marked >= refresh:
                 await anyio.to_thread.run_sync(store.mark_live, client_id, user, ttl)
                 marked = time.monotonic()
-            with anyio.move_on_after(min(settings.keepalive, refresh, recheck)) as waited:
+            with anyio.move_on_after(min(settings.keepalive, refresh, recheck)):
                 await waiter.wait()
-            if waited.cancelled_caught:
+            # Woken early only to re-check credentials: keep-alives stay keepalive apart.
+            if time.monotonic() - sent >= settings.keepalive:
                 yield ": keep-alive\n\n"
+                sent = time.monotonic()
     finally:
         hub.unsubscribe(waiter)
         with anyio.CancelScope(shield=True):
