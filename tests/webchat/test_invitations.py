@@ -15,9 +15,9 @@ def _watch_policy(page: Page) -> list[str]:
     violations: list[str] = []
     page.on(
         "console",
-        lambda message: violations.append(message.text)
-        if "Content Security Policy" in message.text
-        else None,
+        lambda message: (
+            violations.append(message.text) if "Content Security Policy" in message.text else None
+        ),
     )
     return violations
 
