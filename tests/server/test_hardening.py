@@ -12,10 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
+from pawflow.clock import FakeClock
 from pawflow.server.auth import issue_signin_link, revoke_tokens
 from pawflow.server.testing import LiveServer
 from pawflow.testing import eventually
 from tests.server.conftest import Api
+from tests.server.sse import stream, until
 from tests.server.test_isolation import signature
 
 MakeApi = Callable[[str], Api]
@@ -185,8 +187,6 @@ def test_signing_out_ends_the_sessions_open_stream(live: LiveServer) -> None:
 
 
 def test_an_expired_session_ends_its_stream(make_server: Callable[..., LiveServer]) -> None:
-    from pawflow.clock import FakeClock
-
     clock = FakeClock()
     server = make_server(clock=clock, credential_check=0.1, session_ttl="1h")
     browser = _session(server, "expiring")
@@ -301,8 +301,6 @@ def test_an_invitation_shows_nothing_of_the_conversation_until_accepted(
     bob.conversation()
     conversation = alice.conversation("Plans")
     token = live.token(bob.user)
-    from tests.server.sse import stream, until
-
     with stream(live.url, token) as events:
         next(events)
         alice.ok("share_conversation", conversation_id=conversation, user=bob.user, access="write")

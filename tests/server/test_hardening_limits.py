@@ -18,6 +18,7 @@ from pawflow.server.hub import EventHub
 from pawflow.server.testing import LiveServer
 from pawflow.store import Store
 from pawflow.testing import temporary_store
+from tests.conftest import require_postgres
 from tests.server.conftest import Api, unique
 from tests.server.sse import stream, take
 from tests.server.test_isolation import signature
@@ -142,8 +143,6 @@ def test_a_ready_stream_starts_at_the_users_own_count(live: LiveServer) -> None:
 )
 def test_streams_wake_only_for_their_users_events(backend: str, tmp_path: Path) -> None:
     if backend == "postgres":
-        from tests.conftest import require_postgres
-
         require_postgres()
     with temporary_store(backend, tmp_path) as store:
         asyncio.run(_wake_only_the_addressee(store))
