@@ -12,11 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
+from pawflow.client import Client
 from pawflow.clock import FakeClock
 from pawflow.server.auth import issue_signin_link, revoke_tokens
 from pawflow.server.testing import LiveServer
 from pawflow.testing import eventually
-from tests.server.conftest import Api
+from tests.server.conftest import Api, unique
 from tests.server.sse import stream, until
 from tests.server.test_isolation import signature
 
@@ -333,3 +334,20 @@ def test_invitation_actions_refuse_bad_bodies(api: MakeApi) -> None:
         assert bob.call(action, conversation_id=7).status_code == 422
         assert bob.call(action, conversation_id="x", extra=1).status_code == 422
     assert json.loads(bob.call("list_invitations").text) == {"invitations": []}
+
+
+def test_the_client_accepts_and_declines(live: LiveServer) -> None:
+    alice, bob = unique("alice"), unique("bob")
+    with Client(live.url, live.token(alice)) as owner, Client(live.url, live.token(bob)) as guest:
+        first, second = owner.create_conversation("one"), owner.create_conversation("two")
+        owner.share_conversation(first.id, bob, "read")
+        owner.share_conversation(second.id, bob, "write")
+        offered = guest.list_invitations()
+        assert [(i["conversation_id"], i["access"]) for i in offered] == [
+            (first.id, "read"),
+            (second.id, "write"),
+        ]
+        assert guest.accept_invitation(first.id).access == "read"
+        guest.decline_invitation(second.id)
+        assert guest.list_invitations() == []
+        assert [c.id for c in guest.list_conversations()] == [first.id]
