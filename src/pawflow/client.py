@@ -209,10 +209,27 @@ class Client:
     def share_conversation(
         self, conversation_id: str, user: str, access: Literal["read", "write"]
     ) -> Conversation:
+        """Invite ``user``, who joins with :meth:`accept_invitation` (docs/security.md)."""
         found = self.action(
             "share_conversation", conversation_id=conversation_id, user=user, access=access
         )
         return Conversation.model_validate(found["conversation"])
+
+    def list_invitations(self) -> list[dict[str, Any]]:
+        """The conversations offered to the caller, not yet accepted or declined."""
+        invitations: list[dict[str, Any]] = self.action("list_invitations")["invitations"]
+        return invitations
+
+    def accept_invitation(self, conversation_id: str) -> Conversation:
+        found = self.action("accept_invitation", conversation_id=conversation_id)
+        return Conversation.model_validate(found["conversation"])
+
+    def decline_invitation(self, conversation_id: str) -> None:
+        response = self._send(
+            "POST", "/api/actions/decline_invitation", json={"conversation_id": conversation_id}
+        )
+        if not response.is_success:
+            raise _error_for(response)
 
     # -- uploads ----------------------------------------------------------------------------
 

@@ -18,7 +18,13 @@ from pawflow.server.testing import LiveServer, live_server
 from pawflow.testing import temporary_store
 from tests.conftest import require_postgres
 
-QUIET = ServerSettings(sweep_interval=3600, rate_limit=100_000, rate_burst=100_000)
+QUIET = ServerSettings(
+    sweep_interval=3600,
+    rate_limit=100_000,
+    rate_burst=100_000,
+    auth_failure_limit=100_000,
+    auth_failure_burst=100_000,
+)
 
 
 @pytest.fixture(

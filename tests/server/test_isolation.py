@@ -34,13 +34,26 @@ def build(api: Api) -> World:
     text = api.ask(conversation, "text")["id"]
     upload = api.http.post("/api/files", files={"file": ("a.txt", b"hi", "text/plain")})
     assert upload.status_code == 201
-    return World(api, conversation, confirm, text, upload.json()["file"]["id"])
+    file_id = upload.json()["file"]["id"]
+    # the upload answers a request, so a download check must look past its owner
+    api.ok("respond_interaction", request_id=api.ask(conversation, "file")["id"], answer=file_id)
+    # and the conversation is offered to someone outside every world
+    api.server.token(OUTSIDER)
+    api.ok("share_conversation", conversation_id=conversation, user=OUTSIDER, access="read")
+    return World(api, conversation, confirm, text, file_id)
+
+
+OUTSIDER = "outsider"
 
 
 def deleted_ids(live: LiveServer, owner: Api) -> dict[str, str]:
     """Ids that existed once: made by ``owner``, then removed from the database."""
     world = build(owner)
     with live.store.transaction() as tx:
+        tx.execute("DELETE FROM file_links WHERE file_id = ?", (world.file,))
+        tx.execute(
+            "DELETE FROM conversation_invitations WHERE conversation_id = ?", (world.conversation,)
+        )
         tx.execute("DELETE FROM interactions WHERE conversation_id = ?", (world.conversation,))
         tx.execute("DELETE FROM events WHERE conversation_id = ?", (world.conversation,))
         tx.execute("DELETE FROM conversations WHERE id = ?", (world.conversation,))
@@ -64,6 +77,8 @@ ID_ACTIONS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "get_history": ("conversation_id", "conversation", {}),
     "send_message": ("conversation_id", "conversation", {"content": "hello"}),
     "share_conversation": ("conversation_id", "conversation", {"user": "x", "access": "read"}),
+    "accept_invitation": ("conversation_id", "conversation", {}),
+    "decline_invitation": ("conversation_id", "conversation", {}),
     "list_interactions": ("conversation_id", "conversation", {}),
     "list_confirmations": ("conversation_id", "conversation", {}),
 }
@@ -124,7 +139,8 @@ def test_own_ids_work_and_listings_hold_only_own_records(api: MakeApi) -> None:
     )
     assert alice.http.get(f"/api/files/{mine.file}").content == b"hi"
     listed = alice.ok("list_interactions")["interactions"]
-    assert {i["id"] for i in listed} == {mine.confirm, mine.text}
+    assert {i["id"] for i in listed} >= {mine.confirm, mine.text}
+    assert len(listed) == 3  # and the file request its upload answered
     assert all(i["owner"] == alice.user for i in listed)
     assert [c["id"] for c in alice.ok("list_conversations")["conversations"]] == [mine.conversation]
     assert alice.ok("list_interactions", conversation_id=theirs.conversation) == {

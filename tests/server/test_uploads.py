@@ -69,6 +69,7 @@ def test_a_collaborators_upload_reaches_the_asker(api: MakeApi) -> None:
     eve.conversation()
     conversation = alice.conversation()
     alice.ok("share_conversation", conversation_id=conversation, user=bob.user, access="write")
+    bob.ok("accept_invitation", conversation_id=conversation)
     asked = alice.ask(conversation, "file")
     ref = upload(bob, b"report", "r.txt", "text/plain", request_id=asked["id"]).json()["file"]
     bob.ok("respond_interaction", request_id=asked["id"], answer=ref["id"])

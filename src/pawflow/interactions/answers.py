@@ -35,6 +35,7 @@ from pawflow.interactions.kinds import (
     parse_kind,
     summarize,
 )
+from pawflow.interactions.patterns import pattern_keyword
 
 FileResolver = Callable[[str], dict[str, Any] | None]
 FILE_REF_KEYS = ("id", "name", "size", "media_type", "sha256")
@@ -172,7 +173,12 @@ def _is_number(checker: Any, instance: object) -> bool:
 _extend: Callable[..., type[jsonschema.Draft202012Validator]] = jsonschema.validators.extend
 _Validator = _extend(
     jsonschema.Draft202012Validator,
-    validators={**_NUMERIC, "maxBytes": _max_bytes, "mediaTypes": _media_types},
+    validators={
+        **_NUMERIC,
+        "maxBytes": _max_bytes,
+        "mediaTypes": _media_types,
+        "pattern": pattern_keyword,
+    },
     type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("number", _is_number),
 )
 
@@ -333,6 +339,8 @@ def _integer(raw: object) -> int:
         if raw != raw or raw in (float("inf"), float("-inf")) or not raw.is_integer():
             raise _Reject("expected an integer")
         value = int(raw)
+    elif isinstance(raw, Decimal):  # a JSON number read exactly
+        value = _whole(raw)
     elif isinstance(raw, str):
         text = raw.strip()
         if not _INTEGER.fullmatch(text):
@@ -347,6 +355,19 @@ def _integer(raw: object) -> int:
     return value
 
 
+def _whole(raw: Decimal) -> int:
+    """A Decimal that is a whole number, as an int; sized from its digits before any work."""
+    if not raw.is_finite():
+        raise _Reject("expected an integer")
+    _sign, digits, exponent = raw.as_tuple()
+    assert isinstance(exponent, int)
+    if exponent > 0 and len(digits) + exponent > MAX_DIGITS:
+        raise _Reject("number is too long")
+    if exponent < 0 and any(digits[exponent:]):
+        raise _Reject("expected an integer")
+    return int(raw)
+
+
 def _decimal(raw: object) -> Decimal:
     """The exact value, trailing fractional zeros dropped; rendered by ``canonical_decimal``."""
     if isinstance(raw, bool):
@@ -358,6 +379,8 @@ def _decimal(raw: object) -> Decimal:
     elif isinstance(raw, float):
         # repr is the shortest text that reads back as the same float: 0.1 stays "0.1".
         value = Decimal(repr(raw))
+    elif isinstance(raw, Decimal):  # a JSON number read exactly: never through a float
+        value = raw
     elif isinstance(raw, str):
         text = raw.strip()
         if len(text) > MAX_DIGITS + 20 or not _DECIMAL.fullmatch(text):

@@ -20,6 +20,7 @@ import jsonschema.protocols
 from pydantic import BaseModel, ConfigDict
 
 from pawflow.errors import FieldError, InvalidInput
+from pawflow.interactions.patterns import PatternError, compile_pattern
 
 CONTRACT: Final = "pawflow.user-interaction.v1"
 
@@ -410,9 +411,9 @@ def _check_text(schema: Mapping[str, Any], path: str) -> None:
     pattern = schema.get("pattern")
     if pattern is not None:
         try:
-            re.compile(pattern)
-        except (re.error, TypeError, ValueError, RecursionError, OverflowError):
-            errors.append(FieldError(f"{path}.pattern", "must be a valid regular expression"))
+            compile_pattern(pattern)
+        except PatternError as exc:
+            errors.append(FieldError(f"{path}.pattern", str(exc)))
     if errors:
         raise invalid("invalid response_schema", errors)
 

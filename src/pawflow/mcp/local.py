@@ -117,7 +117,7 @@ class LocalBackend:
 
     async def wait(self, request_id: str, seconds: float) -> Interaction:
         hub = self.ctx.hub
-        waiter = hub.subscribe()
+        waiter = hub.subscribe(self.user)
         try:
             with anyio.move_on_after(seconds):
                 while hub.running:
@@ -132,7 +132,7 @@ class LocalBackend:
 
     async def watch(self, on_change: Callable[[], Awaitable[None]]) -> None:
         hub = self.ctx.hub
-        waiter = hub.subscribe()
+        waiter = hub.subscribe(self.user)
         try:
             while hub.running:
                 await waiter.wait()

@@ -204,16 +204,13 @@ def send_message(body: m.SendMessage, principal: Caller, request: Request) -> m.
     return m.MessageEnvelope(message=message)
 
 
-@_action("share_conversation", m.ConversationEnvelope, "Give another user read or write access")
+@_action("share_conversation", m.ConversationEnvelope, "Invite another user to read or write")
 def share_conversation(
     body: m.ShareConversation, principal: Caller, request: Request
 ) -> m.ConversationEnvelope:
-    # Only the owner learns anything, even whether the other user exists.
-    conversation = _store(request).share_conversation(
-        body.conversation_id,
-        user=principal.user,
-        with_user=body.user,
-        access=body.access,
-        known_users_only=True,
+    # An invitation the other user accepts (accept_invitation); a member already in it has
+    # their access changed. The answer is the same whether or not the name is a user's.
+    conversation = _store(request).invite_to_conversation(
+        body.conversation_id, user=principal.user, with_user=body.user, access=body.access
     )
     return m.ConversationEnvelope(conversation=conversation)

@@ -24,14 +24,21 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pawflow.loops import Service
-from pawflow.server import actions, agents, events, files, signin
+from pawflow.server import actions, agents, events, files, invitations, signin
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.context import MessageHandler, ServerContext
 from pawflow.server.hub import EventHub
-from pawflow.server.limits import UPLOAD_OVERHEAD, BodyLimit, RateLimiter, SecurityHeaders
+from pawflow.server.limits import (
+    UPLOAD_OVERHEAD,
+    BodyLimit,
+    HeaderLimit,
+    RateLimiter,
+    SecurityHeaders,
+)
 from pawflow.server.settings import ServerSettings
+from pawflow.server.throttle import FailureThrottle
 from pawflow.store import Store
 from pawflow.store.sweeper import Sweeper
 
@@ -40,6 +47,11 @@ log = logging.getLogger("pawflow.server")
 STATIC_DIR = Path(__file__).parent / "static"
 PUBLIC_PATHS = frozenset({"/", "/confirmations", "/healthz", "/signin"})
 """Routes served without a caller (besides the files under ``/static``)."""
+DOCS_POLICY = (
+    "default-src 'none'; script-src 'unsafe-inline' https://cdn.jsdelivr.net;"
+    " style-src https://cdn.jsdelivr.net; img-src 'self' data: https://fastapi.tiangolo.com;"
+    " connect-src 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
 
 
 def create_app(
@@ -58,6 +70,7 @@ def create_app(
         settings=settings,
         hub=EventHub(store),
         limiter=RateLimiter(settings.rate_limit, settings.rate_burst),
+        auth_failures=FailureThrottle(settings.auth_failure_limit, settings.auth_failure_burst),
         on_message=on_message,
     )
     upload_limit = settings.max_upload + UPLOAD_OVERHEAD
@@ -104,12 +117,17 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
-        middleware=[Middleware(SecurityHeaders), Middleware(BodyLimit, limit_for=body_limit)],
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(HeaderLimit, limit=settings.max_header_bytes),
+            Middleware(BodyLimit, limit_for=body_limit),
+        ],
     )
     app.state.pawflow = ctx
     server_errors.install(app)
     app.include_router(actions.router)
     app.include_router(agents.router)
+    app.include_router(invitations.router)
     app.include_router(events.router)
     app.include_router(files.router)
     app.include_router(signin.router)
@@ -137,7 +155,11 @@ def _add_basics(app: FastAPI, store: Store) -> None:
 
     @app.get("/docs", include_in_schema=False)
     def docs(principal: Annotated[Principal, Depends(authenticate)]) -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title="PawFlow API")
+        page = get_swagger_ui_html(openapi_url="/openapi.json", title="PawFlow API")
+        # The API explorer is third-party code with an inline bootstrap: it alone gets a
+        # looser policy, and only for signed-in callers.
+        page.headers["Content-Security-Policy"] = DOCS_POLICY
+        return page
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

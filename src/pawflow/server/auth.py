@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -22,6 +22,7 @@ from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput
 from pawflow.server.context import context_of
 from pawflow.server.errors import HTTPProblem
+from pawflow.server.hub import auth_notice
 from pawflow.server.settings import origin_of
 from pawflow.store import Store
 from pawflow.store.conversations import ensure_user
@@ -69,6 +70,7 @@ def user_for_token(tx: Tx, token: str) -> str | None:
 
 
 def revoke_tokens(tx: Tx, user: str) -> int:
+    tx.notify(auth_notice(user))  # the user's open streams check their credentials now
     return tx.execute("DELETE FROM api_tokens WHERE user_id = ?", (user,))
 
 
@@ -124,7 +126,27 @@ def session_for(tx: Tx, cookie: str, *, now: datetime) -> Session | None:
 
 
 def drop_session(tx: Tx, cookie: str) -> None:
-    tx.execute("DELETE FROM web_sessions WHERE session_hash = ?", (digest(cookie),))
+    row = tx.one(
+        "DELETE FROM web_sessions WHERE session_hash = ? RETURNING user_id", (digest(cookie),)
+    )
+    if row is not None:
+        tx.notify(auth_notice(str(row["user_id"])))
+
+
+def credential_current(tx: Tx, principal: Principal, *, now: datetime) -> bool:
+    """Whether the token or session ``principal`` authenticated with is still valid."""
+    if principal.via == "token":
+        row = tx.one(
+            "SELECT 1 AS found FROM api_tokens WHERE token_hash = ? AND user_id = ?",
+            (principal.credential, principal.user),
+        )
+    else:
+        row = tx.one(
+            "SELECT 1 AS found FROM web_sessions"
+            " WHERE session_hash = ? AND user_id = ? AND expires_at > ?",
+            (principal.credential, principal.user, to_millis(now)),
+        )
+    return row is not None
 
 
 def prune_expired(tx: Tx, now: datetime) -> int:
@@ -166,6 +188,8 @@ class Principal:
     user: str
     via: Literal["token", "session"]
     csrf_token: str | None = None
+    credential: str = field(default="", repr=False)
+    """The digest of the token or session cookie used: streams re-check it while open."""
 
 
 def request_origin(request: Request) -> str:
@@ -201,20 +225,26 @@ def authenticate(request: Request) -> Principal:
     """The caller, or a 401/403/429. Runs in a worker thread (it reads the store)."""
     ctx = context_of(request)
     store = ctx.store
+    address = client_address(request)
     token = _bearer(request)
     if token is not None:
+        ctx.auth_failures.check(address)
         with store.transaction(write=False) as tx:
             user = user_for_token(tx, token)
         if user is None:
+            ctx.auth_failures.failed(address)
             raise HTTPProblem(401, "invalid token", headers=_CHALLENGE)
-        principal = Principal(user, "token")
+        principal = Principal(user, "token", credential=digest(token))
     else:
         cookie = request.cookies.get(SESSION_COOKIE)
         session = None
         if cookie:
+            ctx.auth_failures.check(address)
             with store.transaction(write=False) as tx:
                 session = session_for(tx, cookie, now=store.now())
-        if session is None:
+            if session is None:
+                ctx.auth_failures.failed(address)
+        if session is None or not cookie:
             raise HTTPProblem(401, headers=_CHALLENGE)
         if request.method not in SAFE_METHODS:
             check_same_origin(request)
@@ -223,10 +253,15 @@ def authenticate(request: Request) -> Principal:
                 sent.encode("utf-8", "replace"), session.csrf_token.encode()
             ):
                 raise HTTPProblem(403, f"a valid {CSRF_HEADER} header is required")
-        principal = Principal(session.user, "session", session.csrf_token)
+        principal = Principal(session.user, "session", session.csrf_token, digest(cookie))
     ctx.limiter.check(principal.user)
     request.state.principal = principal
     return principal
+
+
+def client_address(request: Request) -> str:
+    """The peer's address, which failed authentication is throttled by."""
+    return request.client.host if request.client is not None else ""
 
 
 def validate_user_name(name: str) -> str:

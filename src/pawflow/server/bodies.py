@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Coroutine
+from decimal import Decimal
 from typing import Any
 
 from fastapi import HTTPException, Request, Response
@@ -22,14 +23,24 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_json(raw: bytes) -> Any:
-    """The JSON value in ``raw``, or an HTTP 400 saying what is wrong with it."""
+EXACT_NUMBER_ROUTES = frozenset({"respond_interaction", "respond_confirmation"})
+"""Routes whose fractional numbers are read as ``Decimal``: an answer is never rounded."""
+
+
+def parse_json(raw: bytes, *, exact: bool = False) -> Any:
+    """The JSON value in ``raw``, or an HTTP 400 saying what is wrong with it.
+
+    With ``exact``, numbers with a fraction or exponent come back as ``Decimal``, never
+    through a binary float (``12345678901234567.89`` stays what it says).
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise HTTPException(400, "the body is not valid UTF-8") from exc
     try:
-        value = json.loads(text, parse_constant=_no_constants)
+        value = json.loads(
+            text, parse_constant=_no_constants, parse_float=_exact_float if exact else float
+        )
     except RecursionError as exc:
         raise HTTPException(400, f"the body is nested deeper than {MAX_DEPTH} levels") from exc
     except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an integer too long to read
@@ -38,6 +49,15 @@ def parse_json(raw: bytes) -> Any:
     if problem:
         raise HTTPException(400, problem)
     return value
+
+
+def _exact_float(text: str) -> Decimal:
+    if len(text) > MAX_NUMBER_TEXT:
+        raise ValueError(f"a number longer than {MAX_NUMBER_TEXT} characters")
+    return Decimal(text)
+
+
+MAX_NUMBER_TEXT = 5000
 
 
 def _first_line(exc: Exception) -> str:
@@ -65,10 +85,16 @@ def _check(value: Any) -> str | None:
 
 
 class StrictJSONRequest(Request):
+    exact_numbers = False
+
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            self._json = parse_json(await self.body())
+            self._json = parse_json(await self.body(), exact=self.exact_numbers)
         return self._json
+
+
+class ExactJSONRequest(StrictJSONRequest):
+    exact_numbers = True
 
 
 class StrictJSONRoute(APIRoute):
@@ -76,8 +102,9 @@ class StrictJSONRoute(APIRoute):
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
+        wrapper = ExactJSONRequest if self.name in EXACT_NUMBER_ROUTES else StrictJSONRequest
 
         async def strict_handler(request: Request) -> Response:
-            return await handler(StrictJSONRequest(request.scope, request.receive))
+            return await handler(wrapper(request.scope, request.receive))
 
         return strict_handler

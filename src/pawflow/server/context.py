@@ -13,6 +13,7 @@ from pawflow.records import Message
 from pawflow.server.hub import EventHub
 from pawflow.server.limits import RateLimiter
 from pawflow.server.settings import ServerSettings
+from pawflow.server.throttle import FailureThrottle
 from pawflow.store import Store
 from pawflow.store.sweeper import Sweeper
 
@@ -28,6 +29,7 @@ class ServerContext:
     settings: ServerSettings
     hub: EventHub
     limiter: RateLimiter
+    auth_failures: FailureThrottle
     on_message: MessageHandler | None = None
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
     sweeper: Sweeper | None = field(default=None, repr=False)

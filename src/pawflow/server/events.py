@@ -1,18 +1,21 @@
 """``GET /api/events``: the user's durable event log as server-sent events.
 
-Each SSE ``id`` is the event's ``seq`` in the log, so a client that reconnects with
+Each SSE ``id`` is the event's number in the user's own log (it counts only that user's
+events, so it says nothing of anyone else's activity), so a client that reconnects with
 ``Last-Event-ID`` (or ``?after=``) gets exactly what it has not seen. A new client without
 either starts at the end of the log (a ``ready`` event gives it its first id) and loads
 current state through the actions. A client whose id is older than the retained log, or
 newer than anything logged, gets a ``reset`` event: reload state, continue from its id.
 
 Requests and answers of the confirm/choice/multi kinds are also sent under their
-confirmation-family names, in the same write, with the same id.
+confirmation-family names, in the same write, with the same id. A stream ends within
+``credential_check`` seconds of its token being revoked or its session ending.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from collections.abc import AsyncIterator
@@ -26,7 +29,7 @@ from fastapi.responses import StreamingResponse
 from pawflow.clock import to_millis
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Event
-from pawflow.server.auth import Principal, authenticate, prune_expired
+from pawflow.server.auth import Principal, authenticate, credential_current, prune_expired
 from pawflow.server.context import ServerContext, context_of
 from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.store import Store
@@ -36,7 +39,6 @@ from pawflow.store.store import SweepStep
 
 BATCH = 500
 PRUNE_BATCH = 5000
-PRUNED_KEY = "events_pruned_through"
 RETRY_MILLIS = 2000
 
 ALIASES = {
@@ -51,22 +53,20 @@ router = APIRouter()
 # -- the log's bounds and its retention ------------------------------------------------------
 
 
-def pruned_through(tx: Tx) -> int:
-    row = tx.one("SELECT value FROM server_state WHERE key = ?", (PRUNED_KEY,))
-    return 0 if row is None else int(row["value"])
-
-
-def log_tail(tx: Tx) -> int:
-    """The newest ``seq`` ever logged that a reader may rely on (0 for an empty log)."""
-    row = tx.one("SELECT max(seq) AS seq FROM events")
-    newest = 0 if row is None or row["seq"] is None else int(row["seq"])
-    return max(newest, pruned_through(tx))
-
-
 def read_batch(tx: Tx, user: str, after: int) -> tuple[list[Event], bool]:
-    """The next events after ``after``, and whether some after it were pruned unseen."""
-    gone = pruned_through(tx) > after
-    return ([] if gone else event_log.events_after(tx, user, after, BATCH)), gone
+    """The next events after ``after``, and whether some after it were pruned unseen.
+
+    A user's numbers have no holes (each comes from the user's counter, in the transaction
+    that logs the event), so the next one missing while the counter is past ``after`` means
+    retention removed it.
+    """
+    tail = event_log.last_seq(tx, user)
+    if after >= tail:
+        return [], False
+    batch = event_log.events_after(tx, user, after, BATCH)
+    if not batch or batch[0].seq != after + 1:
+        return [], True
+    return batch, False
 
 
 def prune_events(tx: Tx, cutoff: datetime) -> int:
@@ -78,16 +78,7 @@ def prune_events(tx: Tx, cutoff: datetime) -> int:
     )
     if row is None or row["seq"] is None:
         return 0
-    upto = int(row["seq"])
-    # The mark moves first, in the same transaction: a reader never sees the log shortened
-    # without also seeing how far.
-    tx.execute(
-        "INSERT INTO server_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
-        " SET value = CASE WHEN excluded.value > server_state.value"
-        " THEN excluded.value ELSE server_state.value END",
-        (PRUNED_KEY, upto),
-    )
-    return tx.execute("DELETE FROM events WHERE seq <= ?", (upto,))
+    return tx.execute("DELETE FROM events WHERE seq <= ?", (int(row["seq"]),))
 
 
 # -- the stream ------------------------------------------------------------------------------
@@ -108,52 +99,73 @@ def frames(event: Event) -> str:
     return text
 
 
-def _start(store: Store, asked: int | None) -> tuple[int, bool]:
+def _start(store: Store, user: str, asked: int | None) -> tuple[int, bool]:
     """Where a stream starts, and whether the client must be told to reset."""
     with store.transaction(write=False) as tx:
-        tail = log_tail(tx)
+        tail = event_log.last_seq(tx, user)
         if asked is None:
             return tail, False
-        if asked < pruned_through(tx) or asked > tail:
+        if asked > tail or read_batch(tx, user, asked)[1]:
             return tail, True
         return asked, False
 
 
-async def event_stream(ctx: ServerContext, user: str, asked: int | None) -> AsyncIterator[str]:
+def _still_signed_in(store: Store, principal: Principal) -> bool:
+    with store.transaction(write=False) as tx:
+        return credential_current(tx, principal, now=store.now())
+
+
+async def event_stream(
+    ctx: ServerContext, principal: Principal, asked: int | None
+) -> AsyncIterator[str]:
+    """The stream; it ends when the caller's token is revoked or their session ends."""
     store, settings, hub = ctx.store, ctx.settings, ctx.hub
+    user = principal.user
     client_id = "sse:" + secrets.token_urlsafe(12)
     ttl = settings.live_ttl
     refresh = max(ttl.total_seconds() / 3, 0.05)
-    waiter = hub.subscribe()
+    recheck = settings.credential_check
+    waiter = hub.subscribe(user)
+    checked = time.monotonic()
     try:
         await anyio.to_thread.run_sync(store.mark_live, client_id, user, ttl)
         marked = time.monotonic()
-        position, reset = await anyio.to_thread.run_sync(_start, store, asked)
+        position, reset = await anyio.to_thread.run_sync(_start, store, user, asked)
         opening = f"retry: {RETRY_MILLIS}\n\n"
         if reset:
             opening += frame(position, "reset", {"last_event_id": position, "reason": "gap"})
         elif asked is None:
             opening += frame(position, "ready", {"last_event_id": position})
         yield opening
+        sent = time.monotonic()
         while hub.running:
+            if waiter.recheck or time.monotonic() - checked >= recheck:
+                waiter.recheck = False
+                if not await anyio.to_thread.run_sync(_still_signed_in, store, principal):
+                    return
+                checked = time.monotonic()
             waiter.clear()  # before reading: a notice during the read wakes the next wait
             batch, gone = await anyio.to_thread.run_sync(_read, store, user, position)
             if gone:
-                position, _ = await anyio.to_thread.run_sync(_start, store, None)
+                position, _ = await anyio.to_thread.run_sync(_start, store, user, None)
                 yield frame(position, "reset", {"last_event_id": position, "reason": "pruned"})
+                sent = time.monotonic()
                 continue
             if batch:
                 position = batch[-1].seq
                 yield "".join(frames(event) for event in batch)
+                sent = time.monotonic()
                 if len(batch) == BATCH:
                     continue
             if time.monotonic() - marked >= refresh:
                 await anyio.to_thread.run_sync(store.mark_live, client_id, user, ttl)
                 marked = time.monotonic()
-            with anyio.move_on_after(min(settings.keepalive, refresh)) as waited:
+            with anyio.move_on_after(min(settings.keepalive, refresh, recheck)):
                 await waiter.wait()
-            if waited.cancelled_caught:
+            # Woken early only to re-check credentials: keep-alives stay keepalive apart.
+            if time.monotonic() - sent >= settings.keepalive:
                 yield ": keep-alive\n\n"
+                sent = time.monotonic()
     finally:
         hub.unsubscribe(waiter)
         with anyio.CancelScope(shield=True):
@@ -169,9 +181,13 @@ def _event_id(raw: str | None) -> int | None:
     if raw is None or raw.strip() == "":
         return None
     text = raw.strip()
-    if not text.isdigit() or len(text) > 18:
+    # ASCII digits only: str.isdigit() also accepts "²", which int() refuses.
+    if not _EVENT_ID.fullmatch(text):
         raise HTTPProblem(400, "Last-Event-ID must be an event id from this server")
     return int(text)
+
+
+_EVENT_ID = re.compile(r"[0-9]{1,18}")
 
 
 @router.get(
@@ -198,7 +214,7 @@ async def events(
         asked = after
     ctx = context_of(request)
     return StreamingResponse(
-        event_stream(ctx, principal.user, asked),
+        event_stream(ctx, principal, asked),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

@@ -8,7 +8,6 @@ refer to an upload its answerer made (the contract's answer check asks the store
 
 from __future__ import annotations
 
-import json
 import mimetypes
 import posixpath
 from typing import Annotated, Any
@@ -21,13 +20,13 @@ from pawflow.errors import FieldError, InvalidInput, NotFound, PayloadTooLarge
 from pawflow.interactions import Kind, kind_of_property
 from pawflow.interactions.answers import media_type_matches
 from pawflow.interactions.kinds import MEDIA_TYPE, is_clean_text
-from pawflow.records import FileRef, Interaction
+from pawflow.records import Interaction
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.store import Store
-from pawflow.store.conversations import conversation_access, file_content
+from pawflow.store.conversations import file_content
 from pawflow.store.interactions import may_answer
 
 router = APIRouter(prefix="/api/files", tags=["files"])
@@ -133,37 +132,6 @@ def upload(
     return JSONResponse({"file": ref.to_dict()}, status_code=201)
 
 
-def _may_download(store: Store, ref_id: str, user: str) -> FileRef:
-    """The uploader, and whoever can read a conversation where it answered a request."""
-    try:
-        return store.get_file(ref_id, user=user)
-    except NotFound:
-        pass
-    with store.transaction(write=False) as tx:
-        row = tx.one("SELECT id, name, size, media_type, sha256 FROM files WHERE id = ?", (ref_id,))
-        if row is None:
-            raise NotFound("file")
-        candidates = tx.all(
-            "SELECT conversation_id, answer FROM interactions"
-            " WHERE status = 'answered' AND kind IN ('file', 'form') AND answer LIKE ?",
-            (f'%"{ref_id}"%',),
-        )
-        for candidate in candidates:
-            if _refers_to(json.loads(candidate["answer"]), ref_id) and conversation_access(
-                tx, candidate["conversation_id"], user
-            ):
-                return FileRef(**row)
-    raise NotFound("file")
-
-
-def _refers_to(answer: Any, file_id: str) -> bool:
-    if isinstance(answer, dict):
-        if answer.get("id") == file_id and "sha256" in answer:
-            return True
-        return any(_refers_to(value, file_id) for value in answer.values())
-    return False
-
-
 @router.get(
     "/{file_id}",
     summary="Download an upload",
@@ -175,7 +143,9 @@ def _refers_to(answer: Any, file_id: str) -> bool:
 )
 def download(file_id: str, principal: Caller, request: Request) -> Response:
     store = context_of(request).store
-    ref = _may_download(store, file_id, principal.user)
+    # The uploader, or whoever may read a request it answers: one indexed lookup, so an
+    # unknown id and someone else's answer alike (same body, same cost).
+    ref = store.readable_file(file_id, user=principal.user)
     with store.transaction(write=False) as tx:
         content = file_content(tx, ref.id)
     # Served as an attachment, never rendered here: an upload must not run as this origin.

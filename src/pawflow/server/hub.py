@@ -1,9 +1,16 @@
-"""Wakes streaming clients when any process announces new events.
+"""Wakes streaming clients when any process announces new events for their user.
 
 The store tells every listener of a commit that logged events: in this process directly,
 from other processes by PostgreSQL ``LISTEN/NOTIFY`` or by SQLite's ``data_version``. A
-notice carries no user, so each woken client reads its own log from where it stopped;
-a client that slept through several notices reads once.
+notice names the user whose log grew (``event:<user key>``), and only that user's streams
+wake; ``auth:<user key>`` (a token revoked, a session ended) wakes them to check their
+credentials at once. "changed" (another SQLite process committed, or a listener
+reconnected) says nothing of whom it concerns, so it wakes every stream, which then reads
+its own log from where it stopped; a stream that slept through several notices reads once.
+SQLite's "touched" (the file changed while this process committed too) is ignored: our own
+commits were announced by name, and a stream re-reads its log at least every
+``credential_check`` seconds, which bounds the wait should another process have committed
+in the same instant.
 """
 
 from __future__ import annotations
@@ -14,11 +21,28 @@ import threading
 from collections.abc import Callable
 
 from pawflow.store import Store
-from pawflow.store.events import EVENT_NOTICE
+from pawflow.store.events import EVENT_NOTICE, user_key
 
-# "changed" is what the listeners say when they cannot tell what changed (another SQLite
-# process committed, or a PostgreSQL listener reconnected and may have missed notices).
-WAKING_NOTICES = frozenset({EVENT_NOTICE, "changed"})
+AUTH_NOTICE = "auth"
+
+
+def auth_notice(user: str) -> str:
+    return f"{AUTH_NOTICE}:{user_key(user)}"
+
+
+class Waiter:
+    """One stream's wake-up: set by an event for its user; ``recheck`` by an auth notice."""
+
+    def __init__(self, user: str) -> None:
+        self.key = user_key(user)
+        self.event = asyncio.Event()
+        self.recheck = False
+
+    def clear(self) -> None:
+        self.event.clear()
+
+    async def wait(self) -> None:
+        await self.event.wait()
 
 
 class EventHub:
@@ -26,7 +50,7 @@ class EventHub:
         self.store = store
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_listening: Callable[[], None] | None = None
-        self._waiters: set[asyncio.Event] = set()
+        self._waiters: dict[str, set[Waiter]] = {}
         self._lock = threading.Lock()
         self.wakeups = 0
         self._closing = False
@@ -43,7 +67,7 @@ class EventHub:
         stop, self._stop_listening = self._stop_listening, None
         if stop is not None:
             stop()
-        self._wake_all()  # streams still open see the stop at their next check
+        self._wake(None)  # streams still open see the stop at their next check
         self._loop = None
 
     @property
@@ -53,34 +77,47 @@ class EventHub:
     def close_streams(self) -> None:
         """End every open stream now (the server is going down); callable from any thread."""
         self._closing = True
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._wake_all)
+        self._call_soon(self._wake, None)
 
-    def subscribe(self) -> asyncio.Event:
-        waiter = asyncio.Event()
+    def subscribe(self, user: str) -> Waiter:
+        waiter = Waiter(user)
         with self._lock:
-            self._waiters.add(waiter)
+            self._waiters.setdefault(waiter.key, set()).add(waiter)
         return waiter
 
-    def unsubscribe(self, waiter: asyncio.Event) -> None:
+    def unsubscribe(self, waiter: Waiter) -> None:
         with self._lock:
-            self._waiters.discard(waiter)
+            found = self._waiters.get(waiter.key)
+            if found is not None:
+                found.discard(waiter)
+                if not found:
+                    del self._waiters[waiter.key]
 
     def _on_notice(self, notice: str) -> None:
         # Called on whichever thread committed or listened; hop onto the loop.
-        if notice not in WAKING_NOTICES:
-            return
+        kind, _, key = notice.partition(":")
+        if notice == "changed":
+            self._call_soon(self._wake, None)
+        elif kind == EVENT_NOTICE and key:
+            self._call_soon(self._wake, key)
+        elif kind == AUTH_NOTICE and key:
+            self._call_soon(self._wake, key, True)
+
+    def _call_soon(self, callback: Callable[..., None], *args: object) -> None:
         loop = self._loop
         if loop is None or loop.is_closed():
             return
         with contextlib.suppress(RuntimeError):  # the loop closed in between
-            loop.call_soon_threadsafe(self._wake_all)
+            loop.call_soon_threadsafe(callback, *args)
 
-    def _wake_all(self) -> None:
-        self.wakeups += 1
+    def _wake(self, key: str | None, recheck: bool = False) -> None:
         with self._lock:
-            waiters = list(self._waiters)
+            if key is None:
+                waiters = [w for found in self._waiters.values() for w in found]
+            else:
+                waiters = list(self._waiters.get(key, ()))
+        self.wakeups += len(waiters)
         for waiter in waiters:
-            waiter.set()
+            if recheck:
+                waiter.recheck = True
+            waiter.event.set()

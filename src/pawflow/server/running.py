@@ -1,13 +1,110 @@
-"""Serving an app with uvicorn until told to stop."""
+"""Serving an app with uvicorn until told to stop.
+
+Requests are parsed by h11 with a bound on a request's line and headers: past it the
+client gets a 431 and the connection closes, before any of the request reaches the app.
+The access log never carries a secret: a ``token`` in a query string is masked.
+"""
 
 from __future__ import annotations
 
+import logging
+import re
 from types import FrameType
+from typing import Any
 
+import h11
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from pawflow.server.settings import ServerSettings
+
+_SECRET_QUERY = re.compile(r"(?i)([?&](?:token|secret|session)=)[^&#\s]*")
+
+
+def mask_secrets(text: str) -> str:
+    """``/signin?token=abc`` → ``/signin?token=***``: the log keeps the route, not the key."""
+    return _SECRET_QUERY.sub(r"\1***", text)
+
+
+class MaskSecrets(logging.Filter):
+    """Masks secret query parameters in uvicorn's access log lines."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(
+                mask_secrets(arg) if isinstance(arg, str) else arg for arg in record.args
+            )
+        if isinstance(record.msg, str):
+            record.msg = mask_secrets(record.msg)
+        return True
+
+
+def mask_access_log() -> None:
+    """Install :class:`MaskSecrets` on uvicorn's access logger (once)."""
+    logger = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, MaskSecrets) for f in logger.filters):
+        logger.addFilter(MaskSecrets())
+
+
+_TOO_LARGE = b"Request Header Fields Too Large"
+
+
+class BoundedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, answering 431 (not 400) to oversized request headers."""
+
+    _status_hint = 400
+
+    def handle_events(self) -> None:
+        # h11 says why it refused a request in the error's status hint; uvicorn drops it.
+        next_event = self.conn.next_event
+
+        def hinted() -> Any:
+            try:
+                return next_event()
+            except h11.RemoteProtocolError as exc:
+                self._status_hint = exc.error_status_hint
+                raise
+
+        self.conn.next_event = hinted  # type: ignore[method-assign]
+        try:
+            super().handle_events()
+        finally:
+            del self.conn.next_event
+
+    def send_400_response(self, msg: str) -> None:
+        if self._status_hint != 431:
+            super().send_400_response(msg)
+            return
+        body = b"Request header fields too large."
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        for event in (
+            h11.Response(
+                status_code=431, headers=headers, reason=b"Request Header Fields Too Large"
+            ),
+            h11.Data(data=body),
+            h11.EndOfMessage(),
+        ):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
+
+
+def server_config(app: FastAPI, settings: ServerSettings, **options: Any) -> uvicorn.Config:
+    """uvicorn's configuration for ``app``: bounded headers, a masked access log."""
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        http=BoundedH11Protocol,
+        h11_max_incomplete_event_size=settings.max_header_bytes,
+        **options,
+    )
+    mask_access_log()  # after the Config, which (re)configures uvicorn's loggers
+    return config
 
 
 class Server(uvicorn.Server):
@@ -30,11 +127,5 @@ class Server(uvicorn.Server):
 
 def serve_app(app: FastAPI, settings: ServerSettings, *, log_level: str = "info") -> None:
     """Serve ``app`` on the settings' host and port until interrupted."""
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=log_level.lower(),
-        timeout_graceful_shutdown=5,
-    )
+    config = server_config(app, settings, log_level=log_level.lower(), timeout_graceful_shutdown=5)
     Server(config, app).run()

@@ -47,6 +47,13 @@ class ServerSettings:
     session_ttl: timedelta = timedelta(days=30)
     signin_ttl: timedelta = timedelta(days=1)
     message_workers: int = 4
+    auth_failure_limit: int = 30
+    """Failed sign-ins and token guesses per client address per minute (a token bucket)."""
+    auth_failure_burst: int = 30
+    credential_check: float = 2.0
+    """Seconds between an open stream's checks that its token or session is still valid."""
+    max_header_bytes: int = 16 * 1024
+    """The most a request's line and headers may take; more is a 431."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Settings of serve-time extensions, by name; this module does not read them."""
 
@@ -54,10 +61,19 @@ class ServerSettings:
         problems = []
         if not 0 <= self.port <= 65535:
             problems.append("port must be between 0 and 65535")
-        for name in ("sweep_interval", "keepalive"):
+        for name in ("sweep_interval", "keepalive", "credential_check"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
-        for name in ("max_body", "max_upload", "rate_limit", "rate_burst", "message_workers"):
+        for name in (
+            "max_body",
+            "max_upload",
+            "rate_limit",
+            "rate_burst",
+            "message_workers",
+            "auth_failure_limit",
+            "auth_failure_burst",
+            "max_header_bytes",
+        ):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
         if self.public_url is not None and urlsplit(self.public_url).scheme not in (

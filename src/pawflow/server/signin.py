@@ -18,6 +18,7 @@ from pawflow.server.auth import (
     SESSION_COOKIE,
     Principal,
     authenticate,
+    client_address,
     create_session,
     drop_session,
     redeem_signin,
@@ -38,8 +39,9 @@ def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(
         "<!doctype html><html lang=en><meta charset=utf-8>"
         f"<meta name=viewport content='width=device-width'><title>{html.escape(title)}</title>"
-        "<body style='font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto'>"
-        f"<h1>PawFlow</h1>{body}</body></html>",
+        # No inline style or script: the Content-Security-Policy allows neither.
+        "<link rel=stylesheet href=/static/app.css>"
+        f"<body class=signin-page><h1>PawFlow</h1>{body}</body></html>",
         status_code=status,
         headers=_NO_STORE,
     )
@@ -71,9 +73,12 @@ def signin(request: Request, token: Annotated[str, Form(max_length=200)] = "") -
     ) - {""}:
         raise HTTPProblem(403, "cross-origin sign-in refused")
     store = ctx.store
+    address = client_address(request)
+    ctx.auth_failures.check(address)
     with store.transaction() as tx:
         user = redeem_signin(tx, token, now=store.now())
         if user is None:
+            ctx.auth_failures.failed(address)
             return _page(
                 "Sign in",
                 "<p>This sign-in link is unknown, expired or already used. Ask for a new one "

@@ -10,14 +10,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import httpx
-import uvicorn
 from fastapi import FastAPI
 
 from pawflow.loops import Service
 from pawflow.server.app import create_app
 from pawflow.server.auth import issue_token
 from pawflow.server.context import MessageHandler
-from pawflow.server.running import Server
+from pawflow.server.running import Server, server_config
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
 
@@ -72,13 +71,8 @@ def live_server(
     app = create_app(
         store, settings=settings, services=services, on_message=on_message, endpoints=endpoints
     )
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        lifespan="on",
-        timeout_graceful_shutdown=2,
+    config = server_config(
+        app, settings, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
     )
     server = Server(config, app)
     thread = threading.Thread(target=server.run, name="pawflow-test-server", daemon=True)

@@ -8,6 +8,7 @@ lease, how other processes are told that something changed.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -70,6 +71,10 @@ class Tx:
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         self._after_commit.append(callback)
+
+
+TOUCHED = "touched"
+"""SQLite: the file changed while this process also committed; maybe only by us."""
 
 
 class Database:
@@ -148,11 +153,16 @@ class SqliteDatabase(Database):
         self.path = path
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
+            # Owner-only from the first byte; SQLite gives its -wal and -shm files the
+            # database file's mode.
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
         self.busy_timeout = busy_timeout
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._local_commits = 0
+        self._commit_lock = threading.Lock()
 
     def connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
@@ -211,7 +221,14 @@ class SqliteDatabase(Database):
                 raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
             raise
         try:
-            conn.execute("COMMIT")
+            if write:
+                # Counted under the lock the watcher reads data_version under, so it sees a
+                # commit of ours and its count together or neither.
+                with self._commit_lock:
+                    conn.execute("COMMIT")
+                    self._local_commits += 1
+            else:
+                conn.execute("COMMIT")
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
@@ -220,19 +237,27 @@ class SqliteDatabase(Database):
 
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
         # In this process, commits call listeners directly; other processes' commits are
-        # seen by polling data_version on a connection of the watcher's own.
+        # seen by polling data_version on a connection of the watcher's own. That moves on
+        # this process's commits too: when this process also committed since the last poll,
+        # the change may be ours alone, and is announced as "touched" (a listener that
+        # already heard of its own commits may ignore it) rather than "changed".
         stop = threading.Event()
 
         def watch() -> None:
             conn = self.connect()
             try:
-                last = conn.execute("PRAGMA data_version").fetchone()[0]
+                with self._commit_lock:
+                    last = conn.execute("PRAGMA data_version").fetchone()[0]
+                    seen = self._local_commits
                 callback("changed")  # anything committed before the baseline was read
                 while not stop.wait(0.02):
-                    version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    with self._commit_lock:
+                        version = conn.execute("PRAGMA data_version").fetchone()[0]
+                        local = self._local_commits
                     if version != last:
                         last = version
-                        callback("changed")
+                        callback("changed" if local == seen else TOUCHED)
+                    seen = local
             except sqlite3.Error:
                 pass
             finally:

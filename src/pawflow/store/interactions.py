@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -38,6 +39,7 @@ from pawflow.store.conversations import (
 )
 from pawflow.store.database import Tx
 from pawflow.store.events import append_event
+from pawflow.store.file_links import link_files, referenced_files
 
 MAX_MESSAGE = 20_000
 SignalFamily = Literal["confirmation", "interaction"]
@@ -244,13 +246,22 @@ def _encode_cursor(created: int, request_id: str) -> str:
     return base64.urlsafe_b64encode(f"{created}.{request_id}".encode()).decode().rstrip("=")
 
 
+_CURSOR = re.compile(r"(0|[1-9][0-9]{0,17})\.([^\x00]{1,200})", re.DOTALL)
+"""What :func:`_encode_cursor` writes: a time that fits a 64-bit column, then an id."""
+
+
 def _decode_cursor(cursor: str) -> tuple[int, str]:
+    refused = InvalidInput("invalid cursor", [FieldError("cursor", "not a cursor")])
+    if not isinstance(cursor, str) or len(cursor) > 400:
+        raise refused
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        created, request_id = raw.split(".", 1)
-        return int(created), request_id
     except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidInput("invalid cursor", [FieldError("cursor", "not a cursor")]) from exc
+        raise refused from exc
+    found = _CURSOR.fullmatch(raw)
+    if found is None:
+        raise refused
+    return int(found.group(1)), found.group(2)
 
 
 def leave_pending(
@@ -293,7 +304,14 @@ def _answerable(
     return row
 
 
-def respond(
+class PastDeadline:
+    """What :func:`prepare_answer` returns for a request whose deadline has passed."""
+
+
+PAST_DEADLINE = PastDeadline()
+
+
+def prepare_answer(
     tx: Tx,
     request_id: str,
     answer: Any,
@@ -301,18 +319,17 @@ def respond(
     user: str,
     now: datetime,
     kinds: Collection[str] | None = None,
-) -> Interaction | NotPending:
-    """Validate, normalize and record an answer.
+) -> Any | PastDeadline:
+    """Check access and normalize an answer, in a read-only transaction.
 
-    A request found past its deadline is expired here and now (the caller commits that and
-    raises the returned ``NotPending``), so an answer never beats an expiry that is due.
+    Validation (patterns included) runs here, before any write transaction opens, so no
+    answer, however slow to check, ever holds up another writer.
     """
     row = _answerable(tx, request_id, user, kinds)
     if row["status"] != "pending":
         raise NotPending(row["status"])
     if _expired(row, now):
-        leave_pending(tx, row, "expired", answer=None, by=None, now=now)
-        return NotPending("expired")
+        return PAST_DEADLINE
 
     def resolve_file(file_id: str) -> dict[str, Any] | None:
         try:
@@ -320,13 +337,38 @@ def respond(
         except NotFound:
             return None
 
-    normalized = normalize_answer(
+    return normalize_answer(
         Kind(row["kind"]), json.loads(row["response_schema"]), answer, resolve_file=resolve_file
     )
+
+
+def respond(
+    tx: Tx,
+    request_id: str,
+    normalized: Any | PastDeadline,
+    *,
+    user: str,
+    now: datetime,
+    kinds: Collection[str] | None = None,
+) -> Interaction | NotPending:
+    """Record an answer :func:`prepare_answer` normalized.
+
+    A request found past its deadline is expired here and now (the caller commits that and
+    raises the returned ``NotPending``), so an answer never beats an expiry that is due.
+    """
+    row = _answerable(tx, request_id, user, kinds)
+    if row["status"] != "pending":
+        raise NotPending(row["status"])
+    if _expired(row, now) or isinstance(normalized, PastDeadline):
+        leave_pending(tx, row, "expired", answer=None, by=None, now=now)
+        return NotPending("expired")
+    kind = Kind(row["kind"])
+    files = referenced_files(kind, json.loads(row["response_schema"]), normalized)
     record = leave_pending(tx, row, "answered", answer=normalized, by=user, now=now)
     if record is None:
         current = _must(tx, request_id)
         raise NotPending(current["status"])
+    link_files(tx, record.id, files, answerer=user)
     return record
 
 

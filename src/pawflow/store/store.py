@@ -19,10 +19,10 @@ from pawflow.errors import InvalidInput, NotPending
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
 from pawflow.store import continuations as cont
 from pawflow.store import conversations as convs
-from pawflow.store import events, leases, messages, migrations, turns
+from pawflow.store import events, file_links, invitations, leases, messages, migrations, turns
 from pawflow.store import interactions as inter
 from pawflow.store.continuations import Continuation, SignalValue
-from pawflow.store.database import Database, Tx
+from pawflow.store.database import TOUCHED, Database, Tx
 from pawflow.store.delivery import (
     Delivery,
     DeliveryHandler,
@@ -165,6 +165,32 @@ class Store:
                 known_users_only=known_users_only,
             )
 
+    def invite_to_conversation(
+        self,
+        conversation_id: str,
+        *,
+        user: str,
+        with_user: str,
+        access: Literal["read", "write"],
+    ) -> Conversation:
+        """Offer a conversation to another user, who joins by accepting (owner only)."""
+        with self.db.transaction() as tx:
+            return invitations.invite(
+                tx, conversation_id, user=user, with_user=with_user, access=access, now=self.now()
+            )
+
+    def list_invitations(self, *, user: str) -> list[dict[str, Any]]:
+        with self.db.transaction(write=False) as tx:
+            return invitations.invitations_for(tx, user)
+
+    def accept_invitation(self, conversation_id: str, *, user: str) -> Conversation:
+        with self.db.transaction() as tx:
+            return invitations.accept(tx, conversation_id, user=user, now=self.now())
+
+    def decline_invitation(self, conversation_id: str, *, user: str) -> None:
+        with self.db.transaction() as tx:
+            invitations.decline(tx, conversation_id, user=user)
+
     def add_file(self, owner: str, name: str, media_type: str, content: bytes) -> FileRef:
         """Keep an upload of ``owner`` (at most ``file_cap`` bytes)."""
         with self.db.transaction() as tx:
@@ -176,6 +202,11 @@ class Store:
         """An upload ``user`` made; anyone else's is not found."""
         with self.db.transaction(write=False) as tx:
             return convs.get_file(tx, file_id, user=user)
+
+    def readable_file(self, file_id: str, *, user: str) -> FileRef:
+        """An upload ``user`` made, or one answering a request they may read."""
+        with self.db.transaction(write=False) as tx:
+            return file_links.readable_file(tx, file_id, user=user)
 
     # -- interactions ---------------------------------------------------------------------
 
@@ -323,8 +354,14 @@ class Store:
         With ``kinds``, a request of any other kind is not found. Raises ``NotPending`` when
         it already left ``pending`` (also when it is found past its deadline: it expires).
         """
+        now = self.now()
+        # The answer is checked in a read transaction: the write below only records it.
+        with self.db.transaction(write=False) as tx:
+            normalized = inter.prepare_answer(
+                tx, request_id, answer, user=user, now=now, kinds=kinds
+            )
         with self.db.transaction() as tx:
-            outcome = inter.respond(tx, request_id, answer, user=user, now=self.now(), kinds=kinds)
+            outcome = inter.respond(tx, request_id, normalized, user=user, now=now, kinds=kinds)
         if isinstance(outcome, NotPending):
             raise outcome
         return outcome
@@ -636,6 +673,6 @@ class Store:
         if not self.deliveries.kinds():
             return
         if notice == cont.RESOLVED_NOTICE or (
-            notice == "changed" and anything_due(self.db, self.now())
+            notice in ("changed", TOUCHED) and anything_due(self.db, self.now())
         ):
             self.deliver_due()

@@ -8,6 +8,7 @@ import { ConversationView, urgencyLabel } from "./conversation.js";
 import { announce, clear, h, uid } from "./dom.js";
 import { expiryText, fromNow } from "./format.js";
 import { InboxView, loadPending } from "./inbox.js";
+import { InvitationList } from "./invitations.js";
 import { Live } from "./live.js";
 import * as state from "./state.js";
 
@@ -29,6 +30,10 @@ let hydrating = null;
 let hydrateAgain = false;
 let live = null;
 const conversationList = h("ul", { class: "conversation-list" });
+const invitations = new InvitationList((conversation) => {
+  state.addConversation(conversation);
+  navigate(`/?c=${encodeURIComponent(conversation.id)}`);
+});
 
 // -- routes ---------------------------------------------------------------------------------
 
@@ -161,6 +166,7 @@ function renderSidebar() {
   clear(sidebar).append(
     h("div", { class: "sidebar-head" }, h("h2", { id: titleId }, "Conversations"), toggle),
     form,
+    invitations.el,
     conversationList,
   );
   conversationList.setAttribute("aria-labelledby", titleId);
@@ -273,6 +279,10 @@ state.onConversations(() => {
 });
 
 function onEvent(type, data) {
+  if (type === "invitation") {
+    invitations.load().catch(() => {}); // offered, not joined: only the invitation shows
+    return;
+  }
   const conversationId = data.conversation_id;
   if (hydrated && conversationId && !state.conversations.has(conversationId)) {
     loadConversations().catch(() => {}); // shared with us since the list was read
@@ -329,7 +339,7 @@ function hydrate() {
   }
   hydrating = (async () => {
     try {
-      await Promise.all([loadConversations(), loadPending(getRecord)]);
+      await Promise.all([loadConversations(), loadPending(getRecord), invitations.load()]);
       hydrated = true;
       if (view instanceof ConversationView) await view.load();
       if (view instanceof InboxView) view.refresh(true);

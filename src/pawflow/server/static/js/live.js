@@ -15,6 +15,7 @@ const HANDLED = [
   "message",
   "notification",
   "agent_progress",
+  "invitation",
 ];
 const MAX_BACKOFF = 15000;
 

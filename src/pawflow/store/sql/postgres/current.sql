@@ -293,3 +293,30 @@ CREATE TABLE flow_queue (
 CREATE INDEX flow_queue_target ON flow_queue (target, id);
 CREATE UNIQUE INDEX flow_queue_continuation ON flow_queue (continuation_id)
     WHERE continuation_id IS NOT NULL;
+
+-- Which answered request refers to which upload (downloads are authorized through it).
+CREATE TABLE file_links (
+    file_id TEXT NOT NULL REFERENCES files (id),
+    interaction_id TEXT NOT NULL REFERENCES interactions (id),
+    PRIMARY KEY (file_id, interaction_id)
+);
+
+-- A shared conversation is offered first; the invited user joins by accepting.
+CREATE TABLE conversation_invitations (
+    conversation_id TEXT NOT NULL REFERENCES conversations (id),
+    user_id TEXT NOT NULL,
+    access TEXT NOT NULL CHECK (access IN ('read', 'write')),
+    invited_by TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (conversation_id, user_id)
+);
+CREATE INDEX conversation_invitations_user ON conversation_invitations (user_id, created_at);
+
+-- Event ids count each user's own events, so they tell nothing of anyone else's.
+ALTER TABLE events ADD COLUMN user_seq BIGINT NOT NULL DEFAULT 0;
+DROP INDEX events_user;
+CREATE UNIQUE INDEX events_user_seq ON events (user_id, user_seq);
+CREATE TABLE event_counters (
+    user_id TEXT PRIMARY KEY,
+    last_seq BIGINT NOT NULL
+);
