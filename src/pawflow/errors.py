@@ -12,10 +12,13 @@ escape raw::
     │   ├── ConfigError             a setting or a configuration that cannot be used
     │   ├── FlowDefinitionError     a flow definition that cannot run
     │   ├── ExpressionError         a ``${…}`` expression or JSON path that cannot be read
-    │   └── UndecodableCheckpoint   a checkpoint this version cannot resume
+    │   ├── UndecodableCheckpoint   a checkpoint this version cannot resume
+    │   ├── InvalidPattern          a ``pattern`` the linear-time engine refuses
+    │   └── HopLimitReached         a one-shot flow run that loops without end
     ├── NotFound                    unknown id, or one the caller may not see
     ├── Conflict                    the state forbids the change
-    │   └── NotPending              the request already left ``pending`` (``status``)
+    │   ├── NotPending              the request already left ``pending`` (``status``)
+    │   └── LeaseLost               another process has taken this process's work over
     ├── StoreError                  the store failed (translated backend error)
     │   ├── StoreUnavailable        the database cannot be reached or stays busy
     │   └── MigrationError          an upgrade check failed (``check``); nothing changed
@@ -109,6 +112,14 @@ class UndecodableCheckpoint(InvalidInput):
     """A checkpoint whose payload is not a run this version can resume."""
 
 
+class InvalidPattern(InvalidInput):
+    """A ``pattern`` RE2 cannot (or will not) compile; the message says why, briefly."""
+
+
+class HopLimitReached(InvalidInput):
+    """A FlowFile passed more tasks than a one-shot run allows: the flow loops without end."""
+
+
 class NotFound(PawFlowError):
     """Nothing with that id exists for this caller.
 
@@ -131,6 +142,10 @@ class NotPending(Conflict):
     def __init__(self, status: str) -> None:
         super().__init__(f"interaction is no longer pending: it is {status}")
         self.status = status
+
+
+class LeaseLost(Conflict):
+    """This process no longer owns the work: another one has taken it over."""
 
 
 class StoreError(PawFlowError):

@@ -5,6 +5,7 @@ Importing this package registers the built-in task types.
 
 from __future__ import annotations
 
+from pawflow.errors import HopLimitReached
 from pawflow.flow import tasks_durable, tasks_general, tasks_interaction  # noqa: F401 - built-ins
 from pawflow.flow.board import SignalBoard
 from pawflow.flow.definition import FlowDefinition, FlowDefinitionError, load_flow, parse_flow
@@ -20,7 +21,7 @@ from pawflow.flow.registry import (
     import_tasks,
     register_task,
 )
-from pawflow.flow.runtime import BatchResult, Ending, HopLimitReached, run_batch
+from pawflow.flow.runtime import BatchResult, Ending, run_batch
 from pawflow.flow.service import FlowService
 from pawflow.flow.task import (
     FlowScope,

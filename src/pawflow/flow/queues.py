@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pawflow import durations
-from pawflow.errors import InvalidInput, PayloadTooLarge, Undeliverable
+from pawflow.errors import InvalidInput, LeaseLost, PayloadTooLarge, Undeliverable
 from pawflow.flow.definition import FlowDefinition
 from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.runtime import PARK_MODE_RESUME, Ending, Engine, Item, fan_out
@@ -33,7 +33,7 @@ from pawflow.flow.task import Emit, Parker, Resumption, RuntimeContext
 from pawflow.ids import new_id
 from pawflow.store import continuations as cont
 from pawflow.store import queues
-from pawflow.store.queues import LeaseLost, NewRow
+from pawflow.store.queues import NewRow
 
 if TYPE_CHECKING:
     from pawflow.store import Store

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pawflow.clock import Clock, SystemClock
-from pawflow.errors import InvalidInput, PawFlowError, Undeliverable
+from pawflow.errors import HopLimitReached, InvalidInput, PawFlowError, Undeliverable
 from pawflow.flow.board import SignalBoard
 from pawflow.flow.definition import FlowDefinition
 from pawflow.flow.flowfile import FlowFile
@@ -35,10 +35,6 @@ log = logging.getLogger("pawflow.flow")
 PARK_MODE_RESUME = "resume"
 PARK_MODE_INJECT = "inject"
 DEFAULT_MAX_HOPS = 1000
-
-
-class HopLimitReached(InvalidInput):
-    """A FlowFile passed more tasks than a one-shot run allows: the flow loops without end."""
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import jsonschema
 import jsonschema.protocols
 from pydantic import BaseModel, ConfigDict
 
-from pawflow.errors import FieldError, InvalidInput
-from pawflow.interactions.patterns import PatternError, compile_pattern
+from pawflow.errors import FieldError, InvalidInput, InvalidPattern
+from pawflow.interactions.patterns import compile_pattern
 
 CONTRACT: Final = "pawflow.user-interaction.v1"
 
@@ -412,7 +412,7 @@ def _check_text(schema: Mapping[str, Any], path: str) -> None:
     if pattern is not None:
         try:
             compile_pattern(pattern)
-        except PatternError as exc:
+        except InvalidPattern as exc:
             errors.append(FieldError(f"{path}.pattern", str(exc)))
     if errors:
         raise invalid("invalid response_schema", errors)

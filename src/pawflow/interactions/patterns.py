@@ -16,14 +16,12 @@ import jsonschema.protocols
 import re2  # type: ignore[import-untyped]
 from jsonschema import ValidationError
 
+from pawflow.errors import InvalidPattern
+
 MAX_PATTERN = 1000
 """Longer patterns are refused: a schema is data, not a program."""
 MAX_PATTERN_MEMORY = 8 << 20
 """RE2's compile-time memory budget for one pattern; a pattern needing more is refused."""
-
-
-class PatternError(ValueError):
-    """A pattern RE2 cannot (or will not) compile; the message says why, briefly."""
 
 
 def _options() -> re2.Options:
@@ -39,11 +37,11 @@ def _compiled(pattern: str) -> Any:
 
 
 def compile_pattern(pattern: object) -> Any:
-    """The compiled pattern, or ``PatternError``."""
+    """The compiled pattern, or ``InvalidPattern``."""
     if not isinstance(pattern, str):
-        raise PatternError("must be a string")
+        raise InvalidPattern("must be a string")
     if len(pattern) > MAX_PATTERN:
-        raise PatternError(f"must be at most {MAX_PATTERN} characters")
+        raise InvalidPattern(f"must be at most {MAX_PATTERN} characters")
     try:
         return _compiled(pattern)
     except (re2.error, TypeError, ValueError) as exc:
@@ -51,7 +49,7 @@ def compile_pattern(pattern: object) -> Any:
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
         reason = str(detail).split(":", 1)[0] if detail else "not supported"
-        raise PatternError(
+        raise InvalidPattern(
             f"must be a regular expression RE2 accepts (no backreferences or lookaround): "
             f"{reason[:80]}"
         ) from None
@@ -65,7 +63,7 @@ def pattern_keyword(
         return
     try:
         compiled = compile_pattern(pattern)
-    except PatternError:
+    except InvalidPattern:
         # Only a schema stored before patterns were checked by RE2 can get here.
         yield ValidationError("the request's pattern cannot be checked")
         return

@@ -41,7 +41,7 @@ class Outcome:
     errors: list[FieldError] | None = None
 
 
-class ToolError(Exception):
+class _ToolError(Exception):
     """A tool call the caller must fix; its text is the tool result."""
 
     def __init__(self, message: str, errors: list[FieldError] | None = None) -> None:
@@ -59,7 +59,7 @@ def _parse(model: type[BaseModel], arguments: dict[str, Any] | None) -> Any:
     try:
         return model.model_validate(arguments or {})
     except ValidationError as exc:
-        raise ToolError("invalid arguments", _validation_errors(exc)) from None
+        raise _ToolError("invalid arguments", _validation_errors(exc)) from None
 
 
 async def call_tool(
@@ -90,7 +90,7 @@ async def call_tool(
         else:  # wait_for_answer
             outcome = Outcome(await backend.wait(args.request_id, args.seconds))
         return _interaction_result(backend, outcome)
-    except ToolError as exc:
+    except _ToolError as exc:
         return _error(str(exc), exc.errors)
     except InvalidInput as exc:
         return _error(str(exc), exc.errors)

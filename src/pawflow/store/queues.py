@@ -19,17 +19,13 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pawflow.clock import to_millis
-from pawflow.errors import PawFlowError
+from pawflow.errors import LeaseLost
 from pawflow.store.database import Tx
 
 Status = Literal["queued", "running", "parked"]
 STATUSES: tuple[Status, ...] = ("queued", "running", "parked")
 # Statements stay well under SQLite's and psycopg's parameter limits.
 _CHUNK = 200
-
-
-class LeaseLost(PawFlowError):
-    """This process no longer owns the target: another one has taken its work over."""
 
 
 @dataclass(frozen=True)

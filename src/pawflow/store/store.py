@@ -19,7 +19,7 @@ from pawflow.errors import InvalidInput, NotPending
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
 from pawflow.store import continuations as cont
 from pawflow.store import conversations as convs
-from pawflow.store import events, file_links, invitations, leases, messages, migrations, turns
+from pawflow.store import events, file_links, invitations, messages, migrations, turns
 from pawflow.store import interactions as inter
 from pawflow.store.continuations import Continuation, SignalValue
 from pawflow.store.database import TOUCHED, Database, Tx
@@ -31,6 +31,7 @@ from pawflow.store.delivery import (
     deliver_due,
 )
 from pawflow.store.reports import SweepReport as SweepReport
+from pawflow.store.runtime import RuntimeStore
 
 DEFAULT_PAYLOAD_CAP = 1024 * 1024
 DEFAULT_FILE_CAP = 10 * 1024 * 1024
@@ -41,7 +42,7 @@ SweepStep = Callable[["Store"], dict[str, int]]
 """An extra step of each sweeper pass; returns its counts by name."""
 
 
-class Store:
+class Store(RuntimeStore):
     """Everything PawFlow keeps, over SQLite or PostgreSQL (``db``), with its ``clock``.
 
     Every public method is one transaction and returns records (:mod:`pawflow.records`).
@@ -180,14 +181,17 @@ class Store:
             )
 
     def list_invitations(self, *, user: str) -> list[dict[str, Any]]:
+        """The invitations waiting for ``user`` to accept or decline."""
         with self.db.transaction(write=False) as tx:
             return invitations.invitations_for(tx, user)
 
     def accept_invitation(self, conversation_id: str, *, user: str) -> Conversation:
+        """Join the conversation ``user`` was invited to; NotFound without an invitation."""
         with self.db.transaction() as tx:
             return invitations.accept(tx, conversation_id, user=user, now=self.now())
 
     def decline_invitation(self, conversation_id: str, *, user: str) -> None:
+        """Drop the invitation; the conversation never appears for ``user``."""
         with self.db.transaction() as tx:
             invitations.decline(tx, conversation_id, user=user)
 
@@ -441,23 +445,6 @@ class Store:
         with self.db.transaction() as tx:
             return cont.cancel_continuation(tx, continuation_id, self.now())
 
-    # -- leases: one live owner at a time ----------------------------------------------------
-
-    def acquire_lease(self, name: str, owner: str, ttl: timedelta) -> bool:
-        """Take or renew the lease ``name`` for ``owner``; False while another holds it."""
-        with self.db.transaction() as tx:
-            return leases.acquire(tx, name, owner, self.now(), ttl)
-
-    def release_lease(self, name: str, owner: str) -> bool:
-        """Give the lease up, if ``owner`` holds it."""
-        with self.db.transaction() as tx:
-            return leases.release(tx, name, owner)
-
-    def live_leases(self, prefix: str = "") -> list[leases.Lease]:
-        """The leases not yet run out whose names start with ``prefix``."""
-        with self.db.transaction(write=False) as tx:
-            return leases.held(tx, prefix, self.now())
-
     def pending_continuations(self, target: str) -> int:
         """How many continuations for ``target`` are still parked."""
         with self.db.transaction(write=False) as tx:
@@ -546,105 +533,6 @@ class Store:
                 tx, conversation_id, content, author=user, now=self.now()
             )
         return message
-
-    def assign_agent(self, conversation_id: str, agent: str) -> None:
-        """Have ``agent`` answer the conversation's messages from now on."""
-        with self.db.transaction() as tx:
-            turns.assign_agent(tx, conversation_id, agent, self.now())
-
-    def assigned_agent(self, conversation_id: str) -> str | None:
-        """The agent answering the conversation's messages, if any."""
-        with self.db.transaction(write=False) as tx:
-            return turns.assigned_agent(tx, conversation_id)
-
-    def recent_messages(
-        self, conversation_id: str, limit: int, *, until: str | None = None
-    ) -> list[Message]:
-        """The last ``limit`` messages, oldest first, up to the message ``until`` (a queued
-        message: later ones are later turns). No access check: for the runtime."""
-        with self.db.transaction(write=False) as tx:
-            return messages.recent(tx, conversation_id, limit, until)
-
-    # -- the turn queue ------------------------------------------------------------------
-
-    def due_turns(self, agents: Sequence[str] | None, limit: int) -> list[turns.QueuedTurn]:
-        """Turns ready to run for ``agents`` (and turns of no agent); None: every agent."""
-        with self.db.transaction(write=False) as tx:
-            return turns.due(tx, self.now(), agents, limit)
-
-    def claim_turn(self, turn_id: str, owner: str, lease: timedelta) -> turns.QueuedTurn | None:
-        with self.db.transaction() as tx:
-            return turns.claim(tx, turn_id, owner, self.now(), lease)
-
-    def renew_turns(
-        self, running: Sequence[tuple[turns.TurnKey, str | None]], lease: timedelta
-    ) -> list[turns.TurnKey]:
-        """Heartbeat of running turns (with where each is); returns those no longer ours."""
-        lost = []
-        with self.db.transaction() as tx:
-            for key, stage in running:
-                if not turns.renew(tx, key, self.now(), lease, stage):
-                    lost.append(key)
-        return lost
-
-    def complete_turn(
-        self,
-        key: turns.TurnKey,
-        reply: str | None = None,
-        *,
-        role: messages.Role = "assistant",
-        author: str = "",
-        data: dict[str, Any] | None = None,
-    ) -> tuple[bool, Message | None]:
-        """End a turn and post its reply, both or neither: the reply is written once."""
-        with self.db.transaction() as tx:
-            return turns.complete(
-                tx, key, self.now(), reply=reply, role=role, author=author, data=data
-            )
-
-    def open_turns(self, conversation_id: str) -> list[turns.QueuedTurn]:
-        with self.db.transaction(write=False) as tx:
-            return turns.open_turns(tx, conversation_id)
-
-    def get_history(
-        self, conversation_id: str, *, user: str, after_seq: int = 0, limit: int = 500
-    ) -> list[Message]:
-        """The messages after ``after_seq`` that ``user`` (any member) may read, oldest first."""
-        with self.db.transaction(write=False) as tx:
-            return messages.history(
-                tx, conversation_id, user=user, after_seq=after_seq, limit=limit
-            )
-
-    def notify_user(
-        self,
-        user: str,
-        message: str,
-        *,
-        title: str | None = None,
-        urgency: messages.Urgency = "normal",
-        conversation_id: str | None = None,
-    ) -> Literal["sent", "queued"]:
-        """Tell ``user`` something: ``sent`` when a client of theirs is live, else ``queued``."""
-        with self.db.transaction() as tx:
-            return messages.notify_user(
-                tx,
-                user,
-                message=message,
-                title=title,
-                urgency=urgency,
-                conversation_id=conversation_id,
-                now=self.now(),
-            )
-
-    def mark_live(self, client_id: str, user: str, ttl: timedelta) -> None:
-        """``user`` has a live client (``client_id``) for ``ttl``: notices go there."""
-        with self.db.transaction() as tx:
-            messages.mark_live(tx, client_id, user, ttl, self.now())
-
-    def drop_live(self, client_id: str) -> None:
-        """The live client went away."""
-        with self.db.transaction() as tx:
-            messages.drop_live(tx, client_id)
 
     # -- events ---------------------------------------------------------------------------
 
