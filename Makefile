@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit browser bench clean
+.PHONY: run test lint typecheck unit browser bench clean vsix vscode-test
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,21 @@ test: lint typecheck unit
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	$(PY) benchmarks/run.py
+
+# The VS Code extension (clients/vscode): its tests run against a real `pawflow serve` from
+# this venv. Without node/npm they are skipped locally and fail in CI (CI=true).
+VSCODE := clients/vscode
+
+vscode-test: $(STAMP) browser
+	@if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then \
+	  cd $(VSCODE) && npm ci --no-audit --no-fund && \
+	  PAWFLOW_BIN="$(CURDIR)/$(VENV)/bin/pawflow" npm test; \
+	elif [ "$$CI" = true ]; then echo "node and npm are missing (apt-get install nodejs npm)"; exit 1; \
+	else echo "node and npm are missing (apt-get install nodejs npm): extension tests skipped"; fi
+
+vsix:
+	cd $(VSCODE) && npm ci --no-audit --no-fund && npm run package
+	@echo "built $(VSCODE)/pawflow.vsix"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
