@@ -91,28 +91,28 @@ function options(record: Interaction): PickItem[] {
 /** The native UI of a kind (no surface involved); null for a kind this client does not know. */
 function native(record: Interaction, kind: string): Ui | null {
   const schema = record.response_schema;
-  const title = record.title ? `${record.title}: ` : "";
+  // The title is the pick's or the box's own title: the prompt carries the message.
   switch (kind) {
     case "confirm":
       return {
         ui: "quickPick",
         canPickMany: false,
-        placeholder: title + record.message,
+        placeholder: record.message,
         items: [
           { label: "Yes", value: true },
           { label: "No", value: false },
         ],
       };
     case "choice":
-      return { ui: "quickPick", canPickMany: false, items: options(record), placeholder: title + record.message };
+      return { ui: "quickPick", canPickMany: false, items: options(record), placeholder: record.message };
     case "multi":
-      return { ui: "quickPick", canPickMany: true, items: options(record), placeholder: title + record.message };
+      return { ui: "quickPick", canPickMany: true, items: options(record), placeholder: record.message };
     case "text":
     case "integer":
     case "decimal":
     case "date":
     case "datetime":
-      return { ui: "inputBox", prompt: title + record.message, placeholder: PLACEHOLDERS[kind] ?? "" };
+      return { ui: "inputBox", prompt: record.message, placeholder: PLACEHOLDERS[kind] ?? "" };
     case "multiline":
       return { ui: "webview", view: "multiline" };
     case "form":

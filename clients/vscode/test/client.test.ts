@@ -25,7 +25,7 @@ async function conversation(client: PawflowClient, title = "Releases"): Promise<
   return (await client.action("create_conversation", { title })).conversation.id;
 }
 
-describe("the client", () => {
+describe("the client", { timeout: 120_000 }, () => {
   test("lists every pending request of the user across conversations, oldest first", async () => {
     const first = await conversation(ann, "One");
     const second = await conversation(ann, "Two");

@@ -19,7 +19,7 @@ after(async () => {
   await served?.stop();
 });
 
-describe("the SSE parser", () => {
+describe("the SSE parser", { timeout: 120_000 }, () => {
   test("splits events across chunks, joins data lines, keeps ids and retry", () => {
     const parser = new SseParser();
     const text = 'retry: 1500\n\n: keep-alive\n\nid: 7\nevent: ready\ndata: {"last_event_id"\ndata: :7}\n\nid: 8\r\nevent: x\r\ndata: plain\r\n\r\n';
@@ -67,7 +67,7 @@ async function ask(client: PawflowClient, conversationId: string, message: strin
   return made.interaction;
 }
 
-describe("the event stream", () => {
+describe("the event stream", { timeout: 120_000 }, () => {
   test("hydrates on connect, adds live requests and closes those answered elsewhere", async () => {
     const ann = await served.client();
     const conversation = (await ann.action("create_conversation", { title: "Live" })).conversation.id;
@@ -151,7 +151,7 @@ describe("the event stream", () => {
   });
 });
 
-describe("the pending model", () => {
+describe("the pending model", { timeout: 120_000 }, () => {
   const record = (id: string, status: Interaction["status"] = "pending", conversation = "c1"): Interaction => ({
     contract: "pawflow.user-interaction.v1",
     id,

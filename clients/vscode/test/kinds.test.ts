@@ -58,7 +58,7 @@ const CARD: JsonObject = {
   ],
 };
 
-describe("each kind's UI", () => {
+describe("each kind's UI", { timeout: 120_000 }, () => {
   const expected: Record<Kind, (ui: UiDescriptor) => void> = {
     confirm: (ui) => {
       assert.equal(ui.ui, "quickPick");
@@ -115,7 +115,7 @@ describe("each kind's UI", () => {
   });
 });
 
-describe("surfaces", () => {
+describe("surfaces", { timeout: 120_000 }, () => {
   test("a table for choice and multi, a card for confirm and choice are rendered", async () => {
     const cases: [Kind, JsonObject, Partial<RequestInteraction>][] = [
       ["choice", TABLE, { options: OPTIONS }],
@@ -187,7 +187,7 @@ describe("surfaces", () => {
   });
 });
 
-describe("typed input", () => {
+describe("typed input", { timeout: 120_000 }, () => {
   test("whole numbers become numbers; everything else goes as typed for the server to judge", () => {
     assert.equal(parseTyped("integer", " 42 "), 42);
     assert.equal(parseTyped("integer", "4.2"), "4.2");

@@ -45,9 +45,9 @@ before(async () => {
   conversation = (await ann.action("create_conversation", { title: "Webview" })).conversation.id;
 });
 after(async () => {
-  assert.deepEqual(pageErrors, [], "the page raised script errors");
   await browser?.close();
   await served?.stop();
+  assert.deepEqual(pageErrors, [], "the page raised script errors");
 });
 
 async function ask(body: Omit<RequestInteraction, "conversation_id">): Promise<Interaction> {
@@ -86,7 +86,7 @@ const RELEASE_FORM = {
   required: ["version", "replicas", "region"],
 };
 
-describe("the webview page", { skip: missing ? `${CHROMIUM} is missing` : false }, () => {
+describe("the webview page", { skip: missing ? `${CHROMIUM} is missing` : false, timeout: 120_000 }, () => {
   test("a form: field errors beside the fields, the request pending, then a normalized answer", async () => {
     const record = await ask({ kind: "form", message: "Release details", title: "Release", response_schema: RELEASE_FORM });
     const { page } = await open(record);
