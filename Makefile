@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck imports unit browser bench clean
+.PHONY: run test lint typecheck imports unit browser bench clean vsix vscode-test
 
 # The lowest total line coverage `make test` accepts.
 COVERAGE_FLOOR ?= 85
@@ -40,11 +40,26 @@ browser:
 	  else echo "chromium is missing and cannot be installed without root:" \
 	    "run 'sudo apt-get install chromium' (the web chat tests are skipped until then)."; fi; }
 
-test: lint typecheck imports unit
+test: lint typecheck imports vscode-test unit
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
 	$(PY) benchmarks/run.py
+
+# The VS Code extension (clients/vscode): its tests run against a real `pawflow serve` from
+# this venv. Without node/npm they are skipped locally and fail in CI (CI=true).
+VSCODE := clients/vscode
+
+vscode-test: $(STAMP) browser
+	@if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then \
+	  cd $(VSCODE) && npm ci --no-audit --no-fund && \
+	  PAWFLOW_BIN="$(CURDIR)/$(VENV)/bin/pawflow" npm test; \
+	elif [ "$$CI" = true ]; then echo "node and npm are missing (apt-get install nodejs npm)"; exit 1; \
+	else echo "node and npm are missing (apt-get install nodejs npm): extension tests skipped"; fi
+
+vsix:
+	cd $(VSCODE) && npm ci --no-audit --no-fund && npm run package
+	@echo "built $(VSCODE)/pawflow.vsix"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

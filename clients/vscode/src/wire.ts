@@ -1,0 +1,298 @@
+// The wire contract of the PawFlow server, as this extension uses it: the
+// `pawflow.user-interaction.v1` record, the action bodies and envelopes, uploads, errors and
+// the event names. Each interface mirrors one schema of the server's OpenAPI document; the
+// field lists below are checked against that document by the tests (test/contract.test.ts)
+// and against the interfaces by the compiler, so a drift on either side fails.
+
+export const CONTRACT = "pawflow.user-interaction.v1";
+export const SURFACE_CONTRACT = "pawflow.ui-surface.v1";
+
+export const KINDS = [
+  "confirm",
+  "choice",
+  "multi",
+  "text",
+  "multiline",
+  "integer",
+  "decimal",
+  "date",
+  "datetime",
+  "file",
+  "form",
+] as const;
+export type Kind = (typeof KINDS)[number];
+
+export const STATUSES = ["pending", "answered", "cancelled", "expired"] as const;
+export type Status = (typeof STATUSES)[number];
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** OptionOut */
+export interface Option {
+  value: string;
+  label: string;
+}
+
+/** RequesterOut (other fields are allowed) */
+export interface Requester {
+  type: string;
+  name: string;
+}
+
+/** InteractionOut: the `pawflow.user-interaction.v1` record. */
+export interface Interaction {
+  contract: typeof CONTRACT;
+  id: string;
+  kind: Kind;
+  title: string | null;
+  message: string;
+  options: Option[] | null;
+  response_schema: JsonObject;
+  owner: string;
+  conversation_id: string;
+  requester: Requester;
+  signal_id: string;
+  status: Status;
+  answer: Json;
+  answered_by: string | null;
+  answered_at: string | null;
+  created_at: string;
+  expires_at: string | null;
+  ui_surface: JsonObject | null;
+}
+
+/** FileOut: what an upload gives back, and a `file` answer. */
+export interface FileRef {
+  id: string;
+  name: string;
+  size: number;
+  media_type: string;
+  sha256: string;
+}
+
+/** FieldErrorBody */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** ErrorBody: every error response. */
+export interface ErrorBody {
+  error: string;
+  errors?: FieldError[] | null;
+  status?: string | null;
+}
+
+/** InteractionEnvelope */
+export interface InteractionEnvelope {
+  interaction: Interaction;
+}
+
+/** InteractionPage */
+export interface InteractionPage {
+  interactions: Interaction[];
+  next_cursor: string | null;
+}
+
+/** FileEnvelope */
+export interface FileEnvelope {
+  file: FileRef;
+}
+
+/** ConversationOut */
+export interface Conversation {
+  id: string;
+  owner: string;
+  title: string;
+  created_at: string;
+  access: "owner" | "read" | "write";
+  members: { [user: string]: "read" | "write" };
+}
+
+/** ConversationList */
+export interface ConversationList {
+  conversations: Conversation[];
+}
+
+/** ConversationEnvelope */
+export interface ConversationEnvelope {
+  conversation: Conversation;
+}
+
+/** Respond: the body of `respond_interaction`. */
+export interface Respond {
+  request_id: string;
+  answer: Json;
+}
+
+/** RequestRef: the body of `get_interaction` and `cancel_interaction`. */
+export interface RequestRef {
+  request_id: string;
+}
+
+/** ListInteractions: the body of `list_interactions`. */
+export interface ListInteractions {
+  status?: Status | null;
+  conversation_id?: string | null;
+  kind?: Kind | null;
+  limit?: number;
+  cursor?: string | null;
+}
+
+/** RequestInteraction: the body of `request_interaction` (used by the tests to ask). */
+export interface RequestInteraction {
+  conversation_id: string;
+  kind: Kind;
+  message: string;
+  title?: string | null;
+  options?: (string | { value: string; label?: string | null })[] | null;
+  response_schema?: JsonObject | null;
+  expires_in?: string | number | null;
+  expires_at?: string | null;
+  ui_surface?: JsonObject | null;
+}
+
+/** CreateConversation */
+export interface CreateConversation {
+  title?: string;
+}
+
+/** The actions this extension calls: `POST /api/actions/{name}`. */
+export interface Actions {
+  request_interaction: [RequestInteraction, InteractionEnvelope];
+  get_interaction: [RequestRef, InteractionEnvelope];
+  list_interactions: [ListInteractions, InteractionPage];
+  respond_interaction: [Respond, InteractionEnvelope];
+  cancel_interaction: [RequestRef, InteractionEnvelope];
+  create_conversation: [CreateConversation, ConversationEnvelope];
+  list_conversations: [Record<string, never>, ConversationList];
+}
+export type ActionName = keyof Actions;
+
+/** The events of `GET /api/events` the extension acts on. */
+export const EVENTS = {
+  request: "interaction_request",
+  answered: "interaction_answered",
+  notification: "notification",
+  ready: "ready",
+  reset: "reset",
+} as const;
+
+/** The data of a `notification` event. */
+export interface NotificationData {
+  message: string;
+  title: string | null;
+  urgency: "low" | "normal" | "high";
+  conversation_id?: string | null;
+  message_id?: string;
+}
+
+// -- the field lists, checked both ways ------------------------------------------------------
+
+type RequiredKeys<T> = {
+  [K in keyof T]-?: Record<string, never> extends Pick<T, K> ? never : K;
+}[keyof T];
+
+type Covers<T, K extends readonly PropertyKey[]> = [Exclude<keyof T, K[number]>] extends [never]
+  ? unknown
+  : { readonly missing: Exclude<keyof T, K[number]> };
+
+type CoversRequired<T, R extends readonly PropertyKey[]> = [
+  Exclude<RequiredKeys<T>, R[number]>,
+] extends [never]
+  ? [Exclude<R[number], RequiredKeys<T>>] extends [never]
+    ? unknown
+    : { readonly notRequired: Exclude<R[number], RequiredKeys<T>> }
+  : { readonly missingRequired: Exclude<RequiredKeys<T>, R[number]> };
+
+export interface SchemaFields {
+  readonly fields: readonly string[];
+  readonly required: readonly string[];
+}
+
+/** Every field of T and exactly its required ones, or a compile error naming the gap. */
+function schema<T>() {
+  return <const F extends readonly (keyof T & string)[], const R extends readonly (keyof T & string)[]>(
+    fields: F & Covers<T, F>,
+    required: R & CoversRequired<T, R>,
+  ): SchemaFields => ({ fields, required });
+}
+
+const ALL_INTERACTION = [
+  "contract",
+  "id",
+  "kind",
+  "title",
+  "message",
+  "options",
+  "response_schema",
+  "owner",
+  "conversation_id",
+  "requester",
+  "signal_id",
+  "status",
+  "answer",
+  "answered_by",
+  "answered_at",
+  "created_at",
+  "expires_at",
+  "ui_surface",
+] as const;
+
+/** OpenAPI schema name → the fields this module declares for it. */
+export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
+  InteractionOut: schema<Interaction>()(ALL_INTERACTION, ALL_INTERACTION),
+  OptionOut: schema<Option>()(["value", "label"], ["value", "label"]),
+  RequesterOut: schema<Requester>()(["type", "name"], ["type", "name"]),
+  FileOut: schema<FileRef>()(
+    ["id", "name", "size", "media_type", "sha256"],
+    ["id", "name", "size", "media_type", "sha256"],
+  ),
+  FieldErrorBody: schema<FieldError>()(["path", "message"], ["path", "message"]),
+  ErrorBody: schema<ErrorBody>()(["error", "errors", "status"], ["error"]),
+  InteractionEnvelope: schema<InteractionEnvelope>()(["interaction"], ["interaction"]),
+  InteractionPage: schema<InteractionPage>()(
+    ["interactions", "next_cursor"],
+    ["interactions", "next_cursor"],
+  ),
+  FileEnvelope: schema<FileEnvelope>()(["file"], ["file"]),
+  ConversationOut: schema<Conversation>()(
+    ["id", "owner", "title", "created_at", "access", "members"],
+    ["id", "owner", "title", "created_at", "access", "members"],
+  ),
+  ConversationList: schema<ConversationList>()(["conversations"], ["conversations"]),
+  ConversationEnvelope: schema<ConversationEnvelope>()(["conversation"], ["conversation"]),
+  Respond: schema<Respond>()(["request_id", "answer"], ["request_id", "answer"]),
+  RequestRef: schema<RequestRef>()(["request_id"], ["request_id"]),
+  ListInteractions: schema<ListInteractions>()(
+    ["status", "conversation_id", "kind", "limit", "cursor"],
+    [],
+  ),
+  RequestInteraction: schema<RequestInteraction>()(
+    [
+      "conversation_id",
+      "kind",
+      "message",
+      "title",
+      "options",
+      "response_schema",
+      "expires_in",
+      "expires_at",
+      "ui_surface",
+    ],
+    ["conversation_id", "kind", "message"],
+  ),
+  CreateConversation: schema<CreateConversation>()(["title"], []),
+};
+
+/** The action names this module declares, each a path of the OpenAPI document. */
+export const ACTION_NAMES: readonly ActionName[] = [
+  "request_interaction",
+  "get_interaction",
+  "list_interactions",
+  "respond_interaction",
+  "cancel_interaction",
+  "create_conversation",
+  "list_conversations",
+];
