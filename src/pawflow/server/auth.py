@@ -98,34 +98,36 @@ def redeem_signin(tx: Tx, secret: str, *, now: datetime) -> str | None:
 
 
 @dataclass(frozen=True)
-class Session:
+class BrowserLogin:
+    """A browser signed in by cookie ("session" in PawFlow means a conversation's session)."""
+
     user: str
     csrf_token: str
 
 
-def create_session(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> tuple[str, Session]:
-    """A browser session: the cookie value and the session it opens."""
+def create_login(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> tuple[str, BrowserLogin]:
+    """A browser login: the cookie value and the login it opens."""
     cookie = _new_secret()
-    session = Session(user, _new_secret())
+    login = BrowserLogin(user, _new_secret())
     tx.execute(
         "INSERT INTO web_sessions (session_hash, user_id, csrf_token, created_at, expires_at)"
         " VALUES (?, ?, ?, ?, ?)",
-        (digest(cookie), user, session.csrf_token, to_millis(now), to_millis(now + ttl)),
+        (digest(cookie), user, login.csrf_token, to_millis(now), to_millis(now + ttl)),
     )
-    return cookie, session
+    return cookie, login
 
 
-def session_for(tx: Tx, cookie: str, *, now: datetime) -> Session | None:
+def login_for(tx: Tx, cookie: str, *, now: datetime) -> BrowserLogin | None:
     if not cookie or len(cookie) > MAX_SECRET:
         return None
     row = tx.one(
         "SELECT user_id, csrf_token FROM web_sessions WHERE session_hash = ? AND expires_at > ?",
         (digest(cookie), to_millis(now)),
     )
-    return None if row is None else Session(str(row["user_id"]), str(row["csrf_token"]))
+    return None if row is None else BrowserLogin(str(row["user_id"]), str(row["csrf_token"]))
 
 
-def drop_session(tx: Tx, cookie: str) -> None:
+def drop_login(tx: Tx, cookie: str) -> None:
     row = tx.one(
         "DELETE FROM web_sessions WHERE session_hash = ? RETURNING user_id", (digest(cookie),)
     )
@@ -241,7 +243,7 @@ def authenticate(request: Request) -> Principal:
         if cookie:
             ctx.auth_failures.check(address)
             with store.transaction(write=False) as tx:
-                session = session_for(tx, cookie, now=store.now())
+                session = login_for(tx, cookie, now=store.now())
             if session is None:
                 ctx.auth_failures.failed(address)
         if session is None or not cookie:

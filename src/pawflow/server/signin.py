@@ -19,8 +19,8 @@ from pawflow.server.auth import (
     Principal,
     authenticate,
     client_address,
-    create_session,
-    drop_session,
+    create_login,
+    drop_login,
     redeem_signin,
     request_origin,
 )
@@ -85,7 +85,7 @@ def signin(request: Request, token: Annotated[str, Form(max_length=200)] = "") -
                 "(<code>pawflow users signin-link NAME</code>).</p>",
                 status=400,
             )
-        cookie, session = create_session(tx, user, ttl=ctx.settings.session_ttl, now=store.now())
+        cookie, session = create_login(tx, user, ttl=ctx.settings.session_ttl, now=store.now())
     response = RedirectResponse("/", status_code=303, headers=_NO_STORE)
     max_age = int(ctx.settings.session_ttl.total_seconds())
     secure = ctx.settings.cookies_secure
@@ -110,7 +110,7 @@ def signout(request: Request, principal: Annotated[Principal, Depends(authentica
     if principal.via == "session" and cookie:
         store = context_of(request).store
         with store.transaction() as tx:
-            drop_session(tx, cookie)
+            drop_login(tx, cookie)
     response = Response(status_code=204)
     response.delete_cookie(SESSION_COOKIE)
     response.delete_cookie(CSRF_COOKIE)
