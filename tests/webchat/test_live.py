@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from playwright.sync_api import Browser, expect
 
-from pawflow.server.events import prune_events
+from pawflow.store.events import prune_events
 from tests.webchat.conftest import TIMEZONE, Person, Served, block, sign_in
 
 pytestmark = pytest.mark.slow

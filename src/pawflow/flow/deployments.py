@@ -23,7 +23,7 @@ from pawflow.flow.task import FlowScope
 from pawflow.ids import new_id
 from pawflow.store import Store
 from pawflow.store import continuations as cont
-from pawflow.store.conversations import may_write
+from pawflow.store.conversations import find_conversation, may_write
 from pawflow.store.database import Tx
 
 Status = Literal["running", "stopped"]
@@ -205,10 +205,10 @@ def scope_in(tx: Tx, conversation_id: str, user: str | None) -> FlowScope:
 
     The user needs write access there: it is whom the flow asks, and where.
     """
-    row = tx.one("SELECT owner FROM conversations WHERE id = ?", (conversation_id,))
-    if row is None:
+    conversation = find_conversation(tx, conversation_id)
+    if conversation is None:
         raise NotFound("conversation")
-    acting = user or str(row["owner"])
+    acting = user or conversation.owner
     if not may_write(tx, conversation_id, acting):
         raise InvalidInput(
             f"{acting} cannot run flows in conversation {conversation_id}:"

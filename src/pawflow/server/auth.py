@@ -158,14 +158,6 @@ def prune_expired(tx: Tx, now: datetime) -> int:
     return removed
 
 
-def has_users(tx: Tx) -> bool:
-    return tx.one("SELECT 1 AS found FROM users LIMIT 1") is not None
-
-
-def user_exists(tx: Tx, user: str) -> bool:
-    return tx.one("SELECT 1 AS found FROM users WHERE id = ?", (user,)) is not None
-
-
 # -- convenience over a store (the CLI and the serve command) -------------------------------
 
 

@@ -19,14 +19,13 @@ import re
 import secrets
 import time
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
-from pawflow.clock import to_millis
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Event
 from pawflow.server.auth import Principal, authenticate, credential_current, prune_expired
@@ -38,7 +37,6 @@ from pawflow.store.database import Tx
 from pawflow.store.store import SweepStep
 
 BATCH = 500
-PRUNE_BATCH = 5000
 RETRY_MILLIS = 2000
 
 ALIASES = {
@@ -67,18 +65,6 @@ def read_batch(tx: Tx, user: str, after: int) -> tuple[list[Event], bool]:
     if not batch or batch[0].seq != after + 1:
         return [], True
     return batch, False
-
-
-def prune_events(tx: Tx, cutoff: datetime) -> int:
-    """Remove one batch from the start of the log, older than ``cutoff``; how many went."""
-    row = tx.one(
-        "SELECT max(seq) AS seq FROM (SELECT seq FROM events WHERE created_at < ?"
-        " ORDER BY seq LIMIT ?) AS batch",
-        (to_millis(cutoff), PRUNE_BATCH),
-    )
-    if row is None or row["seq"] is None:
-        return 0
-    return tx.execute("DELETE FROM events WHERE seq <= ?", (int(row["seq"]),))
 
 
 # -- the stream ------------------------------------------------------------------------------
@@ -228,9 +214,9 @@ def retention_step(retention: timedelta) -> SweepStep:
         removed = 0
         while True:
             with store.transaction() as tx:
-                done = prune_events(tx, now - retention)
+                done = event_log.prune_events(tx, now - retention)
             removed += done
-            if done < PRUNE_BATCH:
+            if done < event_log.PRUNE_BATCH:
                 break
         with store.transaction() as tx:
             sessions = prune_expired(tx, now)

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 
-from pawflow.errors import FieldError, InvalidInput, NotFound, PayloadTooLarge
+from pawflow.errors import FieldError, InvalidInput, PayloadTooLarge
 from pawflow.interactions import Kind, kind_of_property
 from pawflow.interactions.answers import media_type_matches
 from pawflow.interactions.kinds import MEDIA_TYPE, is_clean_text
@@ -27,7 +27,6 @@ from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.store import Store
 from pawflow.store.conversations import file_content
-from pawflow.store.interactions import may_answer
 
 router = APIRouter(prefix="/api/files", tags=["files"])
 
@@ -74,11 +73,7 @@ def _check_against(constraints: list[dict[str, Any]], size: int, media_type: str
 
 
 def _answerable(store: Store, request_id: str, user: str) -> Interaction:
-    with store.transaction(write=False) as tx:
-        row = tx.one("SELECT * FROM interactions WHERE id = ?", (request_id,))
-        if row is None or not may_answer(tx, row, user):
-            raise NotFound()
-        return Interaction.from_row(row)
+    return store.answerable_interaction(request_id, user=user)
 
 
 def _media_type(declared: str | None, name: str) -> str:

@@ -77,3 +77,18 @@ def events_after(tx: Tx, user: str, after_seq: int, limit: int) -> list[Event]:
         (user, after_seq, limit),
     )
     return [Event.from_row({**row, "seq": row["user_seq"]}) for row in rows]
+
+
+PRUNE_BATCH = 5000
+
+
+def prune_events(tx: Tx, cutoff: datetime) -> int:
+    """Remove one batch from the start of the log, older than ``cutoff``; how many went."""
+    row = tx.one(
+        "SELECT max(seq) AS seq FROM (SELECT seq FROM events WHERE created_at < ?"
+        " ORDER BY seq LIMIT ?) AS batch",
+        (to_millis(cutoff), PRUNE_BATCH),
+    )
+    if row is None or row["seq"] is None:
+        return 0
+    return tx.execute("DELETE FROM events WHERE seq <= ?", (int(row["seq"]),))

@@ -292,9 +292,7 @@ def _expired(row: dict[str, Any], now: datetime) -> bool:
     return row["expires_at"] is not None and row["expires_at"] <= to_millis(now)
 
 
-def _answerable(
-    tx: Tx, request_id: str, user: str, kinds: Collection[str] | None
-) -> dict[str, Any]:
+def answerable(tx: Tx, request_id: str, user: str, kinds: Collection[str] | None) -> dict[str, Any]:
     """The row ``user`` may answer or cancel; of another kind than ``kinds``, not found."""
     row = _row(tx, request_id)
     if row is None or not may_answer(tx, row, user):
@@ -325,7 +323,7 @@ def prepare_answer(
     Validation (patterns included) runs here, before any write transaction opens, so no
     answer, however slow to check, ever holds up another writer.
     """
-    row = _answerable(tx, request_id, user, kinds)
+    row = answerable(tx, request_id, user, kinds)
     if row["status"] != "pending":
         raise NotPending(row["status"])
     if _expired(row, now):
@@ -356,7 +354,7 @@ def respond(
     A request found past its deadline is expired here and now (the caller commits that and
     raises the returned ``NotPending``), so an answer never beats an expiry that is due.
     """
-    row = _answerable(tx, request_id, user, kinds)
+    row = answerable(tx, request_id, user, kinds)
     if row["status"] != "pending":
         raise NotPending(row["status"])
     if _expired(row, now) or isinstance(normalized, PastDeadline):
@@ -375,7 +373,7 @@ def respond(
 def cancel(
     tx: Tx, request_id: str, *, user: str, now: datetime, kinds: Collection[str] | None = None
 ) -> Interaction:
-    row = _answerable(tx, request_id, user, kinds)
+    row = answerable(tx, request_id, user, kinds)
     record = leave_pending(tx, row, "cancelled", answer=None, by=user, now=now)
     if record is None:
         raise NotPending(_must(tx, request_id)["status"])

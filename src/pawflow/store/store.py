@@ -370,6 +370,11 @@ class Store(RuntimeStore):
             raise outcome
         return outcome
 
+    def answerable_interaction(self, request_id: str, *, user: str) -> Interaction:
+        """The request if ``user`` may answer it (pending or not); else NotFound."""
+        with self.db.transaction(write=False) as tx:
+            return Interaction.from_row(inter.answerable(tx, request_id, user, None))
+
     def cancel_interaction(
         self, request_id: str, *, user: str, kinds: Collection[str] | None = None
     ) -> Interaction:
