@@ -27,6 +27,7 @@ from pawflow.server.auth import Principal, authenticate, user_exists
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.server.markdown import with_html
 from pawflow.store import Store
 from pawflow.store.conversations import conversation_access
 
@@ -201,7 +202,7 @@ def get_history(body: m.GetHistory, principal: Caller, request: Request) -> JSON
     found = _store(request).get_history(
         body.conversation_id, user=principal.user, after_seq=body.after_seq, limit=body.limit
     )
-    return JSONResponse({"messages": [message.to_dict() for message in found]})
+    return JSONResponse({"messages": [with_html(message.to_dict()) for message in found]})
 
 
 @_action("send_message", m.MessageEnvelope, "Post a message to a conversation")
@@ -212,7 +213,7 @@ def send_message(body: m.SendMessage, principal: Caller, request: Request) -> JS
         body.conversation_id, body.content, role="user", author=principal.user
     )
     ctx.dispatch_message(body.conversation_id, message)
-    return JSONResponse({"message": message.to_dict()})
+    return JSONResponse({"message": with_html(message.to_dict())})
 
 
 @_action("share_conversation", m.ConversationEnvelope, "Give another user read or write access")

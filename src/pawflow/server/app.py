@@ -18,13 +18,12 @@ from typing import Annotated, Any
 import anyio
 from fastapi import Depends, FastAPI
 from fastapi.middleware import Middleware
-from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pawflow.loops import Service
-from pawflow.server import actions, events, files, signin
+from pawflow.server import actions, events, files, pages, signin
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
@@ -38,7 +37,7 @@ from pawflow.store.sweeper import Sweeper
 log = logging.getLogger("pawflow.server")
 
 STATIC_DIR = Path(__file__).parent / "static"
-PUBLIC_PATHS = frozenset({"/", "/confirmations", "/healthz", "/signin"})
+PUBLIC_PATHS = frozenset({"/", "/confirmations", "/healthz", "/signin", "/favicon.ico"})
 """Routes served without a caller (besides the files under ``/static``)."""
 
 
@@ -135,9 +134,7 @@ def _add_basics(app: FastAPI, store: Store) -> None:
     def openapi(principal: Annotated[Principal, Depends(authenticate)]) -> JSONResponse:
         return JSONResponse(_openapi(app))
 
-    @app.get("/docs", include_in_schema=False)
-    def docs(principal: Annotated[Principal, Depends(authenticate)]) -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title="PawFlow API")
+    pages.install(app)  # /docs (served offline) and /favicon.ico
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

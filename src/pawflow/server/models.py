@@ -175,6 +175,10 @@ class MessageOut(Out):
     content: str
     data: dict[str, Any] | None
     created_at: str
+    html: str | None = Field(
+        default=None,
+        description="Agents' and notifications' messages: the content as sanitized HTML.",
+    )
 
 
 class MessageEnvelope(Out):
