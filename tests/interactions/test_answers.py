@@ -159,11 +159,12 @@ def test_string_constraints() -> None:
 def test_hints_and_currencies_are_part_of_the_schema() -> None:
     prepare_request(Kind.TEXT, None, {"type": "string", "x-pawflow-hint": "like ABC-12"})
     prepare_request(Kind.DECIMAL, None, {"type": "number", "x-pawflow-currency": "EUR"})
-    for kind, schema in [
+    wrong: list[tuple[Kind, dict[str, Any]]] = [
         (Kind.TEXT, {"type": "string", "x-pawflow-hint": 3}),
         (Kind.DECIMAL, {"type": "number", "x-pawflow-currency": "euro"}),
         (Kind.TEXT, {"type": "string", "x-pawflow-currency": "EUR"}),
-    ]:
+    ]
+    for kind, schema in wrong:
         with pytest.raises(InvalidInput):
             prepare_request(kind, None, schema)
 

@@ -1,19 +1,20 @@
 """The small pages around the web chat: ``/docs`` (Swagger UI) and ``/favicon.ico``.
 
-Swagger UI comes from the ``swagger-ui-bundle`` package and is served from ``/docs/assets``,
-so the API reference works without internet access. The page loads its scripts from files
-(no inline script or style), as a strict Content-Security-Policy requires.
+Swagger UI (5.x, which reads OpenAPI 3.1) comes from the ``fastapi-offline`` package and is
+served from ``/docs/assets``, so the API reference works without internet access. The page
+loads its scripts from files (no inline script or style), as a strict Content-Security-Policy
+requires.
 """
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
-from swagger_ui_bundle import swagger_ui_path  # type: ignore[import-untyped]
 
 from pawflow.server.auth import Principal, authenticate
 
@@ -53,4 +54,6 @@ def install(app: FastAPI) -> None:
             headers={"Cache-Control": "public, max-age=86400"},
         )
 
-    app.mount(ASSETS, StaticFiles(directory=Path(str(swagger_ui_path))), name="docs-assets")
+    # The package's files are on disk (a wheel installed in site-packages).
+    assets = Path(str(resources.files("fastapi_offline").joinpath("static")))
+    app.mount(ASSETS, StaticFiles(directory=assets), name="docs-assets")

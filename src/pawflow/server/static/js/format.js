@@ -183,7 +183,9 @@ export function answerText(kind, answer, { options, schema } = {}) {
     case "decimal":
     case "integer": {
       const currency = schema && schema["x-pawflow-currency"];
-      return currency && typeof answer === "number" ? money(answer, currency) : String(answer);
+      // Decimals may come as exact strings ("42.5"): Intl formats those without rounding.
+      const numeric = typeof answer === "number" || /^-?\d+(\.\d+)?$/.test(String(answer));
+      return currency && numeric ? money(answer, currency) : String(answer);
     }
     default:
       return String(answer);
