@@ -208,7 +208,9 @@ def take(out: Path) -> list[Path]:
                     issue_signin_link(store, USER, base_url=server.url, ttl=timedelta(hours=1)),
                 )
                 open_conversation(mobile, server.url, chats["offsite"])
-                mobile.locator('article.block[data-kind="choice"][data-status="pending"]').scroll_into_view_if_needed()
+                mobile.locator(
+                    'article.block[data-kind="choice"][data-status="pending"]'
+                ).scroll_into_view_if_needed()
                 written.append(out / "mobile.png")
                 mobile.screenshot(path=written[-1])
                 browser.close()
