@@ -77,12 +77,6 @@ def seed(store: Store) -> dict[str, str]:
     )
     offsite = store.create_conversation(USER, "Berlin offsite").id
     say(offsite, "Can you book the travel for the Berlin offsite?", role="user", author=USER)
-    say(
-        offsite,
-        "Sure. I found three morning flights on Tuesday; pick the one you prefer.",
-        role="assistant",
-        author="planner",
-    )
     hotel = ask(
         USER,
         offsite,
@@ -92,7 +86,21 @@ def seed(store: Store) -> dict[str, str]:
         requester=AGENT,
     )
     store.respond_interaction(hotel.id, True, user=USER)
-    ask(
+    room = ask(
+        USER,
+        offsite,
+        "choice",
+        "Which room would you like?",
+        title="Room",
+        requester=AGENT,
+        options=[
+            {"value": "r-204", "label": "Room 204 · quiet, courtyard side"},
+            {"value": "r-512", "label": "Room 512 · city view"},
+        ],
+    )
+    store.respond_interaction(room.id, "r-204", user=USER)
+    # The agent asks first and then says what it asked: the page shows its message first.
+    flight = ask(
         USER,
         offsite,
         "choice",
@@ -100,6 +108,16 @@ def seed(store: Store) -> dict[str, str]:
         title="Flight",
         requester=AGENT,
         **{k: v for k, v in example("choice", "Flight").items() if k != "title"},
+    )
+    say(
+        offsite,
+        "Hotel booked. For the flights I found **three morning options** on Tuesday:\n\n"
+        "- all of them land before *10:00*\n"
+        "- prices include one checked bag\n\n"
+        "Pick the one you prefer below.",
+        role="assistant",
+        author="planner",
+        data={"request_id": flight.id},
     )
     ask(
         USER,
@@ -190,7 +208,9 @@ def take(out: Path) -> list[Path]:
                     issue_signin_link(store, USER, base_url=server.url, ttl=timedelta(hours=1)),
                 )
                 open_conversation(mobile, server.url, chats["offsite"])
-                mobile.locator('article.block[data-kind="choice"]').scroll_into_view_if_needed()
+                mobile.locator(
+                    'article.block[data-kind="choice"][data-status="pending"]'
+                ).scroll_into_view_if_needed()
                 written.append(out / "mobile.png")
                 mobile.screenshot(path=written[-1])
                 browser.close()

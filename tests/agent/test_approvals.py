@@ -20,7 +20,7 @@ def ask_to_clean(store: Store, service: ChatService, conversation: Conversation)
     say(store, service, conversation.id, "clean up the temp files")
     [request] = store.list_interactions(user=USER, status="pending")
     assert request.kind == "confirm"
-    assert request.message == 'Allow helper to run delete_files(pattern="*.tmp")?'
+    assert request.message == "Allow helper to run delete_files with pattern: *.tmp?"
     assert request.requester.name == "helper"
     return request.id
 
@@ -32,7 +32,7 @@ def test_it_does_not_run_until_approved(
     assert deleter.calls == []
     assert history(store, helped.id)[-1][2] == (
         "Cleaning needs your approval.\n\n"
-        'I need your approval to run delete_files(pattern="*.tmp").'
+        "I need your approval to run delete_files with pattern: *.tmp."
     )
 
     store.respond_interaction(request_id, True, user=USER)
@@ -71,3 +71,21 @@ def test_an_interrupted_approved_call_is_not_run_again(
         tx.execute("UPDATE agent_wakeups SET tool_started_at = 1 WHERE id = ?", (wakeup.id,))
     assert service.run_due() == 1
     assert deleter.calls == []
+
+
+def test_an_approval_reads_as_words_and_shows_the_call_as_a_card(
+    store: Store, service: ChatService, helped: Conversation
+) -> None:
+    request_id = ask_to_clean(store, service, helped)
+    request = store.get_interaction(request_id, user=USER)
+    assert request.ui_surface == {
+        "contract": "pawflow.ui-surface.v1",
+        "type": "card",
+        "fallback": "confirm",
+        "title": "helper wants to run delete_files",
+        "fields": [{"label": "pattern", "value": "*.tmp"}],
+        "actions": [
+            {"label": "Allow", "value": True, "style": "primary"},
+            {"label": "Don't allow", "value": False},
+        ],
+    }

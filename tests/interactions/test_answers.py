@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pawflow.errors import FieldError, InvalidAnswer
+from pawflow.errors import FieldError, InvalidAnswer, InvalidInput
 from pawflow.interactions import Kind, Option, normalize_answer, prepare_request
 from pawflow.interactions.answers import validator_for
 
@@ -149,7 +149,24 @@ def test_string_constraints() -> None:
     assert errors(Kind.TEXT, "abcde", schema) == [
         FieldError("", "must be at most 4 characters long")
     ]
-    assert errors(Kind.TEXT, "AB", schema) == [FieldError("", "must match the pattern ^[a-z]+$")]
+    assert errors(Kind.TEXT, "AB", schema) == [FieldError("", "does not have the expected format")]
+    hinted = {**schema, "x-pawflow-hint": "lower-case letters, like abc"}
+    assert errors(Kind.TEXT, "AB", hinted) == [
+        FieldError("", "does not have the expected format: lower-case letters, like abc")
+    ]
+
+
+def test_hints_and_currencies_are_part_of_the_schema() -> None:
+    prepare_request(Kind.TEXT, None, {"type": "string", "x-pawflow-hint": "like ABC-12"})
+    prepare_request(Kind.DECIMAL, None, {"type": "number", "x-pawflow-currency": "EUR"})
+    wrong: list[tuple[Kind, dict[str, Any]]] = [
+        (Kind.TEXT, {"type": "string", "x-pawflow-hint": 3}),
+        (Kind.DECIMAL, {"type": "number", "x-pawflow-currency": "euro"}),
+        (Kind.TEXT, {"type": "string", "x-pawflow-currency": "EUR"}),
+    ]
+    for kind, schema in wrong:
+        with pytest.raises(InvalidInput):
+            prepare_request(kind, None, schema)
 
 
 @pytest.mark.parametrize(

@@ -103,7 +103,9 @@ def test_an_agent_runs_an_mcp_tool_only_after_approval(store: Store, log: Path) 
 
             say(store, service, conversation.id, "clean up")
             [request] = store.list_interactions(user=USER, status="pending")
-            assert request.message == 'Allow janitor to run files__delete_files(pattern="*.tmp")?'
+            assert (
+                request.message == "Allow janitor to run files__delete_files with pattern: *.tmp?"
+            )
             assert not log.exists()  # asked, not run
             store.respond_interaction(request.id, True, user=USER)
             scheduled(service, conversation.id)

@@ -23,6 +23,7 @@ from pawflow.agent.tools import (
     ToolOutcome,
 )
 from pawflow.errors import InvalidInput
+from pawflow.interactions.surfaces import SURFACE_CONTRACT
 from pawflow.records import Interaction, Requester
 
 MAX_WAIT_SECONDS = 120
@@ -43,6 +44,7 @@ def publish_request(
     expires_in: str | None = None,
     purpose: Literal["confirmation", "approval"] = "confirmation",
     extra: dict[str, Any] | None = None,
+    ui_surface: dict[str, Any] | None = None,
 ) -> Interaction:
     """Ask the user, and park the agent's continuation on the answer: one transaction.
 
@@ -77,6 +79,7 @@ def publish_request(
         title=title,
         expires_in=expires_in,
         requester=Requester(type="agent", name=ctx.agent),
+        ui_surface=ui_surface,
     )
     return interaction
 
@@ -188,14 +191,43 @@ def ask_user(question: str) -> ToolOutcome:
     )
 
 
-def describe_call(call: ToolCall) -> str:
-    """``deploy(environment="production")``: a call as a person reads it."""
+def _shown(value: Any) -> str:
+    """An argument as a person reads it: text as itself, anything else as JSON."""
+    if isinstance(value, str) and value.strip() and len(value) <= 200:
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def call_fields(call: ToolCall) -> list[tuple[str, str]]:
+    """The call's arguments as (name, value) lines, values as a person reads them."""
     try:
         arguments = call.parsed_arguments()
     except ValueError:
-        return f"{call.name}({call.arguments})"
-    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
-    return f"{call.name}({shown})"
+        return [("arguments", call.arguments)]
+    return [(name, _shown(value)) for name, value in arguments.items()]
+
+
+def describe_call(call: ToolCall) -> str:
+    """``rollback with environment: production``: a call as a person reads it."""
+    fields = call_fields(call)
+    if not fields:
+        return call.name
+    return f"{call.name} with " + ", ".join(f"{name}: {value}" for name, value in fields)
+
+
+def approval_card(call: ToolCall, agent: str) -> dict[str, Any]:
+    """The approval as a card: what would run, argument by argument, and the two answers."""
+    return {
+        "contract": SURFACE_CONTRACT,
+        "type": "card",
+        "fallback": "confirm",
+        "title": f"{agent} wants to run {call.name}",
+        "fields": [{"label": name, "value": value[:5000]} for name, value in call_fields(call)],
+        "actions": [
+            {"label": "Allow", "value": True, "style": "primary"},
+            {"label": "Don't allow", "value": False},
+        ],
+    }
 
 
 def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcome:
@@ -209,6 +241,7 @@ def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcom
         title="Approval needed",
         purpose="approval",
         extra={"tool_call": call.to_dict()},
+        ui_surface=approval_card(call, ctx.agent),
     )
     return ToolOutcome(
         f"pending: {call.name} needs the user's approval (request {interaction.id}); it has"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
-from pawflow.chat.readers import read_pick, read_yes_no
+from pawflow.chat.readers import UNSURE, Classifier, pick_verdict, yes_no_verdict
 
 if TYPE_CHECKING:
     from pawflow.agent.resume import ResumeSeed
@@ -105,19 +105,39 @@ def _quote(text: str) -> str:
     return json.dumps(" ".join(text.split()), ensure_ascii=False)
 
 
-def read(pending: SessionContinuation, text: str) -> tuple[Reading, Claim | None]:
-    """What ``text`` does to the pending continuation: claim it, keep it, or withdraw it."""
+def read(
+    pending: SessionContinuation, text: str, classifier: Classifier | None = None
+) -> tuple[Reading, Claim | None]:
+    """What ``text`` does to the pending continuation: claim it, keep it, or withdraw it.
+
+    ``classifier`` is asked only what the deterministic reader is unsure of, and only about
+    this continuation (see :mod:`pawflow.chat.classifier`).
+    """
     if pending.kind == "approval":
-        answer = read_yes_no(text)
+        verdict = yes_no_verdict(text)
+        answer = verdict if isinstance(verdict, bool) else None
+        if verdict == UNSURE and classifier is not None:
+            answer = classifier.yes_no(pending.question, text)
         if answer is None:
             return "keep", None
         return "claim", Claim(pending, text, answer=answer)
     if pending.kind == "choice":
-        pick = read_pick(text, len(pending.options))
-        if pick is None:
+        options = pending.options
+        found = pick_verdict(text, len(options))
+        pick = found if isinstance(found, int) else None
+        if found == UNSURE and classifier is not None:
+            pick = classifier.pick(pending.question, options, text)
+        if pick is None or not 1 <= pick <= len(options):
             return "withdraw", None
         return "claim", Claim(pending, text, pick=pick)
     return "claim", Claim(pending, text)
+
+
+def picked(pending: SessionContinuation | None, text: str) -> bool:
+    """Whether ``text`` picks an item of the pending ``choice`` (deterministically)."""
+    if pending is None or pending.kind != "choice":
+        return False
+    return isinstance(pick_verdict(text, len(pending.options)), int)
 
 
 def regrounded(reply: str | None, claim: Claim, now: datetime) -> str | None:

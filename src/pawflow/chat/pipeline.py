@@ -38,6 +38,7 @@ from pawflow.agent.tools import (
 from pawflow.chat import claims, inference
 from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.progress import Progress
+from pawflow.chat.readers import Classifier
 from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.chat.turn import AgentRuntime, Task, Turn
 from pawflow.errors import ConfigError, Conflict
@@ -131,9 +132,14 @@ class InterceptStage:
             return
 
     def _end_one_reply_questions(self, turn: Turn) -> None:
-        """An inferred choice or question lives for one reply, an intercepted one too."""
+        """An inferred choice or question lives for one reply, an intercepted one too; and
+        a message that does not pick withdraws any choice, whichever stage answers it."""
         pending = turn.pending
-        if pending is None or pending.origin != "inferred" or pending.kind == "approval":
+        if pending is None or pending.kind == "approval":
+            return
+        if pending.origin != "inferred" and claims.picked(pending, turn.text):
+            return
+        if pending.origin != "inferred" and pending.kind != "choice":
             return
         if _close(self.sessions, "withdraw", pending.id):
             turn.notes.append(f"withdrew {pending.kind} {pending.id}")
@@ -147,8 +153,10 @@ class ClassifyStage:
 
     name = "classify"
 
-    def __init__(self, runtime: AgentRuntime) -> None:
+    def __init__(self, runtime: AgentRuntime, classifier: Classifier | None = None) -> None:
         self.runtime = runtime
+        # Off by default; see pawflow.chat.classifier for what it may and may not do.
+        self.classifier = classifier
 
     def __call__(self, turn: Turn) -> None:
         if turn.kind == "wakeup":
@@ -159,7 +167,7 @@ class ClassifyStage:
         if pending is None:
             return
         sessions = self.runtime.sessions
-        reading, claim = claims.read(pending, turn.text)
+        reading, claim = claims.read(pending, turn.text, self.classifier)
         if reading == "withdraw":
             _close(sessions, "withdraw", pending.id)
             turn.notes.append(f"withdrew {pending.kind} {pending.id}: not a pick")
@@ -427,7 +435,9 @@ class RecordStage:
 
 
 def default_pipeline(
-    runtime: AgentRuntime, intercepts: InterceptChain | Iterable[Intercept] = ()
+    runtime: AgentRuntime,
+    intercepts: InterceptChain | Iterable[Intercept] = (),
+    classifier: Classifier | None = None,
 ) -> Pipeline:
     chain = (
         intercepts
@@ -437,7 +447,7 @@ def default_pipeline(
     return Pipeline(
         [
             InterceptStage(chain, runtime.sessions),
-            ClassifyStage(runtime),
+            ClassifyStage(runtime, classifier),
             RouteStage(runtime),
             PlanStage(),
             ExecuteStage(runtime),

@@ -236,6 +236,10 @@ def schema_error(error: jsonschema.ValidationError, prefix: str) -> FieldError:
     elif keyword in _COUNTED and isinstance(expected, int):
         template, unit = _COUNTED[keyword]
         message = template.format(expected, unit + ("" if expected == 1 else "s"))
+    elif keyword == "pattern":
+        # A regular expression means nothing to most people: the requester's hint does.
+        hint = error.schema.get("x-pawflow-hint") if isinstance(error.schema, dict) else None
+        message = "does not have the expected format" + (f": {clip(hint)}" if hint else "")
     elif keyword == "mediaTypes" and isinstance(expected, list):
         message = "the file type must be one of: " + ", ".join(show(v) for v in expected[:10])
     else:
@@ -249,7 +253,6 @@ _MESSAGES = {
     "exclusiveMinimum": "must be greater than {}",
     "exclusiveMaximum": "must be less than {}",
     "multipleOf": "must be a multiple of {}",
-    "pattern": "must match the pattern {}",
     "uniqueItems": "must not repeat values",
     "maxBytes": "the file must be at most {} bytes",
     "required": "is missing a required field",

@@ -272,9 +272,20 @@ def kind_of_property(schema: dict[str, Any]) -> Kind:
 
 # --- the schema subset --------------------------------------------------------------------
 
-_COMMON = frozenset({"type", "title", "description", "default", "x-pawflow-kind"})
+# x-pawflow-hint: what a person should enter, in words (shown under the field, and in the
+# error when a pattern refuses the answer); x-pawflow-currency: an ISO 4217 code for amounts.
+_COMMON = frozenset({"type", "title", "description", "default", "x-pawflow-kind", "x-pawflow-hint"})
 _STRING = frozenset({"minLength", "maxLength", "pattern", "format"})
-_NUMBER = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
+_NUMBER = frozenset(
+    {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "x-pawflow-currency",
+    }
+)
 _KEYWORDS: dict[Kind, frozenset[str]] = {
     Kind.CONFIRM: _COMMON,
     Kind.CHOICE: _COMMON | {"enum", "enumNames"},
@@ -291,6 +302,7 @@ _KEYWORDS: dict[Kind, frozenset[str]] = {
 _ITEM_KEYWORDS = frozenset({"type", "title", "description", "enum", "enumNames"})
 _ALL_KEYWORDS = frozenset().union(*_KEYWORDS.values()) | {"$schema", "enum", "enumNames"}
 _TEXT_FORMATS = ("email", "uri")
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
 
 
 def _check_keywords(
@@ -350,9 +362,12 @@ def _field(kind: Kind, schema: object, path: str, top: bool) -> tuple[dict[str, 
         errors.append(FieldError(f"{path}.type", message))
     if "x-pawflow-kind" in schema and schema["x-pawflow-kind"] != kind.value:
         errors.append(FieldError(f"{path}.x-pawflow-kind", f'must be "{kind}" here'))
-    for key in ("title", "description"):
+    for key in ("title", "description", "x-pawflow-hint"):
         if key in schema and not isinstance(schema[key], str):
             errors.append(FieldError(f"{path}.{key}", "expected a string"))
+    currency = schema.get("x-pawflow-currency")
+    if currency is not None and not (isinstance(currency, str) and _CURRENCY.match(currency)):
+        errors.append(FieldError(f"{path}.x-pawflow-currency", "expected a code such as EUR"))
     if "$schema" in schema and str(schema["$schema"]).rstrip("#") != SCHEMA_DIALECT:
         errors.append(FieldError(f"{path}.$schema", f"only {SCHEMA_DIALECT} is supported"))
     if errors:

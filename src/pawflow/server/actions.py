@@ -25,6 +25,7 @@ from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.server.markdown import with_html
 from pawflow.store import Store
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
@@ -192,7 +193,7 @@ def get_history(body: m.GetHistory, principal: Caller, request: Request) -> m.Hi
     found = _store(request).get_history(
         body.conversation_id, user=principal.user, after_seq=body.after_seq, limit=body.limit
     )
-    return m.History(messages=found)
+    return m.History(messages=[m.MessageOut(**with_html(x.to_dict())) for x in found])
 
 
 @_action("send_message", m.MessageEnvelope, "Post a message to a conversation")
@@ -201,7 +202,7 @@ def send_message(body: m.SendMessage, principal: Caller, request: Request) -> m.
     # The message and the turn that answers it: one transaction, so no crash loses the turn.
     message = ctx.store.post_message(body.conversation_id, body.content, user=principal.user)
     ctx.dispatch_message(body.conversation_id, message)
-    return m.MessageEnvelope(message=message)
+    return m.MessageEnvelope(message=m.MessageOut(**with_html(message.to_dict())))
 
 
 @_action("share_conversation", m.ConversationEnvelope, "Invite another user to read or write")

@@ -18,13 +18,12 @@ from typing import Annotated, Any
 import anyio
 from fastapi import Depends, FastAPI
 from fastapi.middleware import Middleware
-from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pawflow.loops import Service
-from pawflow.server import actions, agents, events, files, invitations, signin
+from pawflow.server import actions, agents, events, files, invitations, pages, signin
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
@@ -45,13 +44,8 @@ from pawflow.store.sweeper import Sweeper
 log = logging.getLogger("pawflow.server")
 
 STATIC_DIR = Path(__file__).parent / "static"
-PUBLIC_PATHS = frozenset({"/", "/confirmations", "/healthz", "/signin"})
+PUBLIC_PATHS = frozenset({"/", "/confirmations", "/healthz", "/signin", "/favicon.ico"})
 """Routes served without a caller (besides the files under ``/static``)."""
-DOCS_POLICY = (
-    "default-src 'none'; script-src 'unsafe-inline' https://cdn.jsdelivr.net;"
-    " style-src https://cdn.jsdelivr.net; img-src 'self' data: https://fastapi.tiangolo.com;"
-    " connect-src 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
 
 
 def create_app(
@@ -153,13 +147,7 @@ def _add_basics(app: FastAPI, store: Store) -> None:
     def openapi(principal: Annotated[Principal, Depends(authenticate)]) -> JSONResponse:
         return JSONResponse(_openapi(app))
 
-    @app.get("/docs", include_in_schema=False)
-    def docs(principal: Annotated[Principal, Depends(authenticate)]) -> HTMLResponse:
-        page = get_swagger_ui_html(openapi_url="/openapi.json", title="PawFlow API")
-        # The API explorer is third-party code with an inline bootstrap: it alone gets a
-        # looser policy, and only for signed-in callers.
-        page.headers["Content-Security-Policy"] = DOCS_POLICY
-        return page
+    pages.install(app)  # /docs (served offline) and /favicon.ico
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

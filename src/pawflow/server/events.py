@@ -31,6 +31,7 @@ from pawflow.records import Event
 from pawflow.server.auth import Principal, authenticate, credential_current, prune_expired
 from pawflow.server.context import ServerContext, context_of
 from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
+from pawflow.server.markdown import with_html
 from pawflow.store import Store
 from pawflow.store import events as event_log
 from pawflow.store.database import Tx
@@ -75,7 +76,7 @@ def frame(seq: int, type_: str, data: dict[str, Any]) -> str:
 
 
 def frames(event: Event) -> str:
-    data = dict(event.data)
+    data = with_html(event.data) if event.type == "message" else dict(event.data)
     if event.type == "notification":
         data.setdefault("conversation_id", event.conversation_id)
     text = frame(event.seq, event.type, data)

@@ -126,12 +126,22 @@ class ConversationList(Out):
     conversations: list[Conversation]
 
 
+class MessageOut(Message):
+    """A message as the API sends it: the record, and for agents' and notifications'
+    messages the content rendered as sanitized HTML."""
+
+    html: str | None = Field(
+        default=None,
+        description="Agents' and notifications' messages: the content as sanitized HTML.",
+    )
+
+
 class MessageEnvelope(Out):
-    message: Message
+    message: MessageOut
 
 
 class History(Out):
-    messages: list[Message]
+    messages: list[MessageOut]
 
 
 class FileEnvelope(Out):

@@ -6,13 +6,13 @@ back, and only that POST consumes the link and sets the cookies.
 
 from __future__ import annotations
 
-import html
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from pawflow.server import models as m
+from pawflow.server import signin_page
 from pawflow.server.auth import (
     CSRF_COOKIE,
     SESSION_COOKIE,
@@ -30,37 +30,20 @@ from pawflow.server.settings import origin_of
 
 router = APIRouter(tags=["session"])
 
-# same-origin, not no-referrer: under no-referrer a browser posts the form with "Origin: null",
-# which the origin check must refuse; the secret in the URL still never leaves this origin.
-_NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
-
-
-def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
-    return HTMLResponse(
-        "<!doctype html><html lang=en><meta charset=utf-8>"
-        f"<meta name=viewport content='width=device-width'><title>{html.escape(title)}</title>"
-        # No inline style or script: the Content-Security-Policy allows neither.
-        "<link rel=stylesheet href=/static/app.css>"
-        f"<body class=signin-page><h1>PawFlow</h1>{body}</body></html>",
-        status_code=status,
-        headers=_NO_STORE,
-    )
+_page = signin_page.page
+_NO_STORE = signin_page.NO_STORE
 
 
 @router.get("/signin", include_in_schema=False)
-def signin_page(token: str = "") -> HTMLResponse:
+def signin_form(request: Request, token: str = "") -> HTMLResponse:
     if not token:
-        return _page(
-            "Sign in",
-            "<p>Open the sign-in link that <code>pawflow serve</code> printed, or make one "
-            "with <code>pawflow users signin-link NAME</code>.</p>",
-        )
-    return _page(
-        "Sign in",
-        "<form method=post action=/signin>"
-        f"<input type=hidden name=token value='{html.escape(token, quote=True)}'>"
-        "<button type=submit>Sign in</button></form>",
-    )
+        return _page("Sign in", "<h1>Sign in</h1>" + signin_page.HOW_TO_GET_A_LINK)
+    store = context_of(request).store
+    with store.transaction(write=False) as tx:
+        user = signin_page.link_user(tx, token, now=store.now())
+    if user is None:
+        return _page("Sign in", signin_page.UNUSABLE, status=400)
+    return _page("Sign in", signin_page.form(user, token))
 
 
 @router.post("/signin", include_in_schema=False)
@@ -79,12 +62,7 @@ def signin(request: Request, token: Annotated[str, Form(max_length=200)] = "") -
         user = redeem_signin(tx, token, now=store.now())
         if user is None:
             ctx.auth_failures.failed(address)
-            return _page(
-                "Sign in",
-                "<p>This sign-in link is unknown, expired or already used. Ask for a new one "
-                "(<code>pawflow users signin-link NAME</code>).</p>",
-                status=400,
-            )
+            return _page("Sign in", signin_page.UNUSABLE, status=400)
         cookie, session = create_login(tx, user, ttl=ctx.settings.session_ttl, now=store.now())
     response = RedirectResponse("/", status_code=303, headers=_NO_STORE)
     max_age = int(ctx.settings.session_ttl.total_seconds())

@@ -7,9 +7,9 @@
 
 import { action, ApiError, upload } from "./api.js";
 import { announce, clear, h, uid } from "./dom.js";
-import { answerText, expiryText, fromNow, kindName, when } from "./format.js";
+import { answerText, expiryText, fromNow, kindName, optionsOf, when } from "./format.js";
 import { field, kindOfProperty } from "./fields.js";
-import { me, upsert } from "./state.js";
+import { me, mine, upsert } from "./state.js";
 import { renderSurface, unsupported } from "./surfaces.js";
 
 const KINDS = new Set([
@@ -33,16 +33,27 @@ const STATUS_TEXT = {
   expired: "Expired",
 };
 
+// Blocks answered from the keyboard (request id → where): their redrawn block takes the
+// focus, which the disabled controls lost to the page while the answer was on its way.
+const focusAfter = new Map();
+
 /** Redraw every block of ``record`` on the page, unless nothing a person sees changed. */
 export function refreshBlocks(record, old) {
   if (old && old.status === "pending" && record.status === "pending") return;
   const selector = `[data-request-id="${CSS.escape(record.id)}"]`;
+  const where = focusAfter.get(record.id);
+  focusAfter.delete(record.id);
   for (const element of document.querySelectorAll(selector)) {
     const hadFocus = element.contains(document.activeElement);
     const fresh = renderBlock(record, { where: element.dataset.where });
     element.replaceWith(fresh);
-    if (hadFocus) fresh.focus();
+    const lost = document.activeElement === document.body || document.activeElement === null;
+    if (hadFocus || (lost && where === element.dataset.where)) fresh.focus();
   }
+}
+
+function person(user) {
+  return user === me.user ? "you" : user;
 }
 
 function requesterText(requester) {
@@ -66,6 +77,8 @@ class Block {
     this.messageId = messageId;
     const pending = record.status === "pending";
     this.error = h("div", { class: "block-error", role: "alert", hidden: true });
+    // Asks "are you sure?" before an empty answer or a cancellation: neither can be undone.
+    this.confirmBox = h("div", { class: "block-confirm", role: "group", hidden: true });
     this.element = h(
       "article",
       {
@@ -84,13 +97,16 @@ class Block {
       record.title ? h("p", { class: "block-message", id: messageId }, record.message) : null,
     );
     this.body(pending);
-    this.element.append(this.error, this.meta());
+    this.element.append(this.confirmBox, this.error, this.meta());
     if (!pending) this.element.append(this.outcome());
   }
 
   body(pending) {
     const record = this.record;
-    const act = (value) => this.submit(() => value);
+    const act = (value) =>
+      Array.isArray(value) && value.length === 0
+        ? this.confirmEmpty("Send with nothing chosen?", "Send with none chosen", () => value)
+        : this.submit(() => value);
     let answeredBySurface = false;
     if (record.ui_surface) {
       const why = unsupported(record.ui_surface, record.kind);
@@ -154,7 +170,10 @@ class Block {
       form.append(input.element, this.submitButton("Validate"));
       form.addEventListener("submit", (event) => {
         event.preventDefault();
-        this.submit(() => input.read());
+        const value = input.read();
+        if (value.length === 0) {
+          this.confirmEmpty("Send with nothing chosen?", "Send with none chosen", () => value);
+        } else this.submit(() => value);
       });
     } else if (SINGLE_INPUT.has(record.kind)) {
       const input = field(record.kind, schema, { describedBy: this.messageId });
@@ -169,10 +188,12 @@ class Block {
       }
       form.addEventListener("submit", (event) => {
         event.preventDefault();
-        this.submit(async () => {
-          const value = input.read();
-          return record.kind === "file" ? this.uploaded(value, input, null) : value;
-        });
+        const value = input.read();
+        if ((record.kind === "text" || record.kind === "multiline") && value.trim() === "") {
+          this.confirmEmpty("Send an empty answer?", "Send it empty", () => value, input);
+          return;
+        }
+        this.submit(async () => (record.kind === "file" ? this.uploaded(value, input, null) : value));
       });
     } else if (record.kind === "form") {
       const properties = schema.properties || {};
@@ -211,6 +232,69 @@ class Block {
     return form;
   }
 
+  /** Ask before ``produce``'s answer is sent: "Send it empty" sends, "Keep editing" goes back. */
+  confirmEmpty(question, yes, produce, input = null) {
+    this.ask(question, yes, () => this.submit(produce), "Keep editing", () => {
+      if (input) input.focus();
+    });
+  }
+
+  /** A question in the block with two buttons; the first takes the focus. */
+  ask(question, yes, onYes, no, onNo = () => {}) {
+    const close = () => {
+      this.confirmBox.hidden = true;
+      clear(this.confirmBox);
+    };
+    const questionId = uid("confirm");
+    clear(this.confirmBox).append(
+      h("p", { id: questionId }, question),
+      h(
+        "div",
+        { class: "actions" },
+        h("button", { type: "button", class: "primary", onclick: () => { close(); onYes(); } }, yes),
+        h("button", { type: "button", onclick: () => { close(); onNo(); } }, no),
+      ),
+    );
+    this.confirmBox.setAttribute("aria-labelledby", questionId);
+    this.confirmBox.hidden = false;
+    this.confirmBox.querySelector("button").focus();
+  }
+
+  /** The owner may withdraw a request nobody should answer any more. */
+  cancelControl() {
+    return h(
+      "button",
+      {
+        type: "button",
+        class: "small quiet cancel-request",
+        onclick: () =>
+          this.ask("Cancel this request? Nobody will be able to answer it.", "Cancel the request", () => this.cancel(), "Keep it"),
+      },
+      "Cancel request",
+    );
+  }
+
+  async cancel() {
+    if (this.busy) return;
+    this.clearErrors();
+    this.rememberFocus();
+    this.setBusy(true);
+    try {
+      const found = await action("cancel_interaction", { request_id: this.record.id });
+      upsert(found.interaction);
+      announce("Request cancelled.");
+    } catch (error) {
+      this.setBusy(false);
+      await this.show(error);
+    }
+  }
+
+  rememberFocus() {
+    if (this.element.contains(document.activeElement)) {
+      focusAfter.set(this.record.id, this.element.dataset.where);
+    }
+  }
+
   submitButton(text) {
     return h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, text));
   }
@@ -247,6 +331,7 @@ class Block {
   async submit(produce) {
     if (this.busy) return;
     this.clearErrors();
+    this.rememberFocus();
     this.setBusy(true);
     try {
       const answer = await produce();
@@ -258,7 +343,9 @@ class Block {
       announce("Answer sent.");
     } catch (error) {
       this.setBusy(false);
+      focusAfter.delete(this.record.id);
       await this.show(error);
+      if (document.activeElement === document.body) this.element.focus();
     }
   }
 
@@ -324,25 +411,32 @@ class Block {
     const parts = [];
     const who = requesterText(record.requester);
     if (who) parts.push(`Asked by ${who}`);
+    if (record.owner && !mine(record)) parts.push(`${parts.length ? ", of " : "Asked of "}${record.owner}`);
     const asked = h("time", { datetime: record.created_at, title: when(record.created_at) }, fromNow(record.created_at));
     const expiry =
       record.status === "pending"
         ? h("span", { class: "expiry", dataset: { expires: record.expires_at || "" } }, expiryText(record.expires_at))
         : null;
     return h(
-      "p",
-      { class: "block-meta" },
-      parts.join(""),
-      parts.length ? " · " : "",
-      asked,
-      expiry ? " · " : "",
-      expiry,
+      "div",
+      { class: "block-foot" },
+      h(
+        "p",
+        { class: "block-meta" },
+        parts.join(""),
+        parts.length ? " · " : "",
+        asked,
+        expiry ? " · " : "",
+        expiry,
+      ),
+      record.status === "pending" && mine(record) ? this.cancelControl() : null,
     );
   }
 
   outcome() {
     const record = this.record;
-    const by = record.answered_by && record.answered_by !== me.user ? ` by ${record.answered_by}` : "";
+    // Who answered, in every view of a shared request: "Answered by you", "by kim".
+    const by = record.answered_by ? ` by ${person(record.answered_by)}` : "";
     const at = record.answered_at
       ? h("time", { datetime: record.answered_at, title: when(record.answered_at) }, fromNow(record.answered_at))
       : null;
@@ -383,7 +477,7 @@ class Block {
         }),
       );
     } else {
-      shown = h("strong", { class: "answer-value" }, valueNode(record.kind, answer, { options: record.options, schema: record.response_schema }));
+      shown = h("strong", { class: "answer-value" }, valueNode(record.kind, answer, { options: optionsOf(record), schema: record.response_schema }));
     }
     return h(
       "div",

@@ -1,12 +1,16 @@
 // One conversation: its history and its requests in one timeline, and the composer.
 //
-// Messages and interaction blocks are placed by creation time. Loading reads the history
+// Messages and interaction blocks are placed by creation time, then by a sequence: a
+// message's seq, a block's id (the server's own order for requests of the same
+// millisecond), so every tab and every reload shows the same order. A block an agent's
+// message introduces (its data.request_id) is placed right after that message, even though
+// the request was made first, while the agent was still writing. Loading reads the history
 // and the conversation's interactions from the server (every time: first open, reconnect,
 // reset), so blocks always come from the store and stay answerable after reloads.
 
 import { action, ApiError, history, listAll } from "./api.js";
 import { renderBlock } from "./blocks.js";
-import { clear, h, uid } from "./dom.js";
+import { clear, h, richText, uid } from "./dom.js";
 import { fromNow, when } from "./format.js";
 import { conversations, conversationTitle, pendingIn, records, upsert } from "./state.js";
 
@@ -14,11 +18,35 @@ const ROLE_NAMES = { user: "You", assistant: "Assistant", system: "System", noti
 const RANK = { message: 0, block: 1 };
 const TYPING_MS = 20000;
 
+const WAKEUP_TEXT = {
+  answered: (agent) => `${agent} has your answer and carries on.`,
+  cancelled: (agent) => `${agent} was told the request was cancelled.`,
+  expired: (agent) => `${agent} was told the request expired unanswered.`,
+};
+
+/** What an agent was woken with, as one quiet line (the block above shows the answer). */
+function wakeupNode(message) {
+  const data = message.data || {};
+  const agent = String(message.author || "").replace(/^agent:/, "") || "The agent";
+  const text = (WAKEUP_TEXT[data.status] || WAKEUP_TEXT.answered)(agent);
+  return h(
+    "article",
+    { class: "message message--event", dataset: { seq: String(message.seq) } },
+    h("p", { class: "message-event" }, text, " ", h("time", { datetime: message.created_at, title: when(message.created_at) }, fromNow(message.created_at))),
+  );
+}
+
 function messageNode(message, self) {
   const data = message.data || {};
+  if (message.role === "system" && data.wakeup && !data.error) return wakeupNode(message);
   const mine = message.role === "user" && message.author === self;
   const who = mine ? "You" : message.author || ROLE_NAMES[message.role] || message.role;
   const urgency = message.role === "notification" ? data.urgency || "normal" : null;
+  // Agents' messages come with the server's sanitized HTML of their Markdown.
+  const content =
+    typeof message.html === "string" && message.role !== "user"
+      ? h("div", { class: "message-content message-content--rich" }, richText(message.html))
+      : h("p", { class: "message-content" }, message.content);
   return h(
     "article",
     {
@@ -42,7 +70,7 @@ function messageNode(message, self) {
       h("time", { datetime: message.created_at, title: when(message.created_at) }, fromNow(message.created_at)),
     ),
     urgency && data.title ? h("p", { class: "message-title" }, data.title) : null,
-    h("p", { class: "message-content" }, message.content),
+    content,
   );
 }
 
@@ -56,6 +84,7 @@ export class ConversationView {
     this.self = self;
     this.order = [];
     this.keys = new Map();
+    this.anchors = new Map(); // request id → the sort key of the message introducing it
     this.lastSeq = 0;
     this.loaded = false;
     this.typingTimer = null;
@@ -187,7 +216,13 @@ export class ConversationView {
     this.lastSeq = Math.max(this.lastSeq, message.seq);
     if (message.role !== "user") this.stopTyping();
     const node = h("li", { class: "item item--message" }, messageNode(message, this.self));
-    this.insert(`m:${message.id}`, [Date.parse(message.created_at), RANK.message, message.seq], node);
+    const sortKey = [Date.parse(message.created_at), RANK.message, message.seq, ""];
+    this.insert(`m:${message.id}`, sortKey, node);
+    const introduced = (message.data || {}).request_id;
+    if (typeof introduced === "string" && message.role === "assistant") {
+      this.anchors.set(introduced, [...sortKey.slice(0, 3), `~${introduced}`]);
+      this.move(`i:${introduced}`, this.anchors.get(introduced));
+    }
   }
 
   addRecord(record) {
@@ -196,7 +231,17 @@ export class ConversationView {
     if (this.keys.has(key)) return;
     const current = records.get(record.id) || record;
     const node = h("li", { class: "item item--block" }, renderBlock(current, { where: "conversation" }));
-    this.insert(key, [Date.parse(record.created_at), RANK.block, 0], node);
+    const sortKey = this.anchors.get(record.id) || [Date.parse(record.created_at), RANK.block, 0, record.id];
+    this.insert(key, sortKey, node);
+  }
+
+  /** Place an item shown already at its new sort key. */
+  move(key, sortKey) {
+    const at = this.order.findIndex((item) => item.key === key);
+    if (at < 0 || compare(this.order[at].sortKey, sortKey) === 0) return;
+    const [item] = this.order.splice(at, 1);
+    this.keys.delete(key);
+    this.insert(key, sortKey, item.node);
   }
 
   insert(key, sortKey, node) {
@@ -207,7 +252,9 @@ export class ConversationView {
     const next = this.order[index];
     this.order.splice(index, 0, { key, sortKey, node });
     this.keys.set(key, node);
+    const focused = node.contains(document.activeElement) ? document.activeElement : null;
     this.list.insertBefore(node, next ? next.node : null);
+    if (focused) focused.focus(); // moving a node drops its focus
     this.status.hidden = true;
     if (this.loaded && nearEnd) this.scrollToEnd();
   }

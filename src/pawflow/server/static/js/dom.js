@@ -57,3 +57,60 @@ export function announce(text) {
     region.textContent = text;
   }, 50);
 }
+
+// The elements and attributes the server's Markdown renderer may send (server/markdown.py).
+const RICH_TAGS = new Set([
+  "P", "BR", "HR", "STRONG", "EM", "DEL", "CODE", "PRE", "BLOCKQUOTE", "UL", "OL", "LI", "A",
+  "H1", "H2", "H3", "H4", "H5", "H6", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD",
+]);
+const RICH_ATTRIBUTES = { A: ["href", "title"], OL: ["start"], TH: ["align"], TD: ["align"] };
+
+function safeHref(value) {
+  try {
+    const url = new URL(value, location.href);
+    return ["http:", "https:", "mailto:"].includes(url.protocol) ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function rebuild(source, target) {
+  for (const node of source.childNodes) {
+    if (node.nodeType === Node.TEXT_NODE) {
+      target.append(document.createTextNode(node.data));
+    } else if (node.nodeType === Node.ELEMENT_NODE) {
+      if (!RICH_TAGS.has(node.tagName)) {
+        rebuild(node, target); // an element we do not draw: keep its text only
+        continue;
+      }
+      const copy = document.createElement(node.tagName.toLowerCase());
+      for (const name of RICH_ATTRIBUTES[node.tagName] || []) {
+        const value = node.getAttribute(name);
+        if (value === null) continue;
+        if (name === "href") {
+          const href = safeHref(value);
+          if (href === null) continue;
+          copy.setAttribute("href", href);
+          copy.setAttribute("rel", "noopener noreferrer nofollow");
+          copy.setAttribute("target", "_blank");
+        } else {
+          copy.setAttribute(name, value);
+        }
+      }
+      rebuild(node, copy);
+      target.append(copy);
+    }
+  }
+  return target;
+}
+
+/**
+ * Formatted text from the server's sanitized HTML, without innerHTML: DOMParser reads it
+ * into an inert document (no script runs, nothing loads), and a fresh fragment is built
+ * from it here, element by element, keeping only the allowed elements and attributes.
+ * The server already sanitized it (nh3); this is the page's own line of defence.
+ */
+export function richText(html) {
+  const parsed = new DOMParser().parseFromString(`<body>${html}</body>`, "text/html");
+  return rebuild(parsed.body, document.createDocumentFragment());
+}

@@ -3,8 +3,9 @@
 // expects; it checks nothing itself: the server validates every answer and its field
 // errors are shown back here, beside the input they are about.
 
+import { datePattern, dateTimePattern, parseDate, parseDateTime } from "./dates.js";
 import { h, uid } from "./dom.js";
-import { enumOptions, size, timeZone } from "./format.js";
+import { currencySymbol, enumOptions, mediaList, size, timeZone } from "./format.js";
 
 const MARKED = new Set([
   "confirm",
@@ -45,10 +46,60 @@ function plural(count, word) {
   return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
+const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER = "abcdefghijklmnopqrstuvwxyz";
+const DIGITS = "1234567890";
+const CLASS_SAMPLES = { "A-Z": UPPER, "a-z": LOWER, "0-9": DIGITS, "A-Za-z": UPPER, "a-zA-Z": LOWER };
+const ESCAPE_SAMPLES = { d: DIGITS, w: LOWER, s: " " };
+
+/**
+ * An example of what a simple pattern accepts ("^[A-Z]{3}-\\d{4}$" gives "ABC-1234"), or
+ * null when the pattern is beyond these few constructs: a regex is no hint to a person.
+ */
+export function patternExample(pattern) {
+  let rest = String(pattern).replace(/^\^/, "").replace(/\$$/, "");
+  let out = "";
+  while (rest) {
+    let unit;
+    let match;
+    if ((match = /^\[([^\]]+)\]/.exec(rest))) {
+      unit = CLASS_SAMPLES[match[1]];
+      if (unit === undefined) {
+        const plain = /^[^\\^-]/.exec(match[1]);
+        if (!plain) return null;
+        unit = plain[0];
+      }
+    } else if ((match = /^\\([dws])/.exec(rest))) {
+      unit = ESCAPE_SAMPLES[match[1]];
+    } else if ((match = /^\\([^A-Za-z0-9])/.exec(rest))) {
+      unit = match[1];
+    } else if ((match = /^[^\\()[\]{}|.*+?^$]/.exec(rest))) {
+      unit = match[0];
+    } else {
+      return null;
+    }
+    rest = rest.slice(match[0].length);
+    let times = 1;
+    const counted = /^\{(\d+)(?:,(\d*))?\}/.exec(rest);
+    if (counted) {
+      times = Number(counted[1]) || 1;
+      rest = rest.slice(counted[0].length);
+    } else if (/^[+*?]/.test(rest)) {
+      times = rest[0] === "+" ? 2 : rest[0] === "*" ? 2 : 1;
+      rest = rest.slice(1);
+    }
+    if (times > 40) return null;
+    for (let i = 0; i < times; i += 1) out += unit[i % unit.length];
+  }
+  return out || null;
+}
+
 /** What the schema asks for, in words, so nobody has to learn it from an error. */
 export function hints(kind, schema) {
   const found = [];
+  const own = schema["x-pawflow-hint"];
   if (schema.description) found.push(schema.description);
+  if (typeof own === "string" && own) found.push(own);
   if (kind === "text" || kind === "multiline") {
     if (schema.minLength && schema.maxLength) {
       found.push(`${schema.minLength} to ${plural(schema.maxLength, "character")}`);
@@ -56,9 +107,14 @@ export function hints(kind, schema) {
     else if (schema.maxLength) found.push(`at most ${plural(schema.maxLength, "character")}`);
     if (schema.format === "email") found.push("an email address");
     if (schema.format === "uri") found.push("a link such as https://…");
-    if (schema.pattern) found.push(`matching ${schema.pattern}`);
+    if (schema.pattern && !own) {
+      const example = patternExample(schema.pattern);
+      found.push(example ? `like ${example}` : "in the format the requester expects");
+    }
   }
   if (kind === "integer" || kind === "decimal") {
+    const currency = schema["x-pawflow-currency"];
+    if (currency) found.push(`an amount in ${currencySymbol(currency)}${currencySymbol(currency) === currency ? "" : ` (${currency})`}`);
     if ("minimum" in schema && "maximum" in schema) {
       found.push(`from ${schema.minimum} to ${schema.maximum}`);
     } else if ("minimum" in schema) found.push(`at least ${schema.minimum}`);
@@ -73,11 +129,12 @@ export function hints(kind, schema) {
     if (schema.minItems) found.push(`choose at least ${schema.minItems}`);
     if (schema.maxItems) found.push(`choose at most ${schema.maxItems}`);
   }
-  if (kind === "datetime") found.push(`in your time zone, ${timeZone()}`);
+  if (kind === "date") found.push(`as ${datePattern()}`);
+  if (kind === "datetime") found.push(`as ${dateTimePattern()}, in your time zone (${timeZone()})`);
   if (kind === "file") {
     const types = schema.mediaTypes;
     if (Array.isArray(types) && !(types.length === 1 && types[0] === "*/*")) {
-      found.push(`type: ${types.join(", ")}`);
+      found.push(mediaList(types));
     }
     if (schema.maxBytes) found.push(`at most ${size(schema.maxBytes)}`);
   }
@@ -94,11 +151,16 @@ const LABELS = {
   file: "File",
 };
 
-/** A local datetime-local value as an instant in UTC; anything else is sent as typed. */
+/** A date typed in the locale's order as YYYY-MM-DD; anything else is sent as typed. */
+function dateValue(text) {
+  return text ? parseDate(text) || text : "";
+}
+
+/** A local date and time as an instant in UTC; anything else is sent as typed. */
 function datetimeValue(text) {
   if (!text) return "";
-  const moment = new Date(text);
-  return Number.isNaN(moment.getTime()) ? text : moment.toISOString();
+  const moment = parseDateTime(text);
+  return moment === null || Number.isNaN(moment.getTime()) ? text : moment.toISOString();
 }
 
 function integerValue(text) {
@@ -207,8 +269,10 @@ export function field(kind, schema, options = {}) {
     const attrs = { ...common, autocomplete: "off" };
     if (kind === "integer") Object.assign(attrs, { type: "text", inputmode: "numeric" });
     else if (kind === "decimal") Object.assign(attrs, { type: "text", inputmode: "decimal" });
-    else if (kind === "date") Object.assign(attrs, { type: "date" });
-    else if (kind === "datetime") Object.assign(attrs, { type: "datetime-local" });
+    else if (kind === "date") Object.assign(attrs, { type: "text", placeholder: datePattern() });
+    else if (kind === "datetime") {
+      Object.assign(attrs, { type: "text", placeholder: dateTimePattern() });
+    }
     else if (schema.format === "email") Object.assign(attrs, { type: "email" });
     else if (schema.format === "uri") Object.assign(attrs, { type: "url" });
     else Object.assign(attrs, { type: "text" });
@@ -218,6 +282,7 @@ export function field(kind, schema, options = {}) {
       if (text === "" && options.inForm) return null;
       if (kind === "integer") return integerValue(text);
       if (kind === "datetime") return datetimeValue(text);
+      if (kind === "date") return dateValue(text);
       return text;
     };
     focusable = control;

@@ -61,10 +61,67 @@ export function expiryText(iso, now = Date.now()) {
   return `expires ${fromNow(iso, now)}`;
 }
 
+const decimal = new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 });
+
+/** Sizes in the units people and requesters write them in: 5000000 bytes is "5 MB". */
 export function size(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  if (bytes < 1000) return `${decimal.format(bytes)} bytes`;
+  if (bytes < 1000 * 1000) return `${decimal.format(bytes / 1000)} KB`;
+  if (bytes < 1000 * 1000 * 1000) return `${decimal.format(bytes / 1000 / 1000)} MB`;
+  return `${decimal.format(bytes / 1000 / 1000 / 1000)} GB`;
+}
+
+const MEDIA_WORDS = {
+  "application/pdf": "a PDF",
+  "application/zip": "a ZIP archive",
+  "application/json": "a JSON file",
+  "text/plain": "a text file",
+  "text/csv": "a CSV file",
+  "text/markdown": "a Markdown file",
+  "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "an Excel sheet",
+  "application/vnd.ms-excel": "an Excel sheet",
+  "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "a Word document",
+  "application/msword": "a Word document",
+  "image/*": "an image",
+  "audio/*": "an audio file",
+  "video/*": "a video",
+  "text/*": "a text file",
+};
+
+/** One media type in words: "image/png" is "a PNG image". */
+export function mediaWords(type) {
+  const lowered = String(type).toLowerCase();
+  if (MEDIA_WORDS[lowered]) return MEDIA_WORDS[lowered];
+  const [main, sub = ""] = lowered.split("/");
+  const name = sub.replace(/^(x-|vnd\.)/, "").split(/[.+]/)[0].toUpperCase();
+  const noun = { image: "image", audio: "audio file", video: "video", text: "text file" }[main] || "file";
+  return /^[AEFHILMNORSX]/.test(name) ? `an ${name} ${noun}` : `a ${name} ${noun}`;
+}
+
+/** Accepted media types in words: "a PDF or an image". */
+export function mediaList(types) {
+  const words = [...new Set(types.map(mediaWords))];
+  if (words.length <= 1) return words.join("");
+  return `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`;
+}
+
+/** An amount in ``currency`` (ISO 4217), as the reader's locale writes money. */
+export function money(amount, currency) {
+  try {
+    return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(amount);
+  } catch {
+    return `${amount} ${currency}`;
+  }
+}
+
+/** The symbol of ``currency`` in the reader's locale ("€"). */
+export function currencySymbol(currency) {
+  try {
+    const parts = new Intl.NumberFormat(undefined, { style: "currency", currency }).formatToParts(0);
+    return (parts.find((part) => part.type === "currency") || {}).value || currency;
+  } catch {
+    return currency;
+  }
 }
 
 export function timeZone() {
@@ -76,11 +133,31 @@ function optionLabel(options, value) {
   return found ? found.label : String(value);
 }
 
-/** A field's schema enum labels, as options. */
+/** A field's choices as {value, label}: enum with enumNames, or oneOf/anyOf of const+title. */
 export function enumOptions(schema) {
-  const enumValues = schema.enum || (schema.items && schema.items.enum) || [];
-  const names = schema.enumNames || (schema.items && schema.items.enumNames) || [];
+  const items = schema.items || {};
+  const listed = schema.oneOf || schema.anyOf || items.oneOf || items.anyOf;
+  if (Array.isArray(listed)) {
+    return listed
+      .filter((entry) => entry && "const" in entry)
+      .map((entry) => ({ value: entry.const, label: entry.title || String(entry.const) }));
+  }
+  const enumValues = schema.enum || items.enum || [];
+  const names = schema.enumNames || items.enumNames || [];
   return enumValues.map((value, i) => ({ value, label: names[i] || String(value) }));
+}
+
+/** A request's options with their labels: its own, else the rows of its table surface. */
+export function optionsOf(record) {
+  if (Array.isArray(record.options) && record.options.length) return record.options;
+  const surface = record.ui_surface;
+  if (surface && surface.type === "table" && Array.isArray(surface.rows) && Array.isArray(surface.columns)) {
+    const first = surface.columns[0] && surface.columns[0].key;
+    return surface.rows
+      .filter((row) => row && row.value)
+      .map((row) => ({ value: row.value, label: String((row.cells || {})[first] ?? row.value) }));
+  }
+  return enumOptions(record.response_schema || {});
 }
 
 /** One normalized answer as text, for the block's outcome line. */
@@ -103,6 +180,13 @@ export function answerText(kind, answer, { options, schema } = {}) {
       );
     case "file":
       return `${answer.name} (${size(answer.size)})`;
+    case "decimal":
+    case "integer": {
+      const currency = schema && schema["x-pawflow-currency"];
+      // Decimals may come as exact strings ("42.5"): Intl formats those without rounding.
+      const numeric = typeof answer === "number" || /^-?\d+(\.\d+)?$/.test(String(answer));
+      return currency && numeric ? money(answer, currency) : String(answer);
+    }
     default:
       return String(answer);
   }
