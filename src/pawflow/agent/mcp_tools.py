@@ -22,11 +22,11 @@ from typing import Any, Literal
 import httpx2
 import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from mcp import Client, StdioServerParameters
 from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mcp import Client, StdioServerParameters
 from pawflow.agent.tools import Tool, ToolOutcome
 from pawflow.errors import InvalidInput
 
