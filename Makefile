@@ -42,9 +42,10 @@ browser:
 
 test: lint typecheck imports unit
 
+# `make bench BENCH_ARGS="--quick --only sse,http"` runs some sections with small counts.
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
