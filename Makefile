@@ -42,9 +42,10 @@ browser:
 
 test: lint typecheck imports vscode-test unit
 
+# `make bench BENCH_ARGS="--quick --only sse,http"` runs some sections with small counts.
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,bench]'
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 # The VS Code extension (clients/vscode): its tests run against a real `pawflow serve` from
 # this venv. Without node/npm they are skipped locally and fail in CI (CI=true).

@@ -12,6 +12,8 @@ import statistics
 import time
 from pathlib import Path
 
+from common import Run
+
 from pawflow import open_store
 from pawflow.flow import FlowFile, FlowService, parse_flow, run_batch
 from pawflow.flow import deployments as deps
@@ -90,3 +92,8 @@ if __name__ == "__main__":
 
     with tempfile.TemporaryDirectory() as scratch:
         report(Path(scratch))
+
+
+def section(run: Run) -> None:
+    run.heading("Flows: durable queues against in-memory ones")
+    report(run.scratch, pairs=run.n(5, 1))

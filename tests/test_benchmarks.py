@@ -1,0 +1,56 @@
+"""The benchmark harness keeps running: a quick pass over its cheap sections names each figure.
+
+Only the names are checked, never a number: timings belong to ``make bench``, not to tests.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+RUN = ROOT / "benchmarks" / "run.py"
+
+
+def bench(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(RUN), "--quick", "--no-peers", *args],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.mark.timeout(100)
+def test_the_quick_run_names_every_figure_of_its_sections() -> None:
+    out = bench("--only", "sqlite,footprint,costs")
+    for figure in (
+        "sqlite raw floor (3 commits/cycle, same pragmas):",
+        "sqlite pawflow cycle:",
+        "sqlite bytes per parked item:",
+        "sqlite per cycle:",
+        "sqlite rows written per cycle, by table:",
+        "sqlite cycle time by where it is spent",
+    ):
+        assert figure in out
+    assert "ratio" in out
+    assert "SSE fan-out" not in out  # a section not asked for does not run
+
+
+def test_an_unknown_section_is_refused_with_the_known_ones() -> None:
+    done = subprocess.run(
+        [sys.executable, str(RUN), "--only", "nonsense"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2
+    assert "unknown section(s) nonsense" in done.stderr
+    assert "sqlite, postgres, latency" in done.stderr
