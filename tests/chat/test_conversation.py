@@ -195,7 +195,7 @@ def test_the_classifier_never_claims_for_another_session(
     assert pending(service, asking) is not None
 
 
-def test_a_model_classifier_reads_the_models_one_word() -> None:
+def test_a_model_classifier_reads_the_models_one_word(store: Store) -> None:
     model = ScriptedModel(
         {
             "turns": [
@@ -206,7 +206,7 @@ def test_a_model_classifier_reads_the_models_one_word() -> None:
             "default": {"reply": "NEITHER"},
         }
     )
-    reader = ModelClassifier(model)
+    reader = ModelClassifier(model, store)
     assert reader.yes_no("Shall I?", "knock yourself out") is True
     assert reader.yes_no("Shall I?", "not my thing") is False
     assert reader.yes_no("Shall I?", "hmm, let me see") is None

@@ -50,7 +50,7 @@ def test_tools_are_listed_with_the_action_api_schemas(live: LiveServer, user_api
     assert tools["get_interaction"].input_schema == m.RequestRef.model_json_schema()
     out = tools["get_interaction"].output_schema
     assert out is not None
-    assert out["properties"]["interaction"]["$ref"].endswith("InteractionOut")
+    assert out["properties"]["interaction"]["$ref"].endswith("/Interaction")
 
 
 def test_ask_answer_through_the_api_then_read_the_answer(

@@ -49,7 +49,9 @@ def test_a_pathological_pattern_answers_at_once_while_others_keep_going(api: Mak
     worker.join()
     refused = outcome["alice"]
     assert refused.status_code == 422
-    assert refused.json()["errors"] == [{"path": "", "message": "must match the pattern ^(a+)+$"}]
+    assert refused.json()["errors"] == [
+        {"path": "", "message": "does not have the expected format"}
+    ]
     answered = alice.ok("respond_interaction", request_id=asked["id"], answer="a" * 20_000)
     assert answered["interaction"]["status"] == "answered"
 

@@ -96,6 +96,7 @@ def test_a_shared_request_says_who_answered(person: Callable[..., Person]) -> No
     bob = person("bob")
     chat = ann.conversation("Shared")
     ann.api.share_conversation(chat, bob.name, "write")
+    bob.api.accept_invitation(chat)
     theirs = ann.ask(chat, "confirm", "Book the room?")
     mine = ann.ask(chat, "confirm", "Order lunch?")
     page = ann.open_conversation(chat)

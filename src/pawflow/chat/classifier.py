@@ -16,7 +16,10 @@ and bounded on every side:
 
 Enable it on a chat service with :func:`enable`::
 
-    enable(service.pipeline, ModelClassifier(model))
+    enable(service.pipeline, ModelClassifier(model, service.store))
+
+Its model is called through an agent loop with no tools, so the governance hook sees every
+call, as it sees an agent's.
 """
 
 from __future__ import annotations
@@ -26,12 +29,16 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pawflow.agent.models.base import ChatMessage, ModelRequest, collect
+from pawflow.agent.governance import Governance, Limits
+from pawflow.agent.loop import AgentLoop, RunRequest
+from pawflow.agent.models.base import ChatMessage
+from pawflow.agent.tools import Toolbox, ToolContext
 from pawflow.chat.pipeline import ClassifyStage, Pipeline
 from pawflow.chat.readers import Classifier
 
 if TYPE_CHECKING:
     from pawflow.agent.models.base import Model
+    from pawflow.store import Store
 
 log = logging.getLogger("pawflow.chat")
 
@@ -53,18 +60,21 @@ _PICK_PROMPT = (
 class ModelClassifier:
     """A :class:`Classifier` backed by a chat model: one short completion per reading."""
 
-    def __init__(self, model: Model, *, max_tokens: int = 8) -> None:
-        self.model = model
-        self.max_tokens = max_tokens
+    def __init__(self, model: Model, store: Store, *, governance: Governance | None = None) -> None:
+        self.store = store
+        limits = Limits(max_steps=1, max_output_tokens=8)
+        self.loop = AgentLoop(model, Toolbox([]), governance or Governance(limits))
 
     def _ask(self, system: str, reply: str) -> str:
-        request = ModelRequest(
+        # No tools and no conversation: the context is only there for the loop's bookkeeping.
+        context = ToolContext(self.store, "classifier", "", "", "")
+        request = RunRequest(
+            agent="classifier",
             messages=(ChatMessage("system", system), ChatMessage("user", reply)),
-            max_tokens=self.max_tokens,
-            temperature=0.0,
+            context=context,
         )
         try:
-            return collect(self.model.stream(request)).text.strip().upper()
+            return self.loop.run(request).text.strip().upper()
         except Exception:  # a classifier that fails reads nothing
             log.exception("the reply classifier failed")
             return ""

@@ -24,18 +24,9 @@ import jsonschema.protocols
 from jsonschema import FormatChecker, ValidationError
 
 from pawflow.errors import FieldError, InvalidAnswer
-from pawflow.interactions.kinds import (
-    JsonValue,
-    Kind,
-    clip,
-    is_clean_text,
-    join_path,
-    kind_of_property,
-    name_of,
-    parse_kind,
-    summarize,
-)
+from pawflow.interactions.kinds import JsonValue, Kind, kind_of_property, parse_kind
 from pawflow.interactions.patterns import pattern_keyword
+from pawflow.interactions.problems import clip, is_clean_text, join_path, name_of, summarize
 
 FileResolver = Callable[[str], dict[str, Any] | None]
 FILE_REF_KEYS = ("id", "name", "size", "media_type", "sha256")

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 from pydantic import ValidationError as PydanticError
 
 from pawflow.errors import FieldError, InvalidInput
-from pawflow.interactions.kinds import Kind, Option, join_path
+from pawflow.interactions.kinds import Kind, Option
+from pawflow.interactions.problems import join_path
 
 SURFACE_CONTRACT = "pawflow.ui-surface.v1"
 SURFACE_TYPES = ("table", "card")

@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import HTTPException, Request, Response
 from fastapi.routing import APIRoute
 
-from pawflow.interactions.kinds import is_clean_text
+from pawflow.interactions.problems import is_clean_text
 
 MAX_DEPTH = 64
 

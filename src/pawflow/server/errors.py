@@ -34,7 +34,7 @@ from pawflow.errors import (
 from pawflow.errors import (
     HTTPProblem as HTTPProblem,
 )
-from pawflow.interactions.kinds import join_path
+from pawflow.interactions.problems import join_path
 
 log = logging.getLogger("pawflow.server")
 

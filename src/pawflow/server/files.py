@@ -19,7 +19,8 @@ from fastapi.responses import JSONResponse, Response
 from pawflow.errors import FieldError, InvalidInput, PayloadTooLarge
 from pawflow.interactions import Kind, kind_of_property
 from pawflow.interactions.answers import media_type_matches
-from pawflow.interactions.kinds import MEDIA_TYPE, is_clean_text
+from pawflow.interactions.kinds import MEDIA_TYPE
+from pawflow.interactions.problems import is_clean_text
 from pawflow.records import Interaction
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate

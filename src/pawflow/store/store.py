@@ -78,7 +78,7 @@ class Store(RuntimeStore):
         return self.db.dialect
 
     def migrate(self) -> int:
-        """Bring the schema up to date; returns how many migrations ran."""
+        """Bring the schema up to date; returns its version."""
         return migrations.migrate(self.db)
 
     def close(self) -> None:
