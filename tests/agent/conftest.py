@@ -48,8 +48,8 @@ HELPER_SCRIPT: dict[str, Any] = {
             "reply": "Got it right away: {a}.",
         },
         {
-            "role": "system",
-            "match": r'The user answered "Proceed\?": (?P<a>true|false)',
+            "role": "tool",
+            "match": r'^\{"status": "answered", "answer": (?P<a>true|false)\}$',
             "reply": "Got it later: {a}.",
         },
         {

@@ -315,9 +315,14 @@ def test_a_real_provider_drives_request_confirmation(fake: FakeOpenAI, sqlite_st
         assert service.run_due() == 1
     woken = fake.requests[1]["messages"]
     assert woken[0]["role"] == "system"
-    assert woken[-1] == {
-        "role": "system",
-        "content": f'[agent:remote] [confirmation:{request.id}] The user answered "Ship it?": true',
-    }
+    # The answer is the result of the call that asked; the call moved to where it came.
+    function = {"name": "request_confirmation", "arguments": ask}
+    call = {"id": "c1", "type": "function", "function": function}
+    assert woken[1:] == [
+        {"role": "user", "content": "ship the release"},
+        {"role": "assistant", "content": "Let me check with you."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "content": '{"status": "answered", "answer": true}', "tool_call_id": "c1"},
+    ]
     history = store.get_history(conversation.id, user="alice")
     assert [m.content for m in history][-1] == "Shipped."

@@ -104,7 +104,7 @@ def test_agents_spread_and_move_when_their_process_dies(tmp_path: Path) -> None:
             echoes = [r for r in replies if r.startswith("echo: user:")]
             assert echoes == ["echo: user: one", "echo: user: two"], replies
         asked = [r for r in assistant_replies(store, parked) if "I've asked: Proceed?" in r]
-        woken = [r for r in assistant_replies(store, parked) if "The user answered" in r]
+        woken = [r for r in assistant_replies(store, parked) if '"status": "answered"' in r]
         assert len(asked) == 1 and len(woken) == 1 and "true" in woken[0]
         with store.transaction(write=False) as tx:
             rows = tx.all("SELECT status, count(*) AS n FROM chat_turns GROUP BY status")

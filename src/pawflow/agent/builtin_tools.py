@@ -143,6 +143,8 @@ def request_confirmation(
         options=options if mode != "confirm" else None,
         title=title,
         expires_in=expires_in,
+        # The answer comes back as the result of this very call, not as a line of its own.
+        extra=None if ctx.call is None else {"tool_call": ctx.call.to_dict()},
     )
     data = {"request_id": interaction.id, "signal_id": interaction.signal_id}
     if wait_seconds:

@@ -19,10 +19,10 @@ from pawflow.errors import InvalidInput
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 WAKEUP_NOTE = (
-    "Messages that begin with [agent:{name}] are wakeups from the system: they carry the"
-    " user's answer to a question you asked earlier with request_confirmation (or say that it"
-    " was cancelled or expired). Act on them and continue the task; restate briefly what was"
-    " asked, since the user may come back to it days later."
+    "When request_confirmation returns pending and you end your turn, the user's answer comes"
+    ' back later as the result of that call: {{"status": "answered", "answer": ...}},'
+    " or a status of cancelled or expired. Act on it and continue the task; restate briefly"
+    " what was asked, since the user may come back to it days later."
 )
 
 

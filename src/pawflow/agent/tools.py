@@ -61,6 +61,9 @@ class ToolContext:
     step: int = 0
     # Set when the run continues a wakeup: guards approved calls against running twice.
     wakeup_id: str | None = None
+    # The call being run: a tool that ends the turn names it, so its answer comes back as
+    # this call's result.
+    call: ToolCall | None = None
 
 
 @dataclass(frozen=True)
@@ -299,6 +302,7 @@ class Toolbox:
 
     def invoke(self, call: ToolCall, ctx: ToolContext, *, approved: bool = False) -> ToolOutcome:
         """Run one call, unless it is consequential and not yet approved: then ask first."""
+        ctx.call = call
         found = self._tools.get(call.name)
         if found is None:
             known = ", ".join(self._tools) or "none"

@@ -15,13 +15,12 @@ record opens what the final answer leaves the conversation waiting on.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from pawflow.agent.loop import (
     ApprovedCall,
-    LoopEvent,
     RunFinished,
     RunRequest,
     StepStarted,
@@ -35,7 +34,7 @@ from pawflow.agent.tools import (
     AWAITING_USER_INPUT,
     ToolContext,
 )
-from pawflow.chat import claims, inference
+from pawflow.chat import claims, inference, transcript
 from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.progress import Progress
 from pawflow.chat.readers import Classifier
@@ -219,17 +218,12 @@ class RouteStage:
 def history_messages(
     history: Sequence[Message], replacing: Mapping[str, str] | None = None
 ) -> list[ChatMessage]:
-    """The conversation as the model reads it; notifications are not part of it.
+    """The conversation as the model reads it, tool calls and results included.
 
     ``replacing`` gives other text for some messages (by id): a claimed answer becomes its
-    owner's task.
+    owner's task. See :mod:`pawflow.chat.transcript`.
     """
-    replacing = replacing or {}
-    found = []
-    for message in history:
-        if message.role in ("user", "assistant", "system"):
-            found.append(ChatMessage(message.role, replacing.get(message.id, message.content)))
-    return found
+    return transcript.model_messages(history, replacing)
 
 
 def settled_calls(wakeup: Wakeup) -> list[ApprovedCall]:
@@ -285,8 +279,8 @@ class ExecuteStage:
         self.runtime = runtime
         self.progress = progress
 
-    def events(self, turn: Turn, task: Task) -> Iterator[LoopEvent]:
-        """The run of one task, as the loop streams it."""
+    def request(self, turn: Turn, task: Task) -> RunRequest:
+        """The run of one task, as the loop takes it."""
         ctx = ToolContext(
             store=turn.store,
             agent=task.agent.name,
@@ -296,22 +290,21 @@ class ExecuteStage:
             session_id=turn.conversation_id,
             wakeup_id=None if turn.wakeup is None else turn.wakeup.id,
         )
-        loop = self.runtime.loop_for(task.agent)
         if task.seed is not None:
-            request = task.seed.request(task.reply, ctx)
-        else:
-            request = RunRequest(
-                agent=task.agent.name,
-                messages=task.messages,
-                context=ctx,
-                approved_calls=task.approved_calls,
-            )
-        yield from loop.stream(request)
+            return task.seed.request(task.reply, ctx)
+        return RunRequest(
+            agent=task.agent.name,
+            messages=task.messages,
+            context=ctx,
+            approved_calls=task.approved_calls,
+        )
 
     def __call__(self, turn: Turn) -> None:
         for task in turn.tasks:
             progress = Progress(turn.store, turn.conversation_id, task.agent.name)
-            for event in self.events(turn, task):
+            request = self.request(turn, task)
+            loop = self.runtime.loop_for(task.agent)
+            for event in loop.stream(request):
                 if isinstance(event, StepStarted):
                     turn.stage(f"model call, step {event.step}")
                 elif isinstance(event, ToolStarted):
@@ -323,6 +316,11 @@ class ExecuteStage:
                         log.exception("agent progress event not written")
                 if isinstance(event, RunFinished):
                     turn.results.append(event.result)
+                    # What the run added is kept with the reply: the next turn's model sees it.
+                    added = event.result.messages[len(request.messages) :]
+                    if added:
+                        kept = turn.reply_data.setdefault(transcript.TRANSCRIPT, [])
+                        kept.extend(transcript.recorded(added))
 
 
 # --- curate, record --------------------------------------------------------------------

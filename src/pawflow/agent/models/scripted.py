@@ -1,8 +1,9 @@
 """A deterministic model that follows a script: for tests and the offline demo.
 
 A script is a list of turns. Each turn names a regular expression (``match``) tried against
-what came since the assistant last spoke (a user message, a system wakeup, or the results
-of its tool calls), optionally only for one ``role``; the first turn that matches gives the
+the latest message (a user message, a system line, or the results of the model's last tool
+calls, one of which may be the answer a wakeup brought to a question it asked), optionally
+only for one ``role``; the first turn that matches gives the
 reply: some ``reply`` text and/or ``tool_calls``. Named groups of the match fill ``{name}``
 placeholders in the reply and in tool-call arguments. ``default`` answers when nothing
 matches. The opening system prompt is never matched::
@@ -14,8 +15,8 @@ matches. The opening system prompt is never matched::
         tool_calls:
           - name: request_confirmation
             arguments: {message: Which environment?, mode: choice, options: [staging, production]}
-      - match: 'The user answered .*: "(?P<env>[^"]+)"$'
-        role: system
+      - match: '"status": "answered", "answer": "(?P<env>[^"]+)"'
+        role: tool
         tool_calls:
           - name: deploy
             arguments: {environment: '{env}'}
@@ -140,8 +141,9 @@ class ScriptedModel:
         return cls.from_text(resources.files(package).joinpath(resource).read_text("utf-8"))
 
     def respond(self, request: ModelRequest) -> ModelResponse:
-        # What came since the model last spoke: a user message or wakeup, or the results of
-        # its tool calls (the most recent first).
+        # What the model answers now: the latest message — a user message, a system line,
+        # or the results of its last tool calls (all of them, the most recent first). Older
+        # messages, such as the results of an earlier turn's calls, are never matched.
         # The opening system prompt is instructions, never something to answer.
         opening = next(
             (i for i, m in enumerate(request.messages) if m.role != "system"),
@@ -149,7 +151,7 @@ class ScriptedModel:
         )
         latest: list[ChatMessage] = []
         for message in reversed(request.messages[opening:]):
-            if message.role == "assistant":
+            if message.role == "assistant" or (latest and message.role != latest[0].role):
                 break
             latest.append(message)
         calls_so_far = sum(len(m.tool_calls) for m in request.messages)
