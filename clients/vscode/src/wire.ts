@@ -28,19 +28,20 @@ export type Status = (typeof STATUSES)[number];
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-/** OptionOut */
+/** OptionItem */
 export interface Option {
   value: string;
   label: string;
 }
 
-/** RequesterOut (other fields are allowed) */
+/** Requester (other fields are allowed) */
 export interface Requester {
-  type: string;
-  name: string;
+  // Both have defaults on the server ("api"), so its schema requires neither.
+  type?: string;
+  name?: string;
 }
 
-/** InteractionOut: the `pawflow.user-interaction.v1` record. */
+/** Interaction: the `pawflow.user-interaction.v1` record. */
 export interface Interaction {
   contract: typeof CONTRACT;
   id: string;
@@ -62,7 +63,7 @@ export interface Interaction {
   ui_surface: JsonObject | null;
 }
 
-/** FileOut: what an upload gives back, and a `file` answer. */
+/** FileRef: what an upload gives back, and a `file` answer. */
 export interface FileRef {
   id: string;
   name: string;
@@ -100,7 +101,7 @@ export interface FileEnvelope {
   file: FileRef;
 }
 
-/** ConversationOut */
+/** Conversation */
 export interface Conversation {
   id: string;
   owner: string;
@@ -242,10 +243,10 @@ const ALL_INTERACTION = [
 
 /** OpenAPI schema name → the fields this module declares for it. */
 export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
-  InteractionOut: schema<Interaction>()(ALL_INTERACTION, ALL_INTERACTION),
-  OptionOut: schema<Option>()(["value", "label"], ["value", "label"]),
-  RequesterOut: schema<Requester>()(["type", "name"], ["type", "name"]),
-  FileOut: schema<FileRef>()(
+  Interaction: schema<Interaction>()(ALL_INTERACTION, ALL_INTERACTION),
+  OptionItem: schema<Option>()(["value", "label"], ["value", "label"]),
+  Requester: schema<Requester>()(["type", "name"], []),
+  FileRef: schema<FileRef>()(
     ["id", "name", "size", "media_type", "sha256"],
     ["id", "name", "size", "media_type", "sha256"],
   ),
@@ -257,7 +258,7 @@ export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
     ["interactions", "next_cursor"],
   ),
   FileEnvelope: schema<FileEnvelope>()(["file"], ["file"]),
-  ConversationOut: schema<Conversation>()(
+  Conversation: schema<Conversation>()(
     ["id", "owner", "title", "created_at", "access", "members"],
     ["id", "owner", "title", "created_at", "access", "members"],
   ),

@@ -50,7 +50,7 @@ test("every mirrored schema has exactly the declared fields", () => {
 test("kinds, statuses and the contract name agree", () => {
   const schemas = document.components.schemas;
   assert.deepEqual(schemas.Kind?.enum, [...KINDS]);
-  const interaction = schemas.InteractionOut?.properties ?? {};
+  const interaction = schemas.Interaction?.properties ?? {};
   assert.deepEqual(interaction.status?.enum, [...STATUSES]);
   assert.equal(interaction.contract?.const, CONTRACT);
 });

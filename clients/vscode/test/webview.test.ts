@@ -100,7 +100,7 @@ describe("the webview page", { skip: missing ? `${CHROMIUM} is missing` : false,
       const versionError = page.locator(".field", { has: page.getByLabel("Version") }).locator(".field-error");
       const replicasError = page.locator(".field", { has: page.getByLabel("Replicas") }).locator(".field-error");
       await versionError.waitFor({ state: "visible" });
-      assert.match((await versionError.textContent()) ?? "", /match/);
+      assert.match((await versionError.textContent()) ?? "", /expected format/);
       assert.match((await replicasError.textContent()) ?? "", /9/);
       assert.equal(await page.getByLabel("Version").getAttribute("aria-invalid"), "true");
       assert.equal(await page.getByLabel("Region").getAttribute("aria-invalid"), null);
