@@ -2,7 +2,8 @@
 
 A signal remembers its latest value: a continuation parked on a signal that has already
 fired is resolved at once (no lost-notify race). Parking and firing take the same per-signal
-lock, so one of them always sees the other.
+lock, so one of them always sees the other. Whatever a transaction resolves is listed in
+``tx.resolved``, so it can be delivered before that transaction commits.
 """
 
 from __future__ import annotations
@@ -86,16 +87,17 @@ def fire_signal(tx: Tx, signal_id: str, value: Any, now: datetime) -> int:
         " fired_at = excluded.fired_at, fire_count = signals.fire_count + 1",
         (signal_id, encoded, at),
     )
-    resolved = tx.execute(
+    resolved = tx.all(
         "UPDATE continuations SET status = 'resolved', outcome = 'signaled', value = ?,"
         " resolved_at = ?, next_attempt_at = ?"
-        " WHERE status = 'parked' AND signal_id = ?",
+        " WHERE status = 'parked' AND signal_id = ? RETURNING *",
         (encoded, at, at, signal_id),
     )
     tx.notify(SIGNAL_NOTICE_PREFIX + signal_id)
     if resolved:
+        tx.resolved.extend(resolved)
         tx.notify(RESOLVED_NOTICE)
-    return resolved
+    return len(resolved)
 
 
 def park(
@@ -147,9 +149,10 @@ def park(
             at if status == "resolved" else None,
         ),
     )
-    if status == "resolved":
-        tx.notify(RESOLVED_NOTICE)
     assert row is not None
+    if status == "resolved":
+        tx.resolved.append(row)
+        tx.notify(RESOLVED_NOTICE)
     return Continuation.from_row(row)
 
 
@@ -163,14 +166,15 @@ def get_continuation(tx: Tx, continuation_id: str) -> Continuation:
 def cancel_continuation(tx: Tx, continuation_id: str, now: datetime) -> bool:
     """Release a parked continuation with outcome ``cancelled``; False if not parked."""
     at = to_millis(now)
-    changed = tx.execute(
+    changed = tx.one(
         "UPDATE continuations SET status = 'resolved', outcome = 'cancelled',"
-        " resolved_at = ?, next_attempt_at = ? WHERE id = ? AND status = 'parked'",
+        " resolved_at = ?, next_attempt_at = ? WHERE id = ? AND status = 'parked' RETURNING *",
         (at, at, continuation_id),
     )
-    if changed:
+    if changed is not None:
+        tx.resolved.append(changed)
         tx.notify(RESOLVED_NOTICE)
-    return bool(changed)
+    return changed is not None
 
 
 def release_due(tx: Tx, now: datetime, limit: int) -> int:
@@ -183,10 +187,12 @@ def release_due(tx: Tx, now: datetime, limit: int) -> int:
     )
     for row in due:
         outcome = "elapsed" if row["signal_id"] is None else "timeout"
-        tx.execute(
-            "UPDATE continuations SET status = 'resolved', outcome = ?, resolved_at = ?,"
-            " next_attempt_at = ? WHERE id = ? AND status = 'parked'",
-            (outcome, at, at, row["id"]),
+        tx.resolved.extend(
+            tx.all(
+                "UPDATE continuations SET status = 'resolved', outcome = ?, resolved_at = ?,"
+                " next_attempt_at = ? WHERE id = ? AND status = 'parked' RETURNING *",
+                (outcome, at, at, row["id"]),
+            )
         )
     if due:
         tx.notify(RESOLVED_NOTICE)

@@ -37,6 +37,8 @@ class Tx:
         self._cursor = cursor
         self._after_commit: list[Callable[[], None]] = []
         self._notices: set[str] = set()
+        self.resolved: list[Row] = []
+        """Continuations this transaction resolved, for delivery before it commits."""
 
     @property
     def dialect(self) -> str:
@@ -68,6 +70,10 @@ class Tx:
     def notify(self, notice: str) -> None:
         """Tell other processes (after commit) that something changed."""
         self._notices.add(notice)
+
+    def withdraw(self, notice: str) -> None:
+        """Take back a notice: what it announced was dealt with in this transaction."""
+        self._notices.discard(notice)
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         self._after_commit.append(callback)
