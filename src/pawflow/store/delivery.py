@@ -153,20 +153,16 @@ def deliver_resolved(tx: Tx, registry: DeliveryRegistry, now: datetime) -> int:
 
 
 def _hand_over(tx: Tx, handler: DeliveryHandler, row: dict[str, Any], now: datetime) -> bool:
-    tx.execute("SAVEPOINT delivery")
-    resolved_before = len(tx.resolved)
     try:
-        handler.deliver(Delivery(Continuation.from_row(row), tx))
+        with tx.savepoint("delivery"):
+            handler.deliver(Delivery(Continuation.from_row(row), tx))
     except Exception as exc:  # any handler failure means "retry later"
         log.info("delivery of %s deferred: %s", row["id"], exc)
-        tx.execute("ROLLBACK TO SAVEPOINT delivery")
-        del tx.resolved[resolved_before:]  # what the handler resolved was rolled back
         tx.execute(
             "UPDATE continuations SET attempts = attempts + 1, next_attempt_at = ?,"
             " last_error = ? WHERE id = ?",
             (to_millis(now + backoff(int(row["attempts"]))), str(exc)[:1000], row["id"]),
         )
         return False
-    tx.execute("RELEASE SAVEPOINT delivery")
     tx.execute("DELETE FROM continuations WHERE id = ?", (row["id"],))
     return True

@@ -39,29 +39,53 @@ def append_event(
     data: dict[str, Any],
     now: datetime,
 ) -> None:
+    """Log an event for each of ``audience``, written when the transaction commits."""
     recipients = sorted(set(audience))
     if not recipients:
         return
-    # A user's numbers must become visible in order, or a reader resuming after N could
-    # skip a smaller one committed later. Each user's counter row is held until commit;
-    # taking them under one lock, in sorted order, keeps writers from deadlocking.
-    tx.lock_key("pawflow:events")
-    encoded = json.dumps(data)
-    at = to_millis(now)
-    for user in recipients:
+    staged: list[_Staged] | None = tx.local.get(_STAGED)
+    if staged is None:
+        staged = tx.local[_STAGED] = []
+        tx.before_commit(lambda: _write(tx, staged))
+    staged.append((recipients, conversation_id, type_, json.dumps(data), to_millis(now)))
+
+
+_STAGED = "events"
+_Staged = tuple[list[str], str | None, str, str, int]
+
+
+def _write(tx: Tx, staged: list[_Staged]) -> None:
+    """Number and insert the transaction's events, as its last statements.
+
+    A user's numbers must become visible in order, or a reader resuming after N could skip
+    a smaller one committed later: each user's counter row stays locked until commit. All
+    of them are taken here, at the very end, in one sorted order, so two writers never wait
+    for each other in a circle, and no lock but a counter's is needed.
+    """
+    counts: dict[str, int] = {}
+    for recipients, *_ in staged:
+        for user in recipients:
+            counts[user] = counts.get(user, 0) + 1
+    last: dict[str, int] = {}
+    for user in sorted(counts):
         row = tx.one(
-            "INSERT INTO event_counters (user_id, last_seq) VALUES (?, 1)"
-            " ON CONFLICT (user_id) DO UPDATE SET last_seq = event_counters.last_seq + 1"
+            "INSERT INTO event_counters (user_id, last_seq) VALUES (?, ?)"
+            " ON CONFLICT (user_id) DO UPDATE SET last_seq = event_counters.last_seq + ?"
             " RETURNING last_seq",
-            (user,),
+            (user, counts[user], counts[user]),
         )
         assert row is not None
-        tx.execute(
-            "INSERT INTO events (user_id, user_seq, conversation_id, type, data, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (user, row["last_seq"], conversation_id, type_, encoded, at),
-        )
+        last[user] = int(row["last_seq"]) - counts[user]
         tx.notify(event_notice(user))
+    for recipients, conversation_id, type_, encoded, at in staged:
+        for user in recipients:
+            last[user] += 1
+            tx.execute(
+                "INSERT INTO events (user_id, user_seq, conversation_id, type, data, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (user, last[user], conversation_id, type_, encoded, at),
+            )
+    staged.clear()
 
 
 def last_seq(tx: Tx, user: str) -> int:
