@@ -131,29 +131,56 @@ def park(
         if fired is not None:
             status, outcome, value = "resolved", "signaled", fired["value"]
     continuation_id = new_id()
-    row = tx.one(
-        "INSERT INTO continuations (id, target, signal_id, deadline, payload, status, outcome,"
-        " value, next_attempt_at, created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " RETURNING *",
-        (
-            continuation_id,
-            target,
-            signal_id,
-            None if deadline is None else to_millis(deadline),
-            payload,
-            status,
-            outcome,
-            value,
-            at if status == "resolved" else None,
-            at,
-            at if status == "resolved" else None,
-        ),
-    )
-    assert row is not None
+    row: dict[str, Any] = {
+        "id": continuation_id,
+        "target": target,
+        "signal_id": signal_id,
+        "deadline": None if deadline is None else to_millis(deadline),
+        "payload": payload,
+        "status": status,
+        "outcome": outcome,
+        "value": value,
+        "attempts": 0,
+        "next_attempt_at": at if status == "resolved" else None,
+        "last_error": None,
+        "created_at": at,
+        "resolved_at": at if status == "resolved" else None,
+    }
+    # The row is written as built: no RETURNING round trip, nothing to read back.
+    tx.execute(_INSERT, tuple(row[column] for column in _COLUMNS))
     if status == "resolved":
         tx.resolved.append(row)
         tx.notify(RESOLVED_NOTICE)
-    return Continuation.from_row(row)
+    return Continuation(
+        id=continuation_id,
+        target=target,
+        signal_id=signal_id,
+        deadline=None if deadline is None else from_millis(row["deadline"]),
+        payload=bytes(payload),
+        status="resolved" if status == "resolved" else "parked",
+        outcome="signaled" if outcome is not None else None,
+        value=None if value is None else json.loads(value),
+        attempts=0,
+        created_at=from_millis(at),
+    )
+
+
+_COLUMNS = (
+    "id",
+    "target",
+    "signal_id",
+    "deadline",
+    "payload",
+    "status",
+    "outcome",
+    "value",
+    "next_attempt_at",
+    "created_at",
+    "resolved_at",
+)
+_INSERT = (
+    f"INSERT INTO continuations ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+)
 
 
 def get_continuation(tx: Tx, continuation_id: str) -> Continuation:
