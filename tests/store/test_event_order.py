@@ -92,3 +92,16 @@ def test_a_store_hears_others_once_and_itself_once() -> None:
         assert Counter(heard["one"])["first:a"] == 1
         assert Counter(heard["one"])["first:b"] == 1
         assert Counter(heard["two"])["first:a"] == 1 and Counter(heard["two"])["second"] == 1
+
+
+def test_interaction_events_show_the_request_as_asked_and_as_answered(store: Store) -> None:
+    conversation = store.create_conversation("ann").id
+    asked = store.request_interaction("ann", conversation, "text", "Name?")
+    answered = store.respond_interaction(asked.id, "Ann", user="ann")
+    request, answer = store.events_after("ann")[-2:]
+    # Logged by reference, read back as the records were at each moment.
+    assert (request.type, request.data) == ("interaction_request", asked.to_dict())
+    assert (answer.type, answer.data) == ("interaction_answered", answered.to_dict())
+    with store.transaction(write=False) as tx:
+        stored = tx.all("SELECT data, ref FROM events WHERE type LIKE 'interaction%'")
+    assert {(row["data"], row["ref"]) for row in stored} == {("", asked.id)}

@@ -38,7 +38,7 @@ from pawflow.store.conversations import (
     require_write,
 )
 from pawflow.store.database import Tx
-from pawflow.store.events import append_event
+from pawflow.store.events import append_interaction_event
 from pawflow.store.file_links import link_files, referenced_files
 
 MAX_MESSAGE = 20_000
@@ -186,7 +186,7 @@ def _announce(
     """Log the event for those who can act on the request: its owner and the writers."""
     if writers is None:
         writers = conversation_audience(tx, record.conversation_id, writers_only=True)
-    append_event(tx, writers | {record.owner}, record.conversation_id, type_, record.to_dict(), now)
+    append_interaction_event(tx, writers | {record.owner}, record, type_, now)
 
 
 def get(tx: Tx, request_id: str, *, user: str) -> Interaction:
