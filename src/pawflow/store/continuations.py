@@ -109,8 +109,13 @@ def park(
     payload_cap: int,
     signal_id: str | None = None,
     deadline: datetime | None = None,
+    fresh_signal: bool = False,
 ) -> Continuation:
-    """Park a continuation on a signal (with an optional deadline) or until a deadline."""
+    """Park a continuation on a signal (with an optional deadline) or until a deadline.
+
+    ``fresh_signal``: the signal's id was made (unguessable) in this very transaction, so it
+    cannot have fired yet: no lock is taken and no earlier value looked for.
+    """
     if not target or ":" not in target:
         raise InvalidInput(f"invalid delivery target {target!r}: expected 'kind:key'")
     if signal_id is None and deadline is None:
@@ -125,7 +130,7 @@ def park(
     status: str = "parked"
     outcome: str | None = None
     value: str | None = None
-    if signal_id is not None:
+    if signal_id is not None and not fresh_signal:
         tx.lock_key(signal_id)
         fired = tx.one("SELECT value FROM signals WHERE signal_id = ?", (signal_id,))
         if fired is not None:

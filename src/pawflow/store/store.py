@@ -297,6 +297,7 @@ class Store(RuntimeStore):
                 payload=payload(interaction) if callable(payload) else payload,
                 payload_cap=self.payload_cap,
                 signal_id=interaction.signal_id,
+                fresh_signal=True,
             )
             self._deliver_here(tx, now)
         return interaction, parked
