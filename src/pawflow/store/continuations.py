@@ -2,7 +2,8 @@
 
 A signal remembers its latest value: a continuation parked on a signal that has already
 fired is resolved at once (no lost-notify race). Parking and firing take the same per-signal
-lock, so one of them always sees the other.
+lock, so one of them always sees the other. Whatever a transaction resolves is listed in
+``tx.resolved``, so it can be delivered before that transaction commits.
 """
 
 from __future__ import annotations
@@ -86,16 +87,17 @@ def fire_signal(tx: Tx, signal_id: str, value: Any, now: datetime) -> int:
         " fired_at = excluded.fired_at, fire_count = signals.fire_count + 1",
         (signal_id, encoded, at),
     )
-    resolved = tx.execute(
+    resolved = tx.all(
         "UPDATE continuations SET status = 'resolved', outcome = 'signaled', value = ?,"
         " resolved_at = ?, next_attempt_at = ?"
-        " WHERE status = 'parked' AND signal_id = ?",
+        " WHERE status = 'parked' AND signal_id = ? RETURNING *",
         (encoded, at, at, signal_id),
     )
     tx.notify(SIGNAL_NOTICE_PREFIX + signal_id)
     if resolved:
+        tx.resolved.extend(resolved)
         tx.notify(RESOLVED_NOTICE)
-    return resolved
+    return len(resolved)
 
 
 def park(
@@ -107,8 +109,13 @@ def park(
     payload_cap: int,
     signal_id: str | None = None,
     deadline: datetime | None = None,
+    fresh_signal: bool = False,
 ) -> Continuation:
-    """Park a continuation on a signal (with an optional deadline) or until a deadline."""
+    """Park a continuation on a signal (with an optional deadline) or until a deadline.
+
+    ``fresh_signal``: the signal's id was made (unguessable) in this very transaction, so it
+    cannot have fired yet: no lock is taken and no earlier value looked for.
+    """
     if not target or ":" not in target:
         raise InvalidInput(f"invalid delivery target {target!r}: expected 'kind:key'")
     if signal_id is None and deadline is None:
@@ -123,34 +130,62 @@ def park(
     status: str = "parked"
     outcome: str | None = None
     value: str | None = None
-    if signal_id is not None:
+    if signal_id is not None and not fresh_signal:
         tx.lock_key(signal_id)
         fired = tx.one("SELECT value FROM signals WHERE signal_id = ?", (signal_id,))
         if fired is not None:
             status, outcome, value = "resolved", "signaled", fired["value"]
     continuation_id = new_id()
-    row = tx.one(
-        "INSERT INTO continuations (id, target, signal_id, deadline, payload, status, outcome,"
-        " value, next_attempt_at, created_at, resolved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " RETURNING *",
-        (
-            continuation_id,
-            target,
-            signal_id,
-            None if deadline is None else to_millis(deadline),
-            payload,
-            status,
-            outcome,
-            value,
-            at if status == "resolved" else None,
-            at,
-            at if status == "resolved" else None,
-        ),
-    )
+    row: dict[str, Any] = {
+        "id": continuation_id,
+        "target": target,
+        "signal_id": signal_id,
+        "deadline": None if deadline is None else to_millis(deadline),
+        "payload": payload,
+        "status": status,
+        "outcome": outcome,
+        "value": value,
+        "attempts": 0,
+        "next_attempt_at": at if status == "resolved" else None,
+        "last_error": None,
+        "created_at": at,
+        "resolved_at": at if status == "resolved" else None,
+    }
+    # The row is written as built: no RETURNING round trip, nothing to read back.
+    tx.execute(_INSERT, tuple(row[column] for column in _COLUMNS))
     if status == "resolved":
+        tx.resolved.append(row)
         tx.notify(RESOLVED_NOTICE)
-    assert row is not None
-    return Continuation.from_row(row)
+    return Continuation(
+        id=continuation_id,
+        target=target,
+        signal_id=signal_id,
+        deadline=None if deadline is None else from_millis(row["deadline"]),
+        payload=bytes(payload),
+        status="resolved" if status == "resolved" else "parked",
+        outcome="signaled" if outcome is not None else None,
+        value=None if value is None else json.loads(value),
+        attempts=0,
+        created_at=from_millis(at),
+    )
+
+
+_COLUMNS = (
+    "id",
+    "target",
+    "signal_id",
+    "deadline",
+    "payload",
+    "status",
+    "outcome",
+    "value",
+    "next_attempt_at",
+    "created_at",
+    "resolved_at",
+)
+_INSERT = (
+    f"INSERT INTO continuations ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+)
 
 
 def get_continuation(tx: Tx, continuation_id: str) -> Continuation:
@@ -163,14 +198,15 @@ def get_continuation(tx: Tx, continuation_id: str) -> Continuation:
 def cancel_continuation(tx: Tx, continuation_id: str, now: datetime) -> bool:
     """Release a parked continuation with outcome ``cancelled``; False if not parked."""
     at = to_millis(now)
-    changed = tx.execute(
+    changed = tx.one(
         "UPDATE continuations SET status = 'resolved', outcome = 'cancelled',"
-        " resolved_at = ?, next_attempt_at = ? WHERE id = ? AND status = 'parked'",
+        " resolved_at = ?, next_attempt_at = ? WHERE id = ? AND status = 'parked' RETURNING *",
         (at, at, continuation_id),
     )
-    if changed:
+    if changed is not None:
+        tx.resolved.append(changed)
         tx.notify(RESOLVED_NOTICE)
-    return bool(changed)
+    return changed is not None
 
 
 def release_due(tx: Tx, now: datetime, limit: int) -> int:
@@ -183,10 +219,12 @@ def release_due(tx: Tx, now: datetime, limit: int) -> int:
     )
     for row in due:
         outcome = "elapsed" if row["signal_id"] is None else "timeout"
-        tx.execute(
-            "UPDATE continuations SET status = 'resolved', outcome = ?, resolved_at = ?,"
-            " next_attempt_at = ? WHERE id = ? AND status = 'parked'",
-            (outcome, at, at, row["id"]),
+        tx.resolved.extend(
+            tx.all(
+                "UPDATE continuations SET status = 'resolved', outcome = ?, resolved_at = ?,"
+                " next_attempt_at = ? WHERE id = ? AND status = 'parked' RETURNING *",
+                (outcome, at, at, row["id"]),
+            )
         )
     if due:
         tx.notify(RESOLVED_NOTICE)

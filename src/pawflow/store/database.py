@@ -8,7 +8,9 @@ lease, how other processes are told that something changed.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -36,7 +38,12 @@ class Tx:
         self._db = db
         self._cursor = cursor
         self._after_commit: list[Callable[[], None]] = []
+        self._before_commit: list[Callable[[], None]] = []
         self._notices: set[str] = set()
+        self.local: dict[str, Any] = {}
+        """What modules writing through this transaction keep until it commits."""
+        self.resolved: list[Row] = []
+        """Continuations this transaction resolved, for delivery before it commits."""
 
     @property
     def dialect(self) -> str:
@@ -69,9 +76,46 @@ class Tx:
         """Tell other processes (after commit) that something changed."""
         self._notices.add(notice)
 
+    def withdraw(self, notice: str) -> None:
+        """Take back a notice: what it announced was dealt with in this transaction."""
+        self._notices.discard(notice)
+
     def after_commit(self, callback: Callable[[], None]) -> None:
         self._after_commit.append(callback)
 
+    def before_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` as the transaction's last work, still inside it."""
+        self._before_commit.append(callback)
+
+    @contextlib.contextmanager
+    def savepoint(self, name: str) -> Iterator[None]:
+        """Undo the block's statements if it raises, and what it staged or resolved."""
+        self.execute(f"SAVEPOINT {name}")
+        resolved = len(self.resolved)
+        staged = {key: len(value) for key, value in self.local.items() if isinstance(value, list)}
+        try:
+            yield
+        except BaseException:
+            self.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            del self.resolved[resolved:]
+            for key, value in self.local.items():
+                if isinstance(value, list):
+                    del value[staged.get(key, 0) :]
+            raise
+        self.execute(f"RELEASE SAVEPOINT {name}")
+
+    def _close(self) -> None:
+        for callback in self._before_commit:
+            callback()
+
+
+POLL_SLOW = 0.02
+"""SQLite: seconds between looks at ``data_version`` while no other process writes."""
+POLL_FAST = 0.001
+POLL_FAST_FOR = 1.0
+"""After another process's commit, look every ``POLL_FAST`` for this many seconds, then
+slow down step by step: a process answering another's questions is heard within about a
+millisecond, and an idle one costs no more than before."""
 
 TOUCHED = "touched"
 """SQLite: the file changed while this process also committed; maybe only by us."""
@@ -143,7 +187,8 @@ class SqliteDatabase(Database):
     """One SQLite file in WAL mode; every write transaction starts ``BEGIN IMMEDIATE``.
 
     Each thread keeps its own connection. Other processes learn of changes by watching
-    ``PRAGMA data_version``, which moves whenever another connection commits.
+    ``PRAGMA data_version``, which moves whenever another connection commits: polled every
+    20 ms, every millisecond for a second after another process was seen committing.
     """
 
     dialect = "sqlite"
@@ -215,6 +260,7 @@ class SqliteDatabase(Database):
         tx = Tx(self, conn.cursor())
         try:
             yield tx
+            tx._close()
         except BaseException as exc:
             conn.execute("ROLLBACK")
             if _sqlite_busy(exc):
@@ -250,13 +296,22 @@ class SqliteDatabase(Database):
                     last = conn.execute("PRAGMA data_version").fetchone()[0]
                     seen = self._local_commits
                 callback("changed")  # anything committed before the baseline was read
-                while not stop.wait(0.02):
+                interval = POLL_SLOW
+                quiet_until = 0.0
+                while not stop.wait(interval):
                     with self._commit_lock:
                         version = conn.execute("PRAGMA data_version").fetchone()[0]
                         local = self._local_commits
                     if version != last:
                         last = version
-                        callback("changed" if local == seen else TOUCHED)
+                        foreign = local == seen
+                        callback("changed" if foreign else TOUCHED)
+                        if foreign:
+                            # Another process is at work: look again soon, for a while.
+                            interval = POLL_FAST
+                            quiet_until = time.monotonic() + POLL_FAST_FOR
+                    elif interval < POLL_SLOW and time.monotonic() > quiet_until:
+                        interval = min(interval * 2, POLL_SLOW)
                     seen = local
             except sqlite3.Error:
                 pass
@@ -274,6 +329,39 @@ class SqliteDatabase(Database):
             self._connections.clear()
 
 
+NOTIFY_LIMIT = 7000
+"""Bytes per notification payload (PostgreSQL refuses 8000 and more)."""
+
+
+def _payloads(origin: str, notices: set[str]) -> list[str]:
+    """A transaction's notices as few notifications as fit: usually one."""
+    payloads: list[str] = []
+    batch: list[str] = []
+    size = 0
+    for notice in sorted(notices):
+        length = len(json.dumps(notice))
+        if length > NOTIFY_LIMIT:
+            notice, length = "changed", 9  # listeners then look at everything
+        if batch and size + length > NOTIFY_LIMIT:
+            payloads.append(json.dumps([origin, batch]))
+            batch, size = [], 0
+        batch.append(notice)
+        size += length + 2
+    if batch:
+        payloads.append(json.dumps([origin, batch]))
+    return payloads
+
+
+def _read_payload(payload: str) -> tuple[str, list[str]]:
+    try:
+        origin, notices = json.loads(payload)
+        if isinstance(origin, str) and all(isinstance(n, str) for n in notices):
+            return origin, list(notices)
+    except (ValueError, TypeError):
+        pass
+    return "", [payload]  # a bare notice, from a process that sends one at a time
+
+
 class PostgresDatabase(Database):
     """A PostgreSQL database through a connection pool; notices travel by LISTEN/NOTIFY."""
 
@@ -283,6 +371,8 @@ class PostgresDatabase(Database):
     def __init__(self, url: str, *, max_connections: int = 10, timeout: float = 30.0) -> None:
         super().__init__()
         self.url = url
+        self.origin = secrets.token_hex(8)
+        """Marks this instance's notifications, which its own LISTEN thread skips."""
         self._sql_cache: dict[str, str] = {}
         try:
             # Fail fast and clearly when the server is not there, rather than after the
@@ -331,8 +421,9 @@ class PostgresDatabase(Database):
             with self.pool.connection() as conn, conn.transaction():
                 tx = Tx(self, conn.cursor())
                 yield tx
-                for notice in tx._notices:
-                    tx.execute("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, notice))
+                tx._close()
+                for payload in _payloads(self.origin, tx._notices):
+                    tx.execute("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, payload))
         except psycopg_pool.PoolTimeout as exc:
             raise StoreUnavailable(f"no database connection available: {exc}") from exc
         except psycopg.errors.OperationalError as exc:
@@ -352,7 +443,11 @@ class PostgresDatabase(Database):
                         callback("changed")  # anything missed while (re)connecting
                         while not stop.is_set():
                             for note in conn.notifies(timeout=0.25):
-                                callback(note.payload)
+                                origin, notices = _read_payload(note.payload)
+                                # This process's listeners heard its commits directly.
+                                if origin != self.origin:
+                                    for notice in notices:
+                                        callback(notice)
                 except psycopg.Error:
                     if stop.wait(0.5):
                         return

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput
-from pawflow.store.continuations import Continuation
+from pawflow.store.continuations import RESOLVED_NOTICE, Continuation
 
 if TYPE_CHECKING:
     from pawflow.store.database import Database, Tx
@@ -130,19 +130,39 @@ def deliver_due(db: Database, registry: DeliveryRegistry, now: datetime, *, limi
     return delivered
 
 
+def deliver_resolved(tx: Tx, registry: DeliveryRegistry, now: datetime) -> int:
+    """Deliver what this transaction resolved, to handlers that live here, inside it.
+
+    The answer and its delivery then commit together, and no second transaction follows.
+    What no handler here takes (or a handler refuses) stays resolved, announced to other
+    processes and retried by the sweeper, exactly as if it had been resolved elsewhere.
+    """
+    delivered = 0
+    left = False
+    # Handlers may resolve more through ``tx``; those join the list as it is walked.
+    for row in tx.resolved:
+        handler = registry.handler_for(row["target"])
+        if handler is not None and _hand_over(tx, handler, row, now):
+            delivered += 1
+        else:
+            left = True
+    tx.resolved.clear()
+    if not left:
+        tx.withdraw(RESOLVED_NOTICE)
+    return delivered
+
+
 def _hand_over(tx: Tx, handler: DeliveryHandler, row: dict[str, Any], now: datetime) -> bool:
-    tx.execute("SAVEPOINT delivery")
     try:
-        handler.deliver(Delivery(Continuation.from_row(row), tx))
+        with tx.savepoint("delivery"):
+            handler.deliver(Delivery(Continuation.from_row(row), tx))
     except Exception as exc:  # any handler failure means "retry later"
         log.info("delivery of %s deferred: %s", row["id"], exc)
-        tx.execute("ROLLBACK TO SAVEPOINT delivery")
         tx.execute(
             "UPDATE continuations SET attempts = attempts + 1, next_attempt_at = ?,"
             " last_error = ? WHERE id = ?",
             (to_millis(now + backoff(int(row["attempts"]))), str(exc)[:1000], row["id"]),
         )
         return False
-    tx.execute("RELEASE SAVEPOINT delivery")
     tx.execute("DELETE FROM continuations WHERE id = ?", (row["id"],))
     return True

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from pawflow.clock import to_millis
-from pawflow.records import Event
+from pawflow.records import Event, Interaction
 from pawflow.store.database import Tx
 
 EVENT_NOTICE = "event"
@@ -39,29 +39,69 @@ def append_event(
     data: dict[str, Any],
     now: datetime,
 ) -> None:
+    """Log an event for each of ``audience``, written when the transaction commits."""
+    _stage(tx, audience, (conversation_id, type_, json.dumps(data), None, to_millis(now)))
+
+
+def append_interaction_event(
+    tx: Tx, audience: Iterable[str], record: Interaction, type_: str, now: datetime
+) -> None:
+    """Log an interaction's event by reference: readers rebuild its JSON from the record.
+
+    ``interaction_request`` shows the record as it was asked (pending); the other types
+    show it as it is, since a request leaves ``pending`` once and never changes again.
+    """
+    _stage(tx, audience, (record.conversation_id, type_, "", record.id, to_millis(now)))
+
+
+_STAGED = "events"
+_Event = tuple[str | None, str, str, str | None, int]
+"""conversation, type, data (JSON text, or empty for a reference), ref, created_at"""
+
+
+def _stage(tx: Tx, audience: Iterable[str], event: _Event) -> None:
     recipients = sorted(set(audience))
     if not recipients:
         return
-    # A user's numbers must become visible in order, or a reader resuming after N could
-    # skip a smaller one committed later. Each user's counter row is held until commit;
-    # taking them under one lock, in sorted order, keeps writers from deadlocking.
-    tx.lock_key("pawflow:events")
-    encoded = json.dumps(data)
-    at = to_millis(now)
-    for user in recipients:
+    staged: list[tuple[list[str], _Event]] | None = tx.local.get(_STAGED)
+    if staged is None:
+        staged = tx.local[_STAGED] = []
+        tx.before_commit(lambda: _write(tx, staged))
+    staged.append((recipients, event))
+
+
+def _write(tx: Tx, staged: list[tuple[list[str], _Event]]) -> None:
+    """Number and insert the transaction's events, as its last statements.
+
+    A user's numbers must become visible in order, or a reader resuming after N could skip
+    a smaller one committed later: each user's counter row stays locked until commit. All
+    of them are taken here, at the very end, in one sorted order, so two writers never wait
+    for each other in a circle, and no lock but a counter's is needed.
+    """
+    counts: dict[str, int] = {}
+    for recipients, _ in staged:
+        for user in recipients:
+            counts[user] = counts.get(user, 0) + 1
+    last: dict[str, int] = {}
+    for user in sorted(counts):
         row = tx.one(
-            "INSERT INTO event_counters (user_id, last_seq) VALUES (?, 1)"
-            " ON CONFLICT (user_id) DO UPDATE SET last_seq = event_counters.last_seq + 1"
+            "INSERT INTO event_counters (user_id, last_seq) VALUES (?, ?)"
+            " ON CONFLICT (user_id) DO UPDATE SET last_seq = event_counters.last_seq + ?"
             " RETURNING last_seq",
-            (user,),
+            (user, counts[user], counts[user]),
         )
         assert row is not None
-        tx.execute(
-            "INSERT INTO events (user_id, user_seq, conversation_id, type, data, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (user, row["last_seq"], conversation_id, type_, encoded, at),
-        )
+        last[user] = int(row["last_seq"]) - counts[user]
         tx.notify(event_notice(user))
+    for recipients, (conversation_id, type_, encoded, ref, at) in staged:
+        for user in recipients:
+            last[user] += 1
+            tx.execute(
+                "INSERT INTO events (user_id, user_seq, conversation_id, type, data, ref,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (user, last[user], conversation_id, type_, encoded, ref, at),
+            )
+    staged.clear()
 
 
 def last_seq(tx: Tx, user: str) -> int:
@@ -72,11 +112,43 @@ def last_seq(tx: Tx, user: str) -> int:
 
 def events_after(tx: Tx, user: str, after_seq: int, limit: int) -> list[Event]:
     rows = tx.all(
-        "SELECT user_seq, type, conversation_id, data, created_at FROM events"
+        "SELECT user_seq, type, conversation_id, data, ref, created_at FROM events"
         " WHERE user_id = ? AND user_seq > ? ORDER BY user_seq LIMIT ?",
         (user, after_seq, limit),
     )
-    return [Event.from_row({**row, "seq": row["user_seq"]}) for row in rows]
+    records = _referenced(tx, {row["ref"] for row in rows if row["ref"] is not None})
+    found = []
+    for row in rows:
+        data = json.loads(row["data"]) if row["ref"] is None else records.get(row["ref"], {})
+        if row["ref"] is not None and row["type"] == REQUEST_EVENT and data:
+            data = {**data, **_AS_ASKED}
+        found.append(
+            Event.model_validate(
+                {
+                    "seq": row["user_seq"],
+                    "type": row["type"],
+                    "conversation_id": row["conversation_id"],
+                    "data": data,
+                    "created_at": row["created_at"],
+                }
+            )
+        )
+    return found
+
+
+REQUEST_EVENT = "interaction_request"
+_AS_ASKED = {"status": "pending", "answer": None, "answered_by": None, "answered_at": None}
+
+
+def _referenced(tx: Tx, ids: set[str]) -> dict[str, dict[str, Any]]:
+    """The JSON of the interactions events refer to, by id."""
+    if not ids:
+        return {}
+    listed = sorted(ids)
+    rows = tx.all(
+        f"SELECT * FROM interactions WHERE id IN ({', '.join('?' for _ in listed)})", listed
+    )
+    return {row["id"]: Interaction.from_row(row).to_dict() for row in rows}
 
 
 PRUNE_BATCH = 5000

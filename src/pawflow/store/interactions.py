@@ -38,7 +38,7 @@ from pawflow.store.conversations import (
     require_write,
 )
 from pawflow.store.database import Tx
-from pawflow.store.events import append_event
+from pawflow.store.events import append_interaction_event
 from pawflow.store.file_links import link_files, referenced_files
 
 MAX_MESSAGE = 20_000
@@ -121,7 +121,10 @@ def request(
     now: datetime,
 ) -> Interaction:
     # Who may not publish here learns nothing, not even what is wrong with the question.
-    require_write(tx, conversation_id, owner)
+    # The members, needed for the event anyway, settle it in the common case in one read.
+    members = conversation_members(tx, conversation_id)
+    if members.get(owner) not in ("owner", "write"):
+        require_write(tx, conversation_id, owner)
     parsed_kind = parse_kind(kind)
     if not isinstance(message, str) or not message.strip():
         raise InvalidInput("message is required", [FieldError("message", "required")])
@@ -140,7 +143,6 @@ def request(
     final_options, schema = prepare_request(parsed_kind, parsed_options, response_schema)
     if ui_surface is not None:
         ui_surface = check_surface(ui_surface, parsed_kind, final_options)
-    members = conversation_members(tx, conversation_id)
     family = signal_family or (
         "confirmation" if parsed_kind in CONFIRMATION_KINDS else "interaction"
     )
@@ -186,7 +188,7 @@ def _announce(
     """Log the event for those who can act on the request: its owner and the writers."""
     if writers is None:
         writers = conversation_audience(tx, record.conversation_id, writers_only=True)
-    append_event(tx, writers | {record.owner}, record.conversation_id, type_, record.to_dict(), now)
+    append_interaction_event(tx, writers | {record.owner}, record, type_, now)
 
 
 def get(tx: Tx, request_id: str, *, user: str) -> Interaction:

@@ -29,6 +29,7 @@ from pawflow.store.delivery import (
     DeliveryRegistry,
     anything_due,
     deliver_due,
+    deliver_resolved,
 )
 from pawflow.store.reports import SweepReport as SweepReport
 from pawflow.store.runtime import RuntimeStore
@@ -296,7 +297,9 @@ class Store(RuntimeStore):
                 payload=payload(interaction) if callable(payload) else payload,
                 payload_cap=self.payload_cap,
                 signal_id=interaction.signal_id,
+                fresh_signal=True,
             )
+            self._deliver_here(tx, now)
         return interaction, parked
 
     def get_interaction(self, request_id: str, *, user: str) -> Interaction:
@@ -366,6 +369,7 @@ class Store(RuntimeStore):
             )
         with self.db.transaction() as tx:
             outcome = inter.respond(tx, request_id, normalized, user=user, now=now, kinds=kinds)
+            self._deliver_here(tx, now)
         if isinstance(outcome, NotPending):
             raise outcome
         return outcome
@@ -379,8 +383,11 @@ class Store(RuntimeStore):
         self, request_id: str, *, user: str, kinds: Collection[str] | None = None
     ) -> Interaction:
         """Cancel a pending request, as :meth:`respond_interaction` answers one."""
+        now = self.now()
         with self.db.transaction() as tx:
-            return inter.cancel(tx, request_id, user=user, now=self.now(), kinds=kinds)
+            cancelled = inter.cancel(tx, request_id, user=user, now=now, kinds=kinds)
+            self._deliver_here(tx, now)
+        return cancelled
 
     # -- durable signals and continuations -------------------------------------------------
 
@@ -388,8 +395,11 @@ class Store(RuntimeStore):
         """Fire a signal; returns how many parked continuations it resolved."""
         if not isinstance(signal_id, str) or not signal_id:
             raise InvalidInput("signal_id must be a non-empty string")
+        now = self.now()
         with self.db.transaction() as tx:
-            return cont.fire_signal(tx, signal_id, value, self.now())
+            resolved = cont.fire_signal(tx, signal_id, value, now)
+            self._deliver_here(tx, now)
+        return resolved
 
     def get_signal(self, signal_id: str) -> SignalValue | None:
         """The signal's latest value, or None if it never fired."""
@@ -430,7 +440,7 @@ class Store(RuntimeStore):
             else durations.deadline_after(now, timeout)
         )
         with self.db.transaction() as tx:
-            return cont.park(
+            parked = cont.park(
                 tx,
                 target,
                 now=now,
@@ -439,6 +449,8 @@ class Store(RuntimeStore):
                 signal_id=signal_id,
                 deadline=deadline,
             )
+            self._deliver_here(tx, now)
+        return parked
 
     def get_continuation(self, continuation_id: str) -> Continuation:
         """A parked or resolved continuation by id."""
@@ -447,8 +459,11 @@ class Store(RuntimeStore):
 
     def cancel_continuation(self, continuation_id: str) -> bool:
         """Withdraw a parked continuation; False if it was no longer parked."""
+        now = self.now()
         with self.db.transaction() as tx:
-            return cont.cancel_continuation(tx, continuation_id, self.now())
+            cancelled = cont.cancel_continuation(tx, continuation_id, now)
+            self._deliver_here(tx, now)
+        return cancelled
 
     def pending_continuations(self, target: str) -> int:
         """How many continuations for ``target`` are still parked."""
@@ -482,6 +497,11 @@ class Store(RuntimeStore):
         self.deliveries.register(kind, handler)
         self._ensure_listening()
         self.deliver_due()
+
+    def _deliver_here(self, tx: Tx, now: datetime) -> None:
+        """Deliver what ``tx`` resolved to this process's handlers, before it commits."""
+        if tx.resolved:
+            deliver_resolved(tx, self.deliveries, now)
 
     # -- sweeping -------------------------------------------------------------------------
 

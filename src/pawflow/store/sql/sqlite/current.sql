@@ -320,3 +320,6 @@ CREATE TABLE event_counters (
     user_id TEXT PRIMARY KEY,
     last_seq INTEGER NOT NULL
 );
+
+-- An interaction's events name it (ref) instead of carrying a copy of its JSON.
+ALTER TABLE events ADD COLUMN ref TEXT;

@@ -1,0 +1,99 @@
+"""An answer and the delivery it resolves commit in one transaction, when the handler is here:
+the handler sees the answer, no second transaction runs, and a refused delivery leaves the
+answer committed and the continuation resolved for the sweeper."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pawflow import Delivery, FakeClock, Store, Undeliverable
+from pawflow.store import database
+from pawflow.testing import eventually
+
+
+@pytest.fixture
+def conversation(store: Store) -> str:
+    return store.create_conversation("ann").id
+
+
+def _count_write_transactions(monkeypatch: pytest.MonkeyPatch, store: Store) -> list[bool]:
+    opened: list[bool] = []
+    original = type(store.db).transaction
+
+    def counting(self: database.Database, *, write: bool = True) -> Any:
+        if write:
+            opened.append(write)
+        return original(self, write=write)
+
+    monkeypatch.setattr(type(store.db), "transaction", counting)
+    return opened
+
+
+def test_the_handler_runs_inside_the_answering_transaction(
+    store: Store, conversation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[str, Any]] = []
+
+    def handler(delivery: Delivery) -> None:
+        row = delivery.tx.one(
+            "SELECT status FROM interactions WHERE signal_id = ?",
+            (delivery.continuation.signal_id,),
+        )
+        assert row is not None
+        seen.append((row["status"], delivery.continuation.value))
+
+    store.register_handler("here", handler)
+    asked, _ = store.ask_and_park("ann", conversation, "confirm", "Ship?", target="here:x")
+    writes = _count_write_transactions(monkeypatch, store)
+    store.respond_interaction(asked.id, True, user="ann")
+    # Delivered before respond_interaction returned, by the one write that answered.
+    assert seen == [("answered", {"status": "answered", "answer": True})]
+    assert len(writes) == 1
+    assert store.pending_continuations("here:x") == 0
+
+
+def test_a_refused_delivery_keeps_the_answer_and_waits_for_the_sweeper(
+    store: Store, conversation: str, clock: FakeClock
+) -> None:
+    refuse = [True]
+    got: list[str] = []
+
+    def handler(delivery: Delivery) -> None:
+        delivery.tx.execute("DELETE FROM signals")  # undone with the refusal
+        if refuse[0]:
+            raise Undeliverable("not now")
+        got.append(delivery.continuation.id)
+
+    store.register_handler("here", handler)
+    asked, parked = store.ask_and_park("ann", conversation, "confirm", "Ship?", target="here:x")
+    answered = store.respond_interaction(asked.id, False, user="ann")
+    assert answered.status == "answered" and got == []
+    kept = store.get_continuation(parked.id)
+    assert kept.status == "resolved" and kept.attempts == 1
+    assert store.get_signal(asked.signal_id) is not None
+    refuse[0] = False
+    clock.advance("5s")
+    store.sweep()
+    eventually(lambda: got)  # the sweep or a listener thread, whichever comes first
+    assert got == [parked.id]
+
+
+def test_what_no_handler_here_takes_is_left_for_another_process(
+    store: Store, conversation: str
+) -> None:
+    asked, parked = store.ask_and_park("ann", conversation, "confirm", "Ship?", target="far:x")
+    store.respond_interaction(asked.id, True, user="ann")
+    assert store.get_continuation(parked.id).status == "resolved"
+    got: list[str] = []
+    store.register_handler("far", lambda delivery: got.append(delivery.continuation.id))
+    assert got == [parked.id]
+
+
+def test_a_cancel_delivers_in_its_transaction_too(store: Store, conversation: str) -> None:
+    got: list[Any] = []
+    store.register_handler("here", lambda delivery: got.append(delivery.continuation.value))
+    asked, _ = store.ask_and_park("ann", conversation, "text", "Name?", target="here:x")
+    store.cancel_interaction(asked.id, user="ann")
+    assert got == [{"status": "cancelled", "answer": None}]

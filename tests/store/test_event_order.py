@@ -1,0 +1,107 @@
+"""Events numbered per user without one lock for every writer, and notices that travel once.
+
+Writers append events for crossing sets of users, several times per transaction, all at
+once: every transaction commits, and each user's log counts 1, 2, 3, … without a hole, in
+the order each transaction appended. On PostgreSQL a transaction's notices go out as one
+notification, and a store does not hear its own commits a second time through LISTEN.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import Counter
+from datetime import UTC, datetime
+
+import pytest
+
+from pawflow import Store, open_store
+from pawflow.store import events
+from pawflow.store.database import Database
+from pawflow.testing import eventually, throwaway_postgres
+from tests.conftest import require_postgres
+
+USERS = ["ann", "bob", "cy", "dee"]
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_crossing_writers_all_commit_and_number_without_holes(store: Store) -> None:
+    rounds = 15
+    failures: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def writer(number: int) -> None:
+        # Each writer goes through the users in its own order, a few events per transaction.
+        order = USERS[number:] + USERS[:number]
+        try:
+            start.wait()
+            for n in range(rounds):
+                with store.transaction() as tx:
+                    for user in order:
+                        events.append_event(tx, [user], None, "t", {"w": number, "n": n}, NOW)
+                    events.append_event(tx, reversed(order), None, "all", {"w": number}, NOW)
+        except BaseException as exc:  # collected: the test fails on any of them
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert failures == []
+    for user in USERS:
+        logged = store.events_after(user, 0, limit=1000)
+        assert [event.seq for event in logged] == list(range(1, 4 * rounds * 2 + 1))
+        # Within a transaction, the events keep the order they were appended in.
+        for first, second in itertools.pairwise(logged):
+            if first.type == "t":
+                assert second.type == "all" and second.data["w"] == first.data["w"]
+
+
+def test_an_event_rolled_back_with_its_savepoint_is_never_written(store: Store) -> None:
+    with store.transaction() as tx:
+        events.append_event(tx, ["ann"], None, "kept", {}, NOW)
+        with pytest.raises(RuntimeError), tx.savepoint("attempt"):
+            events.append_event(tx, ["ann"], None, "undone", {}, NOW)
+            raise RuntimeError("the attempt fails")
+        events.append_event(tx, ["ann"], None, "after", {}, NOW)
+    assert [(e.seq, e.type) for e in store.events_after("ann")] == [(1, "kept"), (2, "after")]
+
+
+@pytest.mark.postgres
+def test_a_store_hears_others_once_and_itself_once() -> None:
+    require_postgres()
+    with throwaway_postgres() as url, open_store(url) as one, open_store(url) as two:
+        heard: dict[str, list[str]] = {"one": [], "two": []}
+
+        def listen(name: str, db: Database) -> None:
+            db.listen(heard[name].append)
+
+        listen("one", one.db)
+        listen("two", two.db)
+        eventually(lambda: "changed" in heard["one"] and "changed" in heard["two"])
+        with one.transaction() as tx:
+            tx.notify("first:a")
+            tx.notify("first:b")
+        eventually(lambda: "first:b" in heard["two"])
+        with two.transaction() as tx:
+            tx.notify("second")
+        # Notifications arrive in commit order: once "one" hears "second" through LISTEN, it
+        # would already have heard its own "first" ones that way too.
+        eventually(lambda: "second" in heard["one"])
+        assert Counter(heard["one"])["first:a"] == 1
+        assert Counter(heard["one"])["first:b"] == 1
+        assert Counter(heard["two"])["first:a"] == 1 and Counter(heard["two"])["second"] == 1
+
+
+def test_interaction_events_show_the_request_as_asked_and_as_answered(store: Store) -> None:
+    conversation = store.create_conversation("ann").id
+    asked = store.request_interaction("ann", conversation, "text", "Name?")
+    answered = store.respond_interaction(asked.id, "Ann", user="ann")
+    request, answer = store.events_after("ann")[-2:]
+    # Logged by reference, read back as the records were at each moment.
+    assert (request.type, request.data) == ("interaction_request", asked.to_dict())
+    assert (answer.type, answer.data) == ("interaction_answered", answered.to_dict())
+    with store.transaction(write=False) as tx:
+        stored = tx.all("SELECT data, ref FROM events WHERE type LIKE 'interaction%'")
+    assert {(row["data"], row["ref"]) for row in stored} == {("", asked.id)}
