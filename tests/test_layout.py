@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
@@ -25,3 +26,12 @@ def test_the_root_holds_only_what_belongs() -> None:
     at_root = {name for name in tracked if "/" not in name}
     expected = {".gitignore", "Makefile", "README.md", "pyproject.toml"}
     assert at_root == expected
+
+
+def test_the_embedded_store_never_loads_psycopg(tmp_path: Path) -> None:
+    check = (
+        "import sys; from pawflow import open_store; import pawflow.cli, pawflow.serve\n"
+        f"open_store('sqlite:///{tmp_path / 'p.db'}').close()\n"
+        "assert 'psycopg' not in sys.modules, 'psycopg was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True, timeout=60)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pawflow.clock import Clock
 from pawflow.errors import InvalidInput
-from pawflow.store.database import PostgresDatabase, SqliteDatabase
+from pawflow.store.database import Database, SqliteDatabase
 from pawflow.store.store import DEFAULT_PAYLOAD_CAP, Store
 
 DEFAULT_URL = "sqlite:///data/pawflow.db"
@@ -22,9 +22,13 @@ def open_store(
     ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``, ``sqlite://:memory:``
     is not offered (every thread would get its own empty database); ``postgresql://…``.
     """
+    db: Database
     if url.startswith("sqlite:///"):
-        db: SqliteDatabase | PostgresDatabase = SqliteDatabase(url.removeprefix("sqlite:///"))
+        db = SqliteDatabase(url.removeprefix("sqlite:///"))
     elif url.startswith(("postgresql://", "postgres://")):
+        # psycopg is loaded only for a PostgreSQL store, never for the embedded default.
+        from pawflow.store.postgres import PostgresDatabase  # noqa: PLC0415
+
         db = PostgresDatabase(url)
     else:
         raise InvalidInput(
