@@ -19,7 +19,7 @@ from pawflow.chat.service import ChatService
 from pawflow.demo import agents as demo_agents
 from pawflow.demo import chat as demo_chat
 from pawflow.demo.flows import deploy_expense_demo
-from pawflow.demo.tour import seed_tour
+from pawflow.demo.tour import demo_conversation, seed_tour
 from pawflow.durations import setting_seconds
 from pawflow.errors import ConfigError
 from pawflow.flow.service import FlowService
@@ -31,7 +31,6 @@ from pawflow.server.running import serve_app
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store, open_store
 
-DEMO_TITLE = "Demo"
 _FLOW_SETTINGS = {"reconcile_interval", "workers", "lease_ttl", "heartbeat"}
 _AGENT_SETTINGS = {"poll_interval"}
 
@@ -138,29 +137,6 @@ def setup_demo(store: Store, chat: ChatService, user: str, settings: ServerSetti
     chat.assign(conversation_id, demo_agents.DEMO_AGENT)
     demo_chat.demo_setup(chat.chat, store, user, settings)
     seed_tour(store, user)
-
-
-def demo_conversation(store: Store, user: str) -> str:
-    """The user's Demo conversation; a new one gets a greeting and a first question."""
-    for conversation in store.list_conversations(user=user):
-        if conversation.owner == user and conversation.title == DEMO_TITLE:
-            return conversation.id
-    conversation = store.create_conversation(user, DEMO_TITLE)
-    store.append_message(
-        conversation.id,
-        "Welcome to PawFlow. Questions asked here wait for you, however long you take.",
-        role="assistant",
-        author="pawflow",
-    )
-    store.request_interaction(
-        user,
-        conversation.id,
-        "confirm",
-        "Is the PawFlow server running for you?",
-        title="Demo",
-        requester={"type": "api", "name": "demo"},
-    )
-    return conversation.id
 
 
 def run(prepared: Prepared, settings: ServerSettings, *, log_level: str = "info") -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pawflow.chat.services import ChatServices
 from pawflow.demo.plugins.planner import PLANNER
+from pawflow.demo.tour import titled
 from pawflow.errors import ConfigError
 from pawflow.store import Store
 
@@ -94,10 +95,10 @@ def demo_setup(
     sandbox = plugin_configs(settings).get("organizer", {}).get("sandbox")
     if sandbox:
         fill_sandbox(Path(str(sandbox)).expanduser())
-    for conversation in store.list_conversations(user=user):
-        if conversation.owner == user and conversation.title == PLANNER_TITLE:
-            services.assign(conversation.id, PLANNER)
-            return conversation.id
+    found = titled(store, user, PLANNER_TITLE)
+    if found is not None:
+        services.assign(found, PLANNER)
+        return found
     conversation = store.create_conversation(user, PLANNER_TITLE)
     services.assign(conversation.id, PLANNER)
     store.append_message(

@@ -1,4 +1,5 @@
-"""A tour of the web chat for ``pawflow serve --demo``: one request of every kind.
+"""The demo's first conversations: "Demo" (a greeting and a first question) and a tour of
+the web chat, one request of every kind.
 
 ``pawflow serve --demo`` opens a "Tour: every kind" conversation holding a request of each
 of the eleven kinds and the two rich surfaces, so that whoever runs the demo can answer
@@ -11,6 +12,7 @@ from typing import Any
 
 from pawflow.store import Store
 
+DEMO_TITLE = "Demo"
 TOUR_TITLE = "Tour: every kind"
 
 REQUESTER = {"type": "api", "name": "tour"}
@@ -125,11 +127,42 @@ EXAMPLES: list[dict[str, Any]] = [
 ]
 
 
+def titled(store: Store, user: str, title: str) -> str | None:
+    """The id of ``user``'s own conversation called ``title``, if there is one."""
+    for conversation in store.list_conversations(user=user):
+        if conversation.owner == user and conversation.title == title:
+            return conversation.id
+    return None
+
+
+def demo_conversation(store: Store, user: str) -> str:
+    """The user's Demo conversation; a new one gets a greeting and a first question."""
+    found = titled(store, user, DEMO_TITLE)
+    if found is not None:
+        return found
+    conversation = store.create_conversation(user, DEMO_TITLE)
+    store.append_message(
+        conversation.id,
+        "Welcome to PawFlow. Questions asked here wait for you, however long you take.",
+        role="assistant",
+        author="pawflow",
+    )
+    store.request_interaction(
+        user,
+        conversation.id,
+        "confirm",
+        "Is the PawFlow server running for you?",
+        title="Demo",
+        requester={"type": "api", "name": "demo"},
+    )
+    return conversation.id
+
+
 def seed_tour(store: Store, user: str) -> str:
     """The user's tour conversation; a new one gets a request of every kind."""
-    for conversation in store.list_conversations(user=user):
-        if conversation.owner == user and conversation.title == TOUR_TITLE:
-            return conversation.id
+    found = titled(store, user, TOUR_TITLE)
+    if found is not None:
+        return found
     conversation = store.create_conversation(user, TOUR_TITLE)
     store.append_message(
         conversation.id,

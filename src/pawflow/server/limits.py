@@ -149,8 +149,12 @@ class _Bucket:
     stamp: float
 
 
-class RateLimiter:
-    """A token bucket per user: ``burst`` at once, refilled at ``per_minute`` a minute."""
+MAX_KEYS = 10_000
+"""Buckets kept at most; beyond it, those full again are forgotten rather than grow."""
+
+
+class TokenBuckets:
+    """A token bucket per key: ``burst`` at once, refilled at ``per_minute`` a minute."""
 
     def __init__(
         self,
@@ -165,25 +169,52 @@ class RateLimiter:
         self._buckets: dict[str, _Bucket] = {}
         self._lock = threading.Lock()
 
-    def check(self, user: str) -> None:
-        """Take one token for ``user``, or raise a 429 saying when to retry."""
-        now = self._monotonic()
-        with self._lock:
-            bucket = self._buckets.get(user)
-            if bucket is None:
-                bucket = self._buckets[user] = _Bucket(self.burst, now)
-            bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.stamp) * self.rate)
-            bucket.stamp = now
-            if bucket.tokens >= 1.0:
-                bucket.tokens -= 1.0
-                return
-            wait = math.ceil((1.0 - bucket.tokens) / self.rate) if self.rate > 0 else 60
-            if len(self._buckets) > 10_000:  # forget idle users rather than grow without end
+    def _refilled(self, key: str, now: float) -> _Bucket:
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= MAX_KEYS:
                 self._buckets = {
-                    u: b
-                    for u, b in self._buckets.items()
+                    k: b
+                    for k, b in self._buckets.items()
                     if b.tokens + (now - b.stamp) * self.rate < self.burst
                 }
-        raise HTTPProblem(
-            429, f"too many requests: retry in {wait} s", headers={"Retry-After": str(wait)}
-        )
+            bucket = self._buckets[key] = _Bucket(self.burst, now)
+        bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.stamp) * self.rate)
+        bucket.stamp = now
+        return bucket
+
+    def _wait(self, tokens: float) -> int:
+        return math.ceil((1.0 - tokens) / self.rate) if self.rate > 0 else 60
+
+    def take(self, key: str) -> int | None:
+        """Spend a token of ``key``; None, or the seconds to wait when there is none."""
+        with self._lock:
+            bucket = self._refilled(key, self._monotonic())
+            if bucket.tokens >= 1.0:
+                bucket.tokens -= 1.0
+                return None
+            return self._wait(bucket.tokens)
+
+    def waiting(self, key: str) -> int | None:
+        """The seconds ``key`` must wait for a token (None: it has one), spending nothing."""
+        with self._lock:
+            tokens = self._refilled(key, self._monotonic()).tokens
+        return None if tokens >= 1.0 else self._wait(tokens)
+
+    def spend(self, key: str) -> None:
+        """Spend a token of ``key`` whether or not it has one (down to empty)."""
+        with self._lock:
+            bucket = self._refilled(key, self._monotonic())
+            bucket.tokens = max(0.0, bucket.tokens - 1.0)
+
+
+class RateLimiter(TokenBuckets):
+    """Requests per user."""
+
+    def check(self, user: str) -> None:
+        """Take one token for ``user``, or raise a 429 saying when to retry."""
+        wait = self.take(user)
+        if wait is not None:
+            raise HTTPProblem(
+                429, f"too many requests: retry in {wait} s", headers={"Retry-After": str(wait)}
+            )
