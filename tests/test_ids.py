@@ -12,7 +12,7 @@ import pytest
 from pawflow.agent import RunRequest, ToolContext
 from pawflow.flow import FlowFile
 from pawflow.flow import deployments as deps
-from pawflow.ids import new_id
+from pawflow.ids import new_id, new_ordered_id
 from pawflow.store import Store
 
 WAIT_FLOW = "name: w\ntasks:\n  w: {type: durableWait, properties: {signal_id: s}}\n"
@@ -44,3 +44,20 @@ def test_deployment_run_and_flowfile_ids_never_start_with_a_dash(
     ctx = ToolContext(sqlite_store, "agent", conversation, "alice", "run")
     made = [deployment.id, RunRequest("agent", [], ctx).run_id, FlowFile.create(b"").id]
     assert all(made) and [i[0] for i in made] == ["A", "A", "A"]
+
+
+def test_ordered_ids_sort_as_they_were_made() -> None:
+    made = [new_ordered_id() for _ in range(5000)]
+    assert made == sorted(made)  # a browser's string comparison sees the same order
+    assert len(set(made)) == len(made)
+    assert all(len(i) == 22 and i.isalnum() for i in made)
+    # What follows the time stamp is not guessable from one id to the next.
+    assert len({i[9:] for i in made}) == len(made)
+
+
+def test_requests_made_in_one_instant_keep_their_order(store: Store) -> None:
+    conversation = store.create_conversation("alice").id
+    made = [
+        store.request_interaction("alice", conversation, "confirm", f"Q{n}?").id for n in range(20)
+    ]
+    assert made == sorted(made)

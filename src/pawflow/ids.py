@@ -1,9 +1,12 @@
 """Record ids: unguessable, URL-safe, and safe on a command line. Every id PawFlow makes
-(records, deployments, agent runs, FlowFiles) comes from :func:`new_id`."""
+(records, deployments, agent runs, FlowFiles) comes from :func:`new_id`, or from
+:func:`new_ordered_id` where ids must also sort in the order they were made."""
 
 from __future__ import annotations
 
 import secrets
+import threading
+import time
 
 DEFAULT_BYTES = 16
 
@@ -17,3 +20,25 @@ def new_id(nbytes: int = DEFAULT_BYTES) -> str:
         candidate = secrets.token_urlsafe(nbytes)
         if candidate[0] not in "-_":
             return candidate
+
+
+# Digits, then capitals, then small letters: ascending in ASCII, so the text of two ids
+# compares as their numbers do (what a browser's string comparison sees).
+_ORDERED = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_STAMP_CHARS = 9  # microseconds since 1970 for the next four centuries
+_RANDOM_CHARS = 13  # 77 bits
+_last_stamp = 0
+_stamp_lock = threading.Lock()
+
+
+def new_ordered_id() -> str:
+    """22 characters that sort by creation (within one process even in one microsecond,
+    across processes by the microsecond), the rest unguessable, never starting with ``-``."""
+    global _last_stamp
+    with _stamp_lock:
+        stamp = _last_stamp = max(time.time_ns() // 1000, _last_stamp + 1)
+    prefix = ""
+    for _ in range(_STAMP_CHARS):
+        stamp, digit = divmod(stamp, len(_ORDERED))
+        prefix = _ORDERED[digit] + prefix
+    return prefix + "".join(secrets.choice(_ORDERED) for _ in range(_RANDOM_CHARS))

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pawflow import durations
 from pawflow.clock import to_millis
 from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending
-from pawflow.ids import new_id
+from pawflow.ids import new_ordered_id
 from pawflow.interactions import (
     CONFIRMATION_KINDS,
     Kind,
@@ -146,7 +146,7 @@ def request(
     family = signal_family or (
         "confirmation" if parsed_kind in CONFIRMATION_KINDS else "interaction"
     )
-    request_id = new_id()
+    request_id = new_ordered_id()  # requests made in one millisecond still show in order
     row = tx.one(
         "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
         " response_schema, owner, conversation_id, requester, signal_id, status,"
