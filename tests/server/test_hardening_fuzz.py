@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any
 
 import httpx
@@ -36,10 +37,11 @@ CURSORS = st.one_of(
     st.text(max_size=80),
     _cursor_text.map(lambda raw: base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")),
 )
-# Header values as a client can send them: no line breaks, no NUL, no outer spaces.
-HEADER_VALUES = st.binary(min_size=1, max_size=40).filter(
-    lambda b: not any(c in b for c in b"\r\n\x00") and b.strip() == b
+# Any value HTTP/1.1 can carry (RFC 9110 field-value): what a client could send at all.
+FIELD_VALUE = re.compile(
+    rb"[\x21-\x7e\x80-\xff]([\x20\x09\x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?"
 )
+HEADER_VALUES = st.binary(min_size=1, max_size=40).filter(lambda b: FIELD_VALUE.fullmatch(b))
 JSON_VALUES = st.recursive(
     st.none()
     | st.booleans()
