@@ -8,27 +8,21 @@ The app runs headless under Textual's pilot; waiting is polling with a deadline.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import secrets
-import signal
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+from tests.served import Served
 from textual.pilot import Pilot
 
 from pawflow.client import Client
 from pawflow.records import Interaction
 from pawflow.server.settings import ServerSettings
-from pawflow.server.testing import LiveServer, free_port, live_server
-from pawflow.testing import eventually, temporary_store
+from pawflow.server.testing import LiveServer, live_server
+from pawflow.testing import temporary_store
 from pawflow.tui import ChatApp
 from pawflow.tui.blocks import RequestBlock
 
@@ -111,74 +105,6 @@ async def ready_block(pilot: Pilot[None], app: ChatApp, request_id: str) -> Any:
         await pilot.press("ctrl+n")
         await pilot.pause()
     raise AssertionError("Ctrl+N never reached the request")
-
-
-class Served:
-    """A ``pawflow serve`` process on a fixed port, restartable on that same port."""
-
-    def __init__(self, db: str, directory: Path) -> None:
-        self.db = db
-        self.directory = directory
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[str] | None = None
-        self.output: list[str] = []
-        self._reader = threading.Thread()
-
-    def start(self) -> None:
-        env = {
-            **os.environ,
-            "PAWFLOW_SWEEP_INTERVAL": "3600",
-            "PAWFLOW_RATE_LIMIT": "100000",
-            "PAWFLOW_RATE_BURST": "100000",
-            "PAWFLOW_LOG_LEVEL": "warning",
-        }
-        process = subprocess.Popen(
-            [sys.executable, "-m", "pawflow", "serve", "--port", str(self.port), "--db", self.db],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            cwd=self.directory,
-            env=env,
-        )
-        self.process = process
-
-        def read() -> None:
-            assert process.stdout is not None
-            for line in process.stdout:
-                self.output.append(line)
-
-        self._reader = threading.Thread(target=read, daemon=True)
-        self._reader.start()
-
-        def up() -> bool:
-            assert process.poll() is None, "".join(self.output)
-            with contextlib.suppress(httpx.TransportError):
-                return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
-            return False
-
-        eventually(up, timeout=30, interval=0.05)
-
-    def kill(self) -> None:
-        """Stop at once, as a crash would: open streams are cut mid-flight."""
-        if self.process is None:
-            return
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-        self._reader.join(timeout=10)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-        self.process = None
-
-    def token(self, name: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "pawflow", "users", "add", name, "--db", self.db],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=self.directory,
-        )
-        return done.stdout.strip().splitlines()[-1]
 
 
 @pytest.fixture

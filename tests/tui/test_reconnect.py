@@ -8,7 +8,8 @@ import asyncio
 import threading
 
 import pytest
-from tests.tui.conftest import SIZE, Served, block_of, until
+from tests.served import Served
+from tests.tui.conftest import SIZE, block_of, until
 
 from pawflow.client import Client, ServerEvent
 from pawflow.store import open_store

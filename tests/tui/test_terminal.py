@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from tests.conftest import IN_CI
-from tests.tui.conftest import Served
+from tests.served import Served
 
 from pawflow.client import Client
 from pawflow.testing import eventually

@@ -9,30 +9,22 @@ the page must catch up with.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import secrets
 import shutil
-import signal
-import subprocess
-import sys
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from pawflow.client import Client
 from pawflow.records import Interaction
 from pawflow.server.auth import issue_signin_link, issue_token
-from pawflow.server.testing import CHROMIUM, CHROMIUM_ARGS, free_port
+from pawflow.server.testing import CHROMIUM, CHROMIUM_ARGS
 from pawflow.store import Store, open_store
-from pawflow.testing import eventually
 from tests.conftest import IN_CI
+from tests.served import Served
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import (  # noqa: E402
@@ -49,68 +41,6 @@ TIMEZONE = "Europe/Paris"
 
 # Reconnecting after a restart waits for the stream's retry delay; everything else is fast.
 expect.set_options(timeout=15_000)
-
-
-class Served:
-    """A ``pawflow serve`` process on a fixed port, restartable on that same port."""
-
-    def __init__(self, db: str, directory: Path) -> None:
-        self.db = db
-        self.directory = directory
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[str] | None = None
-        self.output: list[str] = []
-        self._reader: threading.Thread | None = None
-
-    def start(self) -> None:
-        env = {
-            **os.environ,
-            "PAWFLOW_SWEEP_INTERVAL": "3600",
-            "PAWFLOW_RATE_LIMIT": "100000",
-            "PAWFLOW_RATE_BURST": "100000",
-            "PAWFLOW_LOG_LEVEL": "warning",
-        }
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pawflow", "serve", "--port", str(self.port), "--db", self.db],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            cwd=self.directory,
-            env=env,
-        )
-        process = self.process
-
-        def read() -> None:
-            assert process.stdout is not None
-            for line in process.stdout:
-                self.output.append(line)
-
-        self._reader = threading.Thread(target=read, daemon=True)
-        self._reader.start()
-
-        def up() -> bool:
-            assert process.poll() is None, "".join(self.output)
-            with contextlib.suppress(httpx.TransportError):
-                return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
-            return False
-
-        eventually(up, timeout=30, interval=0.05)
-
-    def kill(self) -> None:
-        """Stop at once, as a crash would: open streams are cut mid-flight."""
-        if self.process is None:
-            return
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-        if self._reader is not None:
-            self._reader.join(timeout=10)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-        self.process = None
-
-    def printed_link(self) -> str:
-        return next(line.strip() for line in self.output if "/signin?token=" in line)
 
 
 def launch(playwright: Playwright) -> Browser:

@@ -16,7 +16,8 @@ from pawflow.agent.models.base import ToolCall
 from pawflow.clock import FakeClock
 from pawflow.server.auth import issue_signin_link
 from pawflow.store import Store, open_store
-from tests.webchat.conftest import Person, Served, block
+from tests.served import Served
+from tests.webchat.conftest import Person, block
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,8 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from pawflow.store.events import prune_events
-from tests.webchat.conftest import TIMEZONE, Person, Served, block, sign_in
+from tests.served import Served
+from tests.webchat.conftest import TIMEZONE, Person, block, sign_in
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,89 @@
+"""A real ``pawflow serve`` process for the client tests (web chat, terminal), restartable on
+its port: what a person runs, not an app inside the test process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+
+from pawflow.server.testing import free_port
+from pawflow.testing import eventually
+
+
+class Served:
+    """A ``pawflow serve`` process on a fixed port, restartable on that same port."""
+
+    def __init__(self, db: str, directory: Path) -> None:
+        self.db = db
+        self.directory = directory
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[str] | None = None
+        self.output: list[str] = []
+        self._reader: threading.Thread | None = None
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            "PAWFLOW_SWEEP_INTERVAL": "3600",
+            "PAWFLOW_RATE_LIMIT": "100000",
+            "PAWFLOW_RATE_BURST": "100000",
+            "PAWFLOW_LOG_LEVEL": "warning",
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pawflow", "serve", "--port", str(self.port), "--db", self.db],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=self.directory,
+            env=env,
+        )
+        process = self.process
+
+        def read() -> None:
+            assert process.stdout is not None
+            for line in process.stdout:
+                self.output.append(line)
+
+        self._reader = threading.Thread(target=read, daemon=True)
+        self._reader.start()
+
+        def up() -> bool:
+            assert process.poll() is None, "".join(self.output)
+            with contextlib.suppress(httpx.TransportError):
+                return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
+            return False
+
+        eventually(up, timeout=30, interval=0.05)
+
+    def kill(self) -> None:
+        """Stop at once, as a crash would: open streams are cut mid-flight."""
+        if self.process is None:
+            return
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+        if self._reader is not None:
+            self._reader.join(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.process = None
+
+    def printed_link(self) -> str:
+        return next(line.strip() for line in self.output if "/signin?token=" in line)
+
+    def token(self, name: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "pawflow", "users", "add", name, "--db", self.db],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=self.directory,
+        )
+        return done.stdout.strip().splitlines()[-1]
