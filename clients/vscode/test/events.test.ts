@@ -108,8 +108,13 @@ describe("the event stream", { timeout: 120_000 }, () => {
       await eventually(() => live.stream.connections >= 2 && live.model.get(first.id) === undefined, {
         what: "the reconnect",
       });
-      await eventually(() => live.model.get(alsoMissed.id), { what: "the replay" });
-      const replayed = live.events.slice(seenBefore).filter((e) => e.type.startsWith("interaction_"));
+      // Hydration alone can show the model the missed state: wait for the replayed events.
+      const missedEvents = () =>
+        live.events.slice(seenBefore).filter((e) => e.type.startsWith("interaction_"));
+      await eventually(() => live.model.get(alsoMissed.id) && missedEvents().length >= 3, {
+        what: "the replay",
+      });
+      const replayed = missedEvents();
       // Exactly the three missed events, in order, each once: the server resumed after the id.
       assert.deepEqual(
         replayed.map((e) => [e.type, (e.data as Interaction).id]),
