@@ -27,6 +27,16 @@ def require_postgres() -> None:
         pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def own_data_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The default store lives in the user's data folder: tests (and the processes they
+    start) get a folder of their own instead, never the real one."""
+    folder = tmp_path_factory.mktemp("data-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(folder))
+        yield folder
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def backend(request: pytest.FixtureRequest) -> str:
     if request.param == "postgres":

@@ -20,9 +20,11 @@ from pawflow.testing import eventually
 class Served:
     """A ``pawflow serve`` process on a fixed port, restartable on that same port."""
 
-    def __init__(self, db: str, directory: Path) -> None:
+    def __init__(self, db: str | None, directory: Path, *, args: tuple[str, ...] = ()) -> None:
         self.db = db
+        """The store's URL; None for the default one (the user's data folder)."""
         self.directory = directory
+        self.args = args
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[str] | None = None
@@ -38,7 +40,16 @@ class Served:
             "PAWFLOW_LOG_LEVEL": "warning",
         }
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "pawflow", "serve", "--port", str(self.port), "--db", self.db],
+            [
+                sys.executable,
+                "-m",
+                "pawflow",
+                "serve",
+                "--port",
+                str(self.port),
+                *self._db(),
+                *self.args,
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -63,6 +74,9 @@ class Served:
 
         eventually(up, timeout=30, interval=0.05)
 
+    def _db(self) -> list[str]:
+        return [] if self.db is None else ["--db", self.db]
+
     def kill(self) -> None:
         """Stop at once, as a crash would: open streams are cut mid-flight."""
         if self.process is None:
@@ -80,7 +94,7 @@ class Served:
 
     def token(self, name: str) -> str:
         done = subprocess.run(
-            [sys.executable, "-m", "pawflow", "users", "add", name, "--db", self.db],
+            [sys.executable, "-m", "pawflow", "users", "add", name, *self._db()],
             capture_output=True,
             text=True,
             check=True,

@@ -25,7 +25,6 @@ PACKAGES = [
 
 PUBLIC = [
     "CONTRACT",
-    "DEFAULT_URL",
     "ApiError",
     "Clock",
     "ConfigError",
@@ -72,6 +71,7 @@ PUBLIC = [
     "Undeliverable",
     "__version__",
     "deadline_after",
+    "default_url",
     "open_store",
     "parse_deadline",
     "parse_duration",

@@ -35,7 +35,6 @@ from pawflow.errors import (
 from pawflow.interactions import CONTRACT, Kind, Option
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
 from pawflow.store import (
-    DEFAULT_URL,
     Continuation,
     Delivery,
     DeliveryHandler,
@@ -43,6 +42,7 @@ from pawflow.store import (
     Store,
     Sweeper,
     SweepReport,
+    default_url,
     open_store,
 )
 
@@ -50,7 +50,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CONTRACT",
-    "DEFAULT_URL",
     "ApiError",
     "Clock",
     "ConfigError",
@@ -97,6 +96,7 @@ __all__ = [
     "Undeliverable",
     "__version__",
     "deadline_after",
+    "default_url",
     "open_store",
     "parse_deadline",
     "parse_duration",

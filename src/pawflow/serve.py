@@ -8,8 +8,12 @@ conversations: the deploy agent with the expense form, the tour of every kind, t
 
 from __future__ import annotations
 
+import shutil
+import socket
+import sysconfig
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
@@ -103,6 +107,7 @@ def prepare(
             store.ensure_user(local)
         if demo:
             setup_demo(store, chat, local, settings)
+        on_path = [f"  {line}" for line in command_hint()]
         if fresh or demo:
             link = issue_signin_link(
                 store, local, base_url=settings.base_url, ttl=settings.signin_ttl
@@ -110,13 +115,19 @@ def prepare(
             lines += [f"Sign in as {local!r} from a browser with this one-time link:", f"  {link}"]
         else:
             lines.append("Sign in from a browser with a link from: pawflow users signin-link NAME")
+            if on_path:
+                lines += ["The pawflow command is not on your PATH; to put it there:", *on_path]
         if demo:
             token = issue_token(store, local, label="demo")
             lines += [
-                "Terminal clients (pawflow inbox, pawflow answer ID VALUE):",
+                "The terminal chat: in another terminal, run",
+                *on_path,
                 f"  export PAWFLOW_SERVER={settings.base_url}",
                 f"  export PAWFLOW_TOKEN={token}",
+                "  pawflow chat    # or: pawflow inbox, pawflow answer ID VALUE",
             ]
+        if settings.db.startswith("sqlite:///"):
+            lines.append(f"Database: {settings.db.removeprefix('sqlite:///')} (--db or PAWFLOW_DB)")
         app = create_app(
             store,
             settings=settings,
@@ -139,9 +150,35 @@ def setup_demo(store: Store, chat: ChatService, user: str, settings: ServerSetti
     seed_tour(store, user)
 
 
-def run(prepared: Prepared, settings: ServerSettings, *, log_level: str = "info") -> None:
-    """Serve until interrupted, then close the store."""
+def command_hint() -> list[str]:
+    """The shell line that puts this installation's ``pawflow`` on PATH; none when it is.
+
+    ``make run`` runs ``.venv/bin/python -m pawflow``: the command is in ``.venv/bin``,
+    which a new terminal does not have on its PATH.
+    """
+    scripts = Path(sysconfig.get_path("scripts"))
+    found = shutil.which("pawflow")
+    if found is not None and Path(found).resolve() == (scripts / "pawflow").resolve():
+        return []
+    activate = scripts / "activate"
+    if activate.is_file():
+        try:
+            shown = activate.relative_to(Path.cwd())
+        except ValueError:
+            shown = activate
+        return [f"source {shown}"]
+    return [f'export PATH="{scripts}:$PATH"']
+
+
+def run(
+    prepared: Prepared,
+    settings: ServerSettings,
+    *,
+    log_level: str = "info",
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve until interrupted (on ``sock``, bound by :func:`listen`), then close the store."""
     try:
-        serve_app(prepared.app, settings, log_level=log_level)
+        serve_app(prepared.app, settings, log_level=log_level, sock=sock)
     finally:
         prepared.store.close()

@@ -23,8 +23,12 @@ def test_an_assigned_agent_answers_the_conversation(sqlite_store: Store) -> None
         )
         assert foreign.status_code == 404
 
+        assert act(alice, "list_agents", conversation_id=conversation)["assigned"] is None
+        hidden = mallory.post("/api/actions/list_agents", json={"conversation_id": conversation})
+        assert hidden.status_code == 404
         assigned = act(alice, "assign_agent", conversation_id=conversation, agent=DEMO_AGENT)
         assert assigned == {"conversation_id": conversation, "agent": DEMO_AGENT}
+        assert act(alice, "list_agents", conversation_id=conversation)["assigned"] == DEMO_AGENT
         act(alice, "send_message", conversation_id=conversation, content="hello")
 
         def answered() -> list[str]:

@@ -11,6 +11,7 @@ from pawflow.demo.chat import PLANNER_TITLE, SAMPLE_FILES, data_dir, plugin_conf
 from pawflow.errors import InvalidInput
 from pawflow.serve import prepare
 from pawflow.server.settings import ServerSettings
+from pawflow.store import data_dir as store_data_dir
 from tests.chat.conftest import sandbox_state
 
 
@@ -46,7 +47,7 @@ def test_the_demo_has_a_planner_conversation_and_a_sandbox(tmp_path: Path) -> No
 
 def test_chat_settings() -> None:
     assert data_dir(ServerSettings(db="sqlite:///var/pawflow/p.db")) == Path("var/pawflow")
-    assert data_dir(ServerSettings(db="postgresql://db/pawflow")) == Path("data")
+    assert data_dir(ServerSettings(db="postgresql://db/pawflow")) == store_data_dir()
     custom = ServerSettings(extra={"chat": {"plugins": {"planner": {}}}})
     assert plugin_configs(custom) == {"planner": {}}
     with pytest.raises(InvalidInput, match="chat settings"):

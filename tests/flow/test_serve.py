@@ -18,6 +18,7 @@ from pawflow.demo.flows import DEMO_FLOW
 from pawflow.demo.flows import deploy_expense_demo as demo_setup
 from pawflow.flow import FlowFile, FlowService
 from pawflow.flow import deployments as deps
+from pawflow.flow.status import deployment_status
 from pawflow.records import Interaction
 from pawflow.server.testing import free_port
 from pawflow.store import Store
@@ -122,3 +123,28 @@ def test_demo_asks_for_an_expense_once(store: Store) -> None:
         demo_setup(store, "local", conversation)  # again, as on the next start
         assert len(deps.list_deployments(store)) == 1
         assert len(asked()) == 1
+
+
+def test_a_restart_asks_for_no_other_expense_once_the_first_is_closed(store: Store) -> None:
+    store.ensure_user("local")
+    conversation = store.create_conversation("local", "Demo").id
+    demo_setup(store, "local", conversation)
+    [deployment] = deps.list_deployments(store)
+    demo_setup(store, "local", conversation)  # a restart before the flow ran
+    assert deployment_status(store, deployment.id).incoming == 1
+
+    def idle() -> bool:
+        status = deployment_status(store, deployment.id)
+        busy = sum(status.total(name) for name in ("queued", "running", "parked"))
+        return status.incoming + busy == 0
+
+    def forms() -> list[Interaction]:
+        return store.list_interactions(user="local", kind="form")
+
+    with FlowService(store, reconcile_interval=None):
+        [form] = eventually(lambda: [f for f in forms() if f.status == "pending"])
+        store.cancel_interaction(form.id, user="local")  # closed: no longer pending
+        eventually(idle)
+        demo_setup(store, "local", conversation)  # the next start
+        eventually(idle)
+    assert [f.id for f in forms()] == [form.id]

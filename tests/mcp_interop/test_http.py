@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -16,6 +20,8 @@ from tests.mcp_interop.conftest import error_text, http_client, structured
 from tests.server.conftest import Api
 
 UserApi = Callable[[str], tuple[Api, str]]
+
+MCP_PAGE = Path(__file__).parents[2] / "docs" / "mcp.md"
 
 
 def test_tools_are_listed_with_the_action_api_schemas(live: LiveServer, user_api: UserApi) -> None:
@@ -208,3 +214,20 @@ def test_a_session_is_unknown_to_another_users_token(live: LiveServer, user_api:
         )
     assert other.status_code == unknown.status_code == 404
     assert other.json() == unknown.json()
+
+
+def test_the_http_example_of_the_docs_waits_as_long_as_it_asks(
+    make_server: Callable[..., LiveServer],
+) -> None:
+    server = make_server()
+    token = server.token("kim")
+    [example] = re.findall(r"```text\n(import anyio, httpx2\n.*?)```", MCP_PAGE.read_text(), re.S)
+    code = example.replace("pf_3q…", token).replace("http://127.0.0.1:8765", server.url)
+    assert '"wait_seconds": 60' in code
+    # Unanswered, the tool holds its reply for the whole wait: longer than httpx2's 5 s.
+    code = code.replace('"wait_seconds": 60', '"wait_seconds": 7')
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=90, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "pending"

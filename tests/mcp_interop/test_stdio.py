@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import anyio
@@ -29,6 +31,25 @@ def sqlite_live(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def _user(server: LiveServer) -> tuple[Api, str]:
     api = Api(server, unique("gus"))
     return api, server.token(api.user)
+
+
+def test_a_refused_token_ends_pawflow_mcp_at_start(sqlite_live: LiveServer) -> None:
+    # The MCP client's stdin stays open: a server that started would wait on it for ever.
+    started = subprocess.Popen(
+        [sys.executable, "-m", "pawflow", "mcp", "--server", sqlite_live.url, "--token", "pf_no"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        stdout, stderr = started.communicate(timeout=60)
+    finally:
+        started.kill()
+    assert started.returncode == 1
+    assert stdout == ""  # nothing said on the protocol's channel
+    assert f"{sqlite_live.url} does not accept this token" in stderr
+    assert "pawflow users add NAME" in stderr
 
 
 def test_ask_over_stdio_answer_through_the_api(sqlite_live: LiveServer) -> None:

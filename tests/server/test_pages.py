@@ -58,6 +58,18 @@ def test_raw_html_in_a_message_shows_as_text(text: str) -> None:
     assert "<a " not in html
 
 
+def test_markdown_reads_as_chat_text() -> None:
+    closing = render("Reports:\n\n- Alpha\n- Gamma\nWhich one should I open?")
+    assert "<li>Gamma</li>" in closing and "<p>Which one should I open?</p>" in closing
+    quoted = render("> the plan\nsounds good")
+    assert "<blockquote>\n<p>the plan</p>\n</blockquote>\n<p>sounds good</p>" in quoted
+    assert render("From: a@x.test\nTo: b@x.test") == "<p>From: a@x.test<br>\nTo: b@x.test</p>"
+    item = render("1. one\n   more of one\n2. two")
+    assert "<li>one<br>\nmore of one</li>" in item
+    fenced = render("```\n- a\nb\n```")
+    assert fenced == "<pre><code>- a\nb\n</code></pre>"
+
+
 def test_a_markdown_link_to_a_script_is_not_a_link() -> None:
     assert "<a " not in render("[click](javascript:alert(1))")
     assert "<a " not in render("[click](data:text/html,x)")

@@ -6,7 +6,10 @@ import typer
 
 from pawflow.cli import chat, demo, flows, mcp, server, sessions
 
+# Every app of the CLI prints plain help (rich_markup_mode=None): typer's rich panels put a
+# type after each flag ("--help <bool>"), as if it took a value.
 app = typer.Typer(
+    rich_markup_mode=None,
     name="pawflow",
     help="Ask a person something and wait for the answer durably.",
     no_args_is_help=True,

@@ -7,14 +7,15 @@ import threading
 import typer
 from rich.console import Console
 
-from pawflow.store import DEFAULT_URL, open_store
+from pawflow.cli.server import DB_OPTION
+from pawflow.store import open_store
 from pawflow.store.delivery import Delivery
 
 console = Console()
 
 
 def demo(
-    db: str = typer.Option(DEFAULT_URL, "--db", envvar="PAWFLOW_DB", help="Store URL."),
+    db: str | None = DB_OPTION,
 ) -> None:
     """Ask, answer, resume: the whole durable cycle on the embedded store."""
     with open_store(db) as store:

@@ -10,19 +10,19 @@ from typing import Annotated
 
 import typer
 
+from pawflow.cli.server import DB_HELP
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
 from pawflow.flow import FlowFile, HopLimitReached, deployments, import_tasks, load_flow, run_batch
 from pawflow.flow.runtime import DEFAULT_MAX_HOPS
 from pawflow.flow.status import deployment_status, deployment_statuses
-from pawflow.store import DEFAULT_URL, Store, open_store
+from pawflow.store import Store, open_store
 
 flow_app = typer.Typer(
+    rich_markup_mode=None,
     name="flow",
     help="Run flows once, or deploy them to run continuously in pawflow serve.",
     no_args_is_help=True,
 )
-
-DB_HELP = "Store URL (sqlite:///path.db or postgresql://…)."
 
 
 def _fail(message: str) -> typer.Exit:
@@ -51,7 +51,7 @@ def _content(content: str | None, content_file: Path | None) -> bytes:
     return (content or "").encode()
 
 
-def _open(db: str) -> Store:
+def _open(db: str | None) -> Store:
     try:
         return open_store(db)
     except PawFlowError as exc:
@@ -113,7 +113,7 @@ def run(
     except InvalidInput as exc:
         raise _fail(str(exc)) from exc
     seed = FlowFile.create(_content(content, content_file), _attributes(attr or []))
-    store = _open(db or DEFAULT_URL) if db or conversation else None
+    store = _open(db) if db or conversation else None
     try:
         scope = None
         if conversation is not None:
@@ -156,7 +156,9 @@ def deploy(
         str | None,
         typer.Option("--user", help="The deploying user (default: the conversation's owner)."),
     ] = None,
-    db: Annotated[str, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP)] = DEFAULT_URL,
+    db: Annotated[
+        str | None, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP, show_default=False)
+    ] = None,
 ) -> None:
     """Store a flow for pawflow serve to run continuously; prints its id last."""
 
@@ -183,7 +185,9 @@ def deploy(
 
 @flow_app.command("list")
 def list_(
-    db: Annotated[str, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP)] = DEFAULT_URL,
+    db: Annotated[
+        str | None, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP, show_default=False)
+    ] = None,
     user: Annotated[
         str | None, typer.Option("--user", help="Only this user's deployments.")
     ] = None,
@@ -222,7 +226,9 @@ def _counts(counts: dict[str, int]) -> str:
 @flow_app.command("status")
 def status(
     deployment_id: Annotated[str, typer.Argument(help="The deployment id.")],
-    db: Annotated[str, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP)] = DEFAULT_URL,
+    db: Annotated[
+        str | None, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP, show_default=False)
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show a deployment: where it runs, and the FlowFiles queued, running, parked per task."""
@@ -249,7 +255,7 @@ def status(
         typer.echo(f"{state.incoming} FlowFile(s) handed over, not queued yet")
 
 
-def _set_status(deployment_id: str, db: str, status: str) -> None:
+def _set_status(deployment_id: str, db: str | None, status: str) -> None:
     with _open(db) as store:
         try:
             found = deployments.change_status(
@@ -266,7 +272,9 @@ def _set_status(deployment_id: str, db: str, status: str) -> None:
 @flow_app.command("stop")
 def stop(
     deployment_id: Annotated[str, typer.Argument(help="The deployment id.")],
-    db: Annotated[str, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP)] = DEFAULT_URL,
+    db: Annotated[
+        str | None, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP, show_default=False)
+    ] = None,
 ) -> None:
     """Stop a deployed flow; what it parked stays parked until it starts again."""
     _set_status(deployment_id, db, "stopped")
@@ -275,7 +283,9 @@ def stop(
 @flow_app.command("start")
 def start(
     deployment_id: Annotated[str, typer.Argument(help="The deployment id.")],
-    db: Annotated[str, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP)] = DEFAULT_URL,
+    db: Annotated[
+        str | None, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP, show_default=False)
+    ] = None,
 ) -> None:
     """Start a stopped flow again; what resolved meanwhile is delivered to it."""
     _set_status(deployment_id, db, "running")
@@ -296,7 +306,9 @@ def inject(
     content_file: Annotated[
         Path | None, typer.Option("--content-file", help="Content from a file.")
     ] = None,
-    db: Annotated[str, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP)] = DEFAULT_URL,
+    db: Annotated[
+        str | None, typer.Option("--db", envvar="PAWFLOW_DB", help=DB_HELP, show_default=False)
+    ] = None,
 ) -> None:
     """Send a FlowFile into a deployed flow (delivered when and where it runs)."""
 

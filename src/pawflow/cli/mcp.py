@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 
 from pawflow.cli.server import SERVER_OPTION, TOKEN_OPTION, errors
+from pawflow.client import ApiError, Client, ServerUnreachable
 from pawflow.mcp.backend import DEFAULT_CONVERSATION
 from pawflow.mcp.stdio import run_stdio
 
@@ -18,14 +20,30 @@ def mcp(
         help="Title of your conversation that questions go to when a tool names none.",
     ),
 ) -> None:
-    """Serve the MCP tools over stdio (for an MCP client's configuration)."""
+    """Serve the MCP tools over stdio (for an MCP client's configuration).
+
+    The token is checked with the server first: one it refuses ends the command at once,
+    with the reason on standard error (where MCP clients log what a server says).
+    """
 
     if not token:
         errors.print(
             "[red]No token:[/] pass --token or set PAWFLOW_TOKEN (pawflow users add NAME)."
         )
         raise typer.Exit(2)
-    run_stdio(server, token, conversation=conversation)
+    with Client(server, token) as client:
+        try:
+            client.whoami()
+        except ApiError as exc:
+            errors.print(
+                f"[red]Refused:[/] {escape(server)} does not accept this token"
+                f" ({escape(exc.message)}). Make one with: pawflow users add NAME"
+            )
+            raise typer.Exit(1) from None
+        except ServerUnreachable as exc:
+            # The tools fail until it can be reached; the MCP client may start first.
+            errors.print(f"[yellow]Not checked:[/] {escape(str(exc))}")
+        run_stdio(client, conversation=conversation)
 
 
 def register(app: typer.Typer) -> None:

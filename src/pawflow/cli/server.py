@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +17,26 @@ from rich.table import Table
 from pawflow import serve as serving
 from pawflow.agent.config import load_agents
 from pawflow.client import ApiError, Client
-from pawflow.errors import InvalidInput, NotFound, NotPending, PawFlowError
+from pawflow.errors import ConfigError, InvalidInput, NotFound, NotPending, PawFlowError
 from pawflow.interactions import Kind
 from pawflow.records import Interaction
 from pawflow.server.auth import issue_signin_link, issue_token, revoke_tokens, validate_user_name
+from pawflow.server.running import listen
 from pawflow.server.settings import ServerSettings
-from pawflow.store import DEFAULT_URL, open_store
+from pawflow.store import default_url, open_store
 
 console = Console()
 errors = Console(stderr=True)
 
-users_app = typer.Typer(help="Manage the users of a PawFlow store.", no_args_is_help=True)
+users_app = typer.Typer(
+    rich_markup_mode=None, help="Manage the users of a PawFlow store.", no_args_is_help=True
+)
 
-DB_OPTION = typer.Option(DEFAULT_URL, "--db", envvar="PAWFLOW_DB", help="Store URL.")
+DB_HELP = (
+    "Store URL: sqlite:///path.db or postgresql://…; by default the SQLite file in your data"
+    f" folder ({default_url()}), whatever the current folder."
+)
+DB_OPTION = typer.Option(None, "--db", envvar="PAWFLOW_DB", help=DB_HELP, show_default=False)
 SERVER_OPTION = typer.Option(
     "http://127.0.0.1:8765", "--server", envvar="PAWFLOW_SERVER", help="Server URL."
 )
@@ -56,7 +63,7 @@ def _say(text: str) -> None:
 def serve(
     host: str = typer.Option("127.0.0.1", envvar="PAWFLOW_HOST", help="Address to bind."),
     port: int = typer.Option(8765, envvar="PAWFLOW_PORT", help="Port to bind."),
-    db: str = DB_OPTION,
+    db: str | None = DB_OPTION,
     public_url: str | None = typer.Option(
         None, envvar="PAWFLOW_PUBLIC_URL", help="URL browsers use (sign-in links, Origin)."
     ),
@@ -76,9 +83,15 @@ def serve(
         settings = ServerSettings.from_env(host=host, port=port, db=db, public_url=public_url)
     except InvalidInput as exc:
         raise typer.BadParameter(str(exc)) from exc
+    # The port first: a taken one ends here, before a sign-in link is printed.
+    try:
+        sock = listen(settings)
+    except ConfigError as exc:
+        errors.print(f"[red]Cannot serve:[/] {escape(exc.message)}")
+        raise typer.Exit(1) from None
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     # The agents' MCP sessions stay open while the server runs.
-    with ExitStack() as connections:
+    with closing(sock), ExitStack() as connections:
         try:
             specs = [] if agents is None else load_agents(agents, connections=connections)
             prepared = serving.prepare(settings, demo=demo, agents=specs)
@@ -86,7 +99,7 @@ def serve(
             raise typer.BadParameter(exc.message, param_hint="--agents") from exc
         for line in prepared.lines:
             _say(line)
-        serving.run(prepared, settings, log_level=log_level)
+        serving.run(prepared, settings, log_level=log_level, sock=sock)
 
 
 # -- users -------------------------------------------------------------------------------------
@@ -103,7 +116,7 @@ def _user_name(name: str) -> str:
 @users_app.command("add")
 def users_add(
     name: str = typer.Argument(..., help="The new user's name.", callback=_user_name),
-    db: str = DB_OPTION,
+    db: str | None = DB_OPTION,
     label: str = typer.Option("", help="A note kept with the token."),
 ) -> None:
     """Create a user (or give one another token); the token is the last line printed."""
@@ -117,7 +130,7 @@ def users_add(
 @users_app.command("signin-link")
 def users_signin_link(
     name: str = typer.Argument(..., help="Who signs in.", callback=_user_name),
-    db: str = DB_OPTION,
+    db: str | None = DB_OPTION,
     url: str = typer.Option(
         "http://127.0.0.1:8765", envvar="PAWFLOW_PUBLIC_URL", help="The server's URL."
     ),
@@ -130,7 +143,7 @@ def users_signin_link(
 
 
 @users_app.command("revoke")
-def users_revoke(name: str = typer.Argument(...), db: str = DB_OPTION) -> None:
+def users_revoke(name: str = typer.Argument(...), db: str | None = DB_OPTION) -> None:
     """Revoke every API token of a user."""
 
     with open_store(db) as store, store.transaction() as tx:

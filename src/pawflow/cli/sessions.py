@@ -5,19 +5,22 @@ from __future__ import annotations
 import typer
 
 from pawflow.chat.inspect import describe_run, describe_session
+from pawflow.cli.server import DB_OPTION
 from pawflow.errors import NotFound
-from pawflow.store import DEFAULT_URL, open_store
+from pawflow.store import open_store
 
-DB_OPTION = typer.Option(DEFAULT_URL, "--db", envvar="PAWFLOW_DB", help="Store URL.")
-
-session_app = typer.Typer(help="What a conversation is waiting on.", no_args_is_help=True)
-run_app = typer.Typer(help="Agent runs: their checkpoints and questions.", no_args_is_help=True)
+session_app = typer.Typer(
+    rich_markup_mode=None, help="What a conversation is waiting on.", no_args_is_help=True
+)
+run_app = typer.Typer(
+    rich_markup_mode=None, help="Agent runs: their checkpoints and questions.", no_args_is_help=True
+)
 
 
 @session_app.command("inspect")
 def session_inspect(
     session_id: str = typer.Argument(..., help="The session (conversation) id."),
-    db: str = DB_OPTION,
+    db: str | None = DB_OPTION,
 ) -> None:
     """Print what the conversation is waiting on, the checkpoint behind it, and its history."""
 
@@ -34,7 +37,7 @@ def session_inspect(
 @run_app.command("inspect")
 def run_inspect(
     run_id: str = typer.Argument(..., help="The agent run id."),
-    db: str = DB_OPTION,
+    db: str | None = DB_OPTION,
 ) -> None:
     """Print a run's checkpoints, what it is waiting on, and the questions it asked."""
 

@@ -3,7 +3,7 @@
 ``install_plugins`` reads ``ServerSettings.extra["chat"]``: ``plugins`` (a mapping of plugin
 name to its config; by default the planner, the organizer with a sandbox under the data
 directory, and the inbox on the sample mailbox) and ``data_dir`` (default: the folder of the
-SQLite database, else ``data``). With ``--demo``, :func:`demo_setup` opens a "Planner"
+SQLite database, else the user's data folder). With ``--demo``, :func:`demo_setup` opens a "Planner"
 conversation answered by the planner and fills the organizer's sandbox with a few files.
 """
 
@@ -17,7 +17,8 @@ from pawflow.chat.services import ChatServices
 from pawflow.demo.plugins.planner import PLANNER
 from pawflow.demo.tour import titled
 from pawflow.errors import ConfigError
-from pawflow.store import Store
+from pawflow.store import Store, default_url
+from pawflow.store import data_dir as store_data_dir
 
 if TYPE_CHECKING:
     from pawflow.server.settings import ServerSettings
@@ -50,10 +51,10 @@ def data_dir(settings: ServerSettings | None) -> Path:
     extra: Any = {} if settings is None else settings.extra.get("chat", {})
     if isinstance(extra, dict) and extra.get("data_dir"):
         return Path(str(extra["data_dir"])).expanduser()
-    url = "sqlite:///data/pawflow.db" if settings is None else settings.db
+    url = default_url() if settings is None else settings.db
     if url.startswith("sqlite:///") and ":memory:" not in url:
         return Path(url.removeprefix("sqlite:///")).parent
-    return Path("data")
+    return store_data_dir()
 
 
 def plugin_configs(settings: ServerSettings | None) -> dict[str, dict[str, Any]]:

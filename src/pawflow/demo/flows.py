@@ -19,17 +19,15 @@ def deploy_expense_demo(
 ) -> None:
     """Deploy the expense example into the demo conversation and have it ask once.
 
-    Idempotent: the deployment is reused, and a new expense form is asked only when none
-    is pending in that conversation.
+    Idempotent: a restart finds the deployment and asks nothing more, whether the first
+    expense form is still pending, answered, or not asked yet.
     """
-    deployment, _ = deployments.deploy(
+    deployment, created = deployments.deploy(
         store,
         path.read_text(encoding="utf-8"),
         conversation_id=conversation_id,
         user=user,
         base_dir=path.parent,
     )
-    pending = store.list_interactions(user=user, status="pending", conversation_id=conversation_id)
-    if any(getattr(i.requester, "instance", None) == deployment.id for i in pending):
-        return
-    deployments.inject(store, deployment.id, FlowFile.create(attributes={"employee": user}))
+    if created:
+        deployments.inject(store, deployment.id, FlowFile.create(attributes={"employee": user}))

@@ -30,6 +30,6 @@ async def serve_stdio(client: Client, *, conversation: str = DEFAULT_CONVERSATIO
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run_stdio(server_url: str, token: str, *, conversation: str = DEFAULT_CONVERSATION) -> None:
-    with Client(server_url, token) as client:
-        anyio.run(lambda: serve_stdio(client, conversation=conversation))
+def run_stdio(client: Client, *, conversation: str = DEFAULT_CONVERSATION) -> None:
+    """Serve on stdio until the MCP client hangs up; ``client`` stays open (the caller's)."""
+    anyio.run(lambda: serve_stdio(client, conversation=conversation))

@@ -1,16 +1,18 @@
 """``list_agents`` and ``assign_agent``: which agents run here, and which one answers a
 conversation.
 
-An agent answers the messages of the conversations assigned to it. Assigning needs write
-access to the conversation; anything less finds no conversation. The agents are those of the
-chat service of this server (``pawflow serve --agents agents.yaml`` adds to them).
+An agent answers the messages of the conversations assigned to it; a conversation without
+one gets no reply. ``list_agents`` with a ``conversation_id`` also says which agent answers
+there (any member may ask). Assigning needs write access to the conversation; anything less
+finds no conversation. The agents are those of the chat service of this server
+(``pawflow serve --agents agents.yaml`` adds to them).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Body, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
@@ -21,6 +23,7 @@ from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.store import turns
 from pawflow.store.conversations import conversation_access
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["agents"])
@@ -33,8 +36,14 @@ class AssignAgent(m.Body):
     agent: m.Name
 
 
+class ListAgents(m.Body):
+    conversation_id: m.Id | None = None
+
+
 class AgentList(BaseModel):
     agents: list[str]
+    assigned: str | None = None
+    """With a ``conversation_id``: the agent answering that conversation (None: no agent)."""
 
 
 class Assignment(BaseModel):
@@ -52,11 +61,23 @@ def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     operation_id="list_agents",
     summary="The agents that can answer conversations here",
     response_model=AgentList,
-    responses=_responses(400, 401, 413, 422, 429, 503),
+    responses=_responses(400, 401, 404, 413, 422, 429, 503),
 )
-def list_agents(principal: Caller, request: Request) -> JSONResponse:
-    service = running_service(context_of(request).store)
-    return JSONResponse({"agents": [] if service is None else service.agents})
+def list_agents(
+    principal: Caller,
+    request: Request,
+    body: Annotated[ListAgents, Body()] = ListAgents(),  # noqa: B008
+) -> JSONResponse:
+    store = context_of(request).store
+    assigned = None
+    if body.conversation_id is not None:
+        with store.transaction(write=False) as tx:
+            if conversation_access(tx, body.conversation_id, principal.user) is None:
+                raise NotFound("conversation")
+            assigned = turns.assigned_agent(tx, body.conversation_id)
+    service = running_service(store)
+    agents = [] if service is None else service.agents
+    return JSONResponse({"agents": agents, "assigned": assigned})
 
 
 @router.post(

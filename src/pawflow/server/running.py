@@ -2,13 +2,17 @@
 
 Requests are parsed by h11 with a bound on a request's line and headers: past it the
 client gets a 431 and the connection closes, before any of the request reaches the app.
-The access log never carries a secret: a ``token`` in a query string is masked.
+The access log never carries a secret: a ``token`` in a query string is masked. The
+listening socket is bound first (:func:`listen`), so a port that is taken is reported before
+anything else happens.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
+import socket
 from types import FrameType
 from typing import Any
 
@@ -17,6 +21,7 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from pawflow.errors import ConfigError
 from pawflow.server.settings import ServerSettings
 
 _SECRET_QUERY = re.compile(r"(?i)([?&](?:token|secret|session)=)[^&#\s]*")
@@ -125,7 +130,44 @@ class Server(uvicorn.Server):
         self.should_exit = True
 
 
-def serve_app(app: FastAPI, settings: ServerSettings, *, log_level: str = "info") -> None:
-    """Serve ``app`` on the settings' host and port until interrupted."""
+def listen(settings: ServerSettings) -> socket.socket:
+    """A socket bound to the settings' host and port, for :func:`serve_app`.
+
+    A port that is taken is a :class:`ConfigError` that says how to pick another one.
+    """
+    host, port = settings.host, settings.port
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot listen on {host!r}: {exc.strerror}") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            other = port + 1 if port < 65535 else 8765
+            raise ConfigError(
+                f"port {port} on {host} is already in use (another pawflow serve?). "
+                f"Pick another one with --port {other} or PAWFLOW_PORT={other} "
+                f"(PAWFLOW_PORT={other} make run)."
+            ) from None
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_app(
+    app: FastAPI,
+    settings: ServerSettings,
+    *,
+    log_level: str = "info",
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve ``app`` until interrupted, on ``sock`` (from :func:`listen`), else on the
+    settings' host and port."""
     config = server_config(app, settings, log_level=log_level.lower(), timeout_graceful_shutdown=5)
-    Server(config, app).run()
+    Server(config, app).run(sockets=None if sock is None else [sock])

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from pawflow.durations import setting_duration, setting_seconds
 from pawflow.errors import ConfigError, InvalidInput
-from pawflow.store import DEFAULT_URL
+from pawflow.store import default_url
 from pawflow.store.store import DEFAULT_FILE_CAP
 
 ENV_PREFIX = "PAWFLOW_"
@@ -28,7 +28,8 @@ class ServerSettings:
 
     host: str = "127.0.0.1"
     port: int = 8765
-    db: str = DEFAULT_URL
+    db: str = field(default_factory=default_url)
+    """The store's URL; by default the SQLite file in the user's data folder."""
     public_url: str | None = None
     """Where browsers reach the server (sign-in links, allowed ``Origin``); default host:port."""
     allowed_origins: tuple[str, ...] = ()

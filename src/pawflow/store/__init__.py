@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pawflow.store.continuations import Continuation, SignalValue
 from pawflow.store.delivery import Delivery, DeliveryHandler
-from pawflow.store.opening import DEFAULT_URL, open_store
+from pawflow.store.opening import data_dir, default_url, open_store
 from pawflow.store.reports import SweepReport
 from pawflow.store.store import Store
 from pawflow.store.sweeper import Sweeper
 
 __all__ = [
-    "DEFAULT_URL",
     "Continuation",
     "Delivery",
     "DeliveryHandler",
@@ -18,5 +17,7 @@ __all__ = [
     "Store",
     "SweepReport",
     "Sweeper",
+    "data_dir",
+    "default_url",
     "open_store",
 ]

@@ -2,26 +2,43 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import platformdirs
+
 from pawflow.clock import Clock
 from pawflow.errors import InvalidInput
 from pawflow.store.database import Database, SqliteDatabase
 from pawflow.store.store import DEFAULT_PAYLOAD_CAP, Store
 
-DEFAULT_URL = "sqlite:///data/pawflow.db"
+
+def data_dir() -> Path:
+    """The user's PawFlow folder, whatever the current directory: ``$XDG_DATA_HOME/pawflow``
+    (``~/.local/share/pawflow``) on Linux, ``~/Library/Application Support/pawflow`` on
+    macOS, ``%LOCALAPPDATA%\\pawflow`` on Windows."""
+    return Path(platformdirs.user_data_dir("pawflow", appauthor=False))
+
+
+def default_url() -> str:
+    """The store every command opens unless told otherwise (``--db``, ``PAWFLOW_DB``): one
+    SQLite file in :func:`data_dir`, so ``pawflow serve`` and ``pawflow users add`` run from
+    different folders share one database."""
+    return f"sqlite:///{data_dir() / 'pawflow.db'}"
 
 
 def open_store(
-    url: str = DEFAULT_URL,
+    url: str | None = None,
     *,
     clock: Clock | None = None,
     payload_cap: int = DEFAULT_PAYLOAD_CAP,
     migrate: bool = True,
 ) -> Store:
-    """Open (and by default migrate) the store at ``url``.
+    """Open (and by default migrate) the store at ``url`` (by default :func:`default_url`).
 
     ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``, ``sqlite://:memory:``
     is not offered (every thread would get its own empty database); ``postgresql://…``.
     """
+    url = default_url() if url is None else url
     db: Database
     if url.startswith("sqlite:///"):
         db = SqliteDatabase(url.removeprefix("sqlite:///"))

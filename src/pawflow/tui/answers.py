@@ -190,9 +190,15 @@ def hints(kind: str, schema: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def answer_text(kind: str, answer: Any, options: Sequence[Choice] = ()) -> str:
-    """A normalized answer as a person reads it."""
+def answer_text(
+    kind: str,
+    answer: Any,
+    options: Sequence[Choice] = (),
+    schema: Mapping[str, Any] | None = None,
+) -> str:
+    """A normalized answer as a person reads it: labels for values, a form's field titles."""
     labels = {o.value: o.label for o in options}
+    schema = schema or {}
     if answer is None:
         return "—"
     if kind == "confirm":
@@ -205,9 +211,27 @@ def answer_text(kind: str, answer: Any, options: Sequence[Choice] = ()) -> str:
         return local_datetime_text(answer)
     if kind == "file" and isinstance(answer, Mapping):
         return f"{answer.get('name')} ({answer.get('size')} bytes)"
+    if kind in ("integer", "decimal") and schema.get("x-pawflow-currency"):
+        return f"{answer} {schema['x-pawflow-currency']}"
     if kind == "form" and isinstance(answer, Mapping):
-        return ", ".join(f"{k}: {v}" for k, v in answer.items())
+        return form_answer_text(answer, schema)
     return str(answer)
+
+
+def form_answer_text(answer: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
+    """``Title: value`` for each answered field, in the form's order, each in words."""
+    fields = {field.name: field for field in form_fields(schema)}
+    names = [name for name in fields if name in answer]
+    names += [name for name in answer if name not in fields]
+    parts = []
+    for name in names:
+        field = fields.get(name)
+        if field is None:
+            parts.append(f"{name}: {answer[name]}")
+            continue
+        shown = answer_text(field.kind, answer[name], enum_choices(field.schema), field.schema)
+        parts.append(f"{field.label}: {shown}")
+    return ", ".join(parts)
 
 
 def is_known_kind(kind: object) -> bool:

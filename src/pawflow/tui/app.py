@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, ClassVar
 
-from rich.markup import escape
+from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -122,16 +122,20 @@ class ChatApp(App[None]):
             self.events_client.close()  # wakes the stream's thread, which then ends
 
     def show_status(self) -> None:
+        """The header: who, the connection, the Pending count, then why a connection is
+        down (last, so that a long reason is what gets cut, never the count)."""
         count = len(self.state.pending())
-        badge = f"[reverse] {count} [/]" if count else "0"
-        who = f" · {escape(self.state.user)}" if self.state.user else ""
-        reason = ""
+        line = Text("PawFlow", style="bold", no_wrap=True, overflow="ellipsis")
+        if self.state.user:
+            line.append(f" · {self.state.user}")
+        line.append(" · ")
+        line.append(*CONNECTION_TEXT[self.connection])
+        line.append(" · Pending ")
+        line.append(f" {count} " if count else "0", style="reverse" if count else "")
+        line.append(" (Ctrl+P)")
         if self.connection is not Connection.LIVE and self.connection_reason:
-            reason = f" [dim]({escape(self.connection_reason[:60])})[/]"
-        self.status.update(
-            f"[b]PawFlow[/b]{who} · {CONNECTION_TEXT[self.connection]}{reason}"
-            f" · Pending {badge} (Ctrl+P)"
-        )
+            line.append(f" · {self.connection_reason}", style="dim")
+        self.status.update(line)
         inbox = self.inbox()
         if inbox is not None:
             inbox.set_count(count)

@@ -16,7 +16,7 @@ from rich.markup import escape
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widget import Widget
-from textual.widgets import Button, Label, Static
+from textual.widgets import Button, Input, Label, SelectionList, Static, TextArea
 
 from pawflow.client import Client, ServerUnreachable
 from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending, PawFlowError
@@ -31,10 +31,24 @@ from pawflow.tui.answers import (
     hints,
     options_of,
 )
-from pawflow.tui.inputs import AnswerWidget, MultilineInput, Ready, field_input, single_input
-from pawflow.tui.surfaces import SurfaceCard, SurfaceTable, handoff_text, plan_surface
+from pawflow.tui.inputs import (
+    AnswerWidget,
+    Edited,
+    MultilineInput,
+    Ready,
+    field_input,
+    single_input,
+)
+from pawflow.tui.surfaces import SurfaceCard, SurfaceTable, handoff_text, plan_surface, row_choices
 
 CHROME_WIDTH = 36
+
+# An empty answer cannot be taken back: it is sent only when asked for twice in a row.
+EMPTY_QUESTIONS = {
+    "multi": "Send with nothing chosen? Enter again sends none; Space ticks an option.",
+    "text": "Send an empty answer? Enter again sends it.",
+    "multiline": "Send an empty answer? Ctrl+S again sends it.",
+}
 
 
 class Host(Protocol):
@@ -90,6 +104,7 @@ class RequestBlock(Vertical):
     RequestBlock .note { color: $warning; }
     RequestBlock .handoff { color: $warning; text-style: bold; }
     RequestBlock .block-error { color: $error; }
+    RequestBlock .confirm { color: $warning; text-style: bold; }
     RequestBlock .outcome { color: $success; }
     RequestBlock .controls { height: auto; }
     """
@@ -102,6 +117,7 @@ class RequestBlock(Vertical):
         self.in_inbox = in_inbox
         self.boxes: list[FieldBox] = []
         self.busy = False
+        self.empty_asked = False
         self.plan = plan_surface(record, 80)
         self.choices = options_of(record.options)
 
@@ -116,6 +132,7 @@ class RequestBlock(Vertical):
         yield Static("", classes="outcome")
         if record.status == "pending":
             yield Vertical(*self._controls(), classes="controls")
+        yield Static("", classes="confirm")
         yield Static("", classes="block-error")
 
     def on_mount(self) -> None:
@@ -198,7 +215,8 @@ class RequestBlock(Vertical):
             return
         self.add_class("closed")
         if record.status == "answered":
-            text = answer_text(record.kind, record.answer, self.choices)
+            choices = row_choices(record) or self.choices
+            text = answer_text(record.kind, record.answer, choices, record.response_schema)
             who = f" by {record.answered_by}" if record.answered_by else ""
             outcome.update(f"✓ Answered{escape(who)}: {escape(text)}")
         else:
@@ -211,6 +229,7 @@ class RequestBlock(Vertical):
             for controls in self.query(".controls"):
                 controls.remove()
             self.query_one(".block-error", Static).update("")
+            self.forget_empty()
         self._show_outcome()
 
     def focus_answer(self) -> bool:
@@ -255,9 +274,38 @@ class RequestBlock(Vertical):
         if self.busy or self.record.status != "pending":
             return
         answer = self._read() if read else value
+        if self._empty(answer) and not self.empty_asked:
+            self.empty_asked = True
+            self.query_one(".confirm", Static).update(escape(EMPTY_QUESTIONS[self.record.kind]))
+            return
+        self.forget_empty()
         self.busy = True
         self.clear_errors()
         self.run_worker(self._send(answer), group="answer", exclusive=True)
+
+    def _empty(self, answer: Any) -> bool:
+        kind = self.record.kind
+        if kind == "multi":
+            return isinstance(answer, list) and not answer
+        return kind in ("text", "multiline") and isinstance(answer, str) and not answer.strip()
+
+    def forget_empty(self) -> None:
+        """The inputs changed (or the answer went out): an empty one is asked about anew."""
+        self.empty_asked = False
+        for confirm in self.query(".confirm").results(Static):
+            confirm.update("")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.forget_empty()
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.forget_empty()
+
+    def on_selection_list_selected_changed(self, event: SelectionList.SelectedChanged[str]) -> None:
+        self.forget_empty()
+
+    def on_edited(self, event: Edited) -> None:
+        self.forget_empty()
 
     async def _send(self, answer: Any) -> None:
         client, request_id = self.host.client, self.record.id

@@ -94,6 +94,10 @@ class ChoiceInput(OptionList):
         self.focus()
 
 
+class Edited(Message):
+    """What an input holds changed in a way no Textual message says (a table's tick)."""
+
+
 class MultiInput(SelectionList[str]):
     """Space ticks the highlighted option, Enter validates what is ticked."""
 
@@ -161,7 +165,15 @@ class MultilineInput(TextArea):
 
 
 class CheckInput(Checkbox):
-    """A form's yes/no field: Space or Enter toggles it."""
+    """A form's yes/no field: Space ticks and unticks it; Enter moves on, as in every field."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "toggle_button", "Tick", show=False),
+        Binding("enter", "next", "Next field", show=False),
+    ]
+
+    def action_next(self) -> None:
+        self.post_message(Ready(self))
 
     def read(self) -> Any:
         return self.value

@@ -26,11 +26,12 @@ class Connection(Enum):
 
 
 CONNECTION_TEXT = {
-    Connection.CONNECTING: "[yellow]○ connecting…[/]",
-    Connection.LIVE: "[green]● live[/]",
-    Connection.RECONNECTING: "[red]◌ reconnecting…[/]",
-    Connection.REFUSED: "[red]✕ refused[/]",
+    Connection.CONNECTING: ("○ connecting…", "yellow"),
+    Connection.LIVE: ("● live", "green"),
+    Connection.RECONNECTING: ("◌ reconnecting…", "red"),
+    Connection.REFUSED: ("✕ refused", "red"),
 }
+"""Each state's words and style, as the header shows them."""
 
 
 @dataclass

@@ -29,8 +29,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
 from pawflow.records import Interaction
-from pawflow.tui.answers import is_known_kind
-from pawflow.tui.inputs import Ready
+from pawflow.tui.answers import Choice, is_known_kind
+from pawflow.tui.inputs import Edited, Ready
 
 SURFACE_CONTRACT = "pawflow.ui-surface.v1"
 MIN_CARD_WIDTH = 32
@@ -132,6 +132,21 @@ def plan_surface(record: Interaction, width: int) -> SurfacePlan:
     return SurfacePlan("handoff", f"{problem}, and it declares no usable fallback")
 
 
+def row_choices(record: Interaction) -> list[Choice]:
+    """A table surface's rows as choices, named by their first cell (what the person saw)."""
+    surface = record.ui_surface or {}
+    columns, rows = surface.get("columns"), surface.get("rows")
+    if surface.get("type") != "table" or not isinstance(columns, list) or not columns:
+        return []
+    first = columns[0].get("key") if isinstance(columns[0], Mapping) else None
+    found = []
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, Mapping) and isinstance(row.get("cells"), Mapping) and row.get("value"):
+            name = cell_text(row["cells"].get(first)) or str(row["value"])
+            found.append(Choice(str(row["value"]), name))
+    return found
+
+
 def web_link(server: str, record: Interaction) -> str:
     return f"{server.rstrip('/')}/?c={record.conversation_id}"
 
@@ -198,6 +213,7 @@ class SurfaceTable(DataTable[str]):
         value = self.values[index]
         self.ticked ^= {value}
         self.update_cell(str(index), "_mark", self._mark(index))
+        self.post_message(Edited())
 
     def action_pick(self, number: int) -> None:
         if self.record.kind == "choice" and 1 <= number <= len(self.values):

@@ -23,6 +23,25 @@ from pawflow.tui.blocks import Host, RequestBlock
 
 ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "notification": "bold yellow"}
 
+WAKEUP_TEXT = {
+    "answered": "{agent} has your answer and carries on.",
+    "cancelled": "{agent} was told the request was cancelled.",
+    "expired": "{agent} was told the request expired unanswered.",
+}
+
+
+def wakeup_sentence(message: Message) -> str | None:
+    """What an agent was woken with, as the web chat says it; None for other messages.
+
+    The line itself (``[agent:…] [confirmation:…] …``) is written for the agent's model.
+    """
+    data = message.data or {}
+    if message.role != "system" or not data.get("wakeup") or data.get("error"):
+        return None
+    agent = message.author.removeprefix("agent:") or "The agent"
+    template = WAKEUP_TEXT.get(str(data.get("status")), WAKEUP_TEXT["answered"])
+    return template.format(agent=agent)
+
 
 class MessageItem(Static):
     DEFAULT_CSS = "MessageItem { margin: 1 0 0 0; }"
@@ -32,6 +51,10 @@ class MessageItem(Static):
         self.message = message
 
     def on_mount(self) -> None:
+        sentence = wakeup_sentence(self.message)
+        if sentence is not None:
+            self.update(Text(sentence, style="italic dim"))
+            return
         style = ROLE_STYLE.get(self.message.role, "bold")
         who = Text(self.message.author or self.message.role, style=style)
         self.update(Group(who, Markdown(self.message.content)))
@@ -129,6 +152,10 @@ class InboxScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         await self.refill(self.initial)
+        # Opened to answer: the first request takes the focus (Ctrl+N goes on to the next).
+        for block in self.blocks():
+            if block.focus_answer():
+                break
 
     async def refill(self, pending: list[Interaction]) -> None:
         """Show exactly ``pending`` (the server's list); closed ones stay until refilled."""

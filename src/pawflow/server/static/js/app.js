@@ -5,7 +5,7 @@
 import * as api from "./api.js";
 import { refreshBlocks } from "./blocks.js";
 import { ConversationView, urgencyLabel } from "./conversation.js";
-import { announce, clear, h, uid } from "./dom.js";
+import { announce, clear, h, serverIsBack, uid } from "./dom.js";
 import { expiryText, fromNow } from "./format.js";
 import { InboxView, loadPending } from "./inbox.js";
 import { InvitationList } from "./invitations.js";
@@ -445,7 +445,10 @@ async function boot() {
       clearTimeout(fallback);
       hydrate();
     },
-    onReconnected: () => hydrate(),
+    onReconnected: () => {
+      serverIsBack();
+      hydrate();
+    },
     onReset: () => hydrate(),
     onState: setConnection,
     onGone: async () => {

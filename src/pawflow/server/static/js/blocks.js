@@ -6,7 +6,7 @@
 // shows the server's field errors beside the fields and leaves the block open.
 
 import { action, ApiError, upload } from "./api.js";
-import { announce, clear, h, uid } from "./dom.js";
+import { announce, clear, h, uid, untilServerIsBack } from "./dom.js";
 import { answerText, expiryText, fromNow, kindName, optionsOf, when } from "./format.js";
 import { field, kindOfProperty } from "./fields.js";
 import { me, mine, upsert } from "./state.js";
@@ -324,6 +324,7 @@ class Block {
 
   clearErrors() {
     this.error.hidden = true;
+    delete this.error.dataset.unreachable;
     clear(this.error);
     for (const input of this.fields) input.clearError();
   }
@@ -383,6 +384,7 @@ class Block {
       this.blockError(["This request is no longer available to you."]);
     } else if (error.status === 0) {
       this.blockError(["The server cannot be reached; the answer was not sent. Try again."]);
+      untilServerIsBack(this.error, { hide: true });
     } else {
       this.blockError([error.message]);
     }
@@ -401,6 +403,7 @@ class Block {
   }
 
   blockError(lines) {
+    delete this.error.dataset.unreachable;
     clear(this.error);
     this.error.append(...lines.map((line) => h("p", null, line)));
     this.error.hidden = false;

@@ -10,7 +10,7 @@
 
 import { action, ApiError, history, listAll } from "./api.js";
 import { renderBlock } from "./blocks.js";
-import { clear, h, richText, uid } from "./dom.js";
+import { clear, h, richText, uid, untilServerIsBack } from "./dom.js";
 import { fromNow, when } from "./format.js";
 import { conversations, conversationTitle, pendingIn, records, upsert } from "./state.js";
 
@@ -96,6 +96,8 @@ export class ConversationView {
     this.log = h("div", { role: "log", "aria-labelledby": titleId, "aria-busy": "true" }, this.list);
     this.status = h("p", { class: "timeline-status", role: "status" }, "Loading the conversation…");
     this.typing = h("p", { class: "typing", role: "status", hidden: true });
+    // Which agent answers here; without one, a message would get no reply and no reason.
+    this.agentNote = h("div", { class: "agent-note", role: "status", hidden: true });
     this.composer = this.makeComposer();
     this.scroller = h("div", { class: "timeline-scroll" }, this.status, this.log, this.typing);
     this.element = h(
@@ -109,6 +111,7 @@ export class ConversationView {
         this.summary,
       ),
       this.scroller,
+      this.agentNote,
       this.composer,
     );
     this.refreshHead();
@@ -156,16 +159,18 @@ export class ConversationView {
       const button = form.querySelector("button");
       button.disabled = true;
       this.composerNote.textContent = "";
+      delete this.composerNote.dataset.unreachable;
       try {
         const found = await action("send_message", { conversation_id: this.id, content });
         input.value = "";
         this.addMessage(found.message);
         this.scrollToEnd();
       } catch (error) {
-        this.composerNote.textContent =
-          error instanceof ApiError && error.status === 0
-            ? "The server cannot be reached; the message was not sent."
-            : `Not sent: ${error.message}`;
+        const unreachable = error instanceof ApiError && error.status === 0;
+        this.composerNote.textContent = unreachable
+          ? "The server cannot be reached; the message was not sent."
+          : `Not sent: ${error.message}`;
+        if (unreachable) untilServerIsBack(this.composerNote);
       } finally {
         button.disabled = false;
         input.focus();
@@ -177,10 +182,12 @@ export class ConversationView {
   /** Read history and requests from the server and merge them in (first load or after a drop). */
   async load() {
     try {
-      const [messages, interactions] = await Promise.all([
+      const [messages, interactions, agents] = await Promise.all([
         history(this.id, this.lastSeq),
         listAll("list_interactions", { conversation_id: this.id, limit: 500 }, "interactions"),
+        action("list_agents", { conversation_id: this.id }),
       ]);
+      this.showAgent(agents.assigned, agents.agents);
       const nearEnd = this.nearEnd();
       for (const message of messages) this.addMessage(message);
       for (const record of interactions) this.addRecord(upsert(record));
@@ -200,6 +207,49 @@ export class ConversationView {
           : `The conversation could not be loaded: ${error.message}`;
       if (error instanceof ApiError && error.status === 404) this.composer.hidden = true;
     }
+  }
+
+  /** Say which agent answers here; without one, say so and offer the agents to choose. */
+  showAgent(assigned, agents) {
+    const note = clear(this.agentNote);
+    note.hidden = false;
+    if (assigned) {
+      note.append(`${assigned} answers the messages of this conversation.`);
+      return;
+    }
+    note.append(
+      h("p", null, "No agent answers in this conversation: messages here are for the people in it."),
+    );
+    const conversation = conversations.get(this.id);
+    const canWrite = conversation && (conversation.access === "owner" || conversation.access === "write");
+    if (!canWrite || !agents.length) return;
+    const selectId = uid("agent");
+    const select = h(
+      "select",
+      { id: selectId },
+      agents.map((name) => h("option", { value: name }, name)),
+    );
+    const problem = h("p", { class: "field-error", role: "alert", hidden: true });
+    const assign = async () => {
+      problem.hidden = true;
+      try {
+        await action("assign_agent", { conversation_id: this.id, agent: select.value });
+        this.showAgent(select.value, agents);
+      } catch (error) {
+        problem.textContent = `Not assigned: ${error.message}`;
+        problem.hidden = false;
+      }
+    };
+    note.append(
+      h(
+        "div",
+        { class: "agent-choice" },
+        h("label", { for: selectId }, "Agent"),
+        select,
+        h("button", { type: "button", class: "small", onclick: assign }, "Ask it to answer here"),
+      ),
+      problem,
+    );
   }
 
   nearEnd() {

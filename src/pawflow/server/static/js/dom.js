@@ -58,6 +58,25 @@ export function announce(text) {
   }, 50);
 }
 
+/**
+ * Mark ``el`` as saying that the server cannot be reached: it is emptied (and hidden, with
+ * ``hide``) as soon as the live stream is back (:func:`serverIsBack`).
+ */
+export function untilServerIsBack(el, { hide = false } = {}) {
+  el.dataset.unreachable = hide ? "hide" : "empty";
+  return el;
+}
+
+/** Whatever said the server could not be reached no longer holds. */
+export function serverIsBack() {
+  for (const el of document.querySelectorAll("[data-unreachable]")) {
+    const hide = el.dataset.unreachable === "hide";
+    delete el.dataset.unreachable;
+    clear(el);
+    if (hide) el.hidden = true;
+  }
+}
+
 // The elements and attributes the server's Markdown renderer may send (server/markdown.py).
 const RICH_TAGS = new Set([
   "P", "BR", "HR", "STRONG", "EM", "DEL", "CODE", "PRE", "BLOCKQUOTE", "UL", "OL", "LI", "A",

@@ -3,9 +3,17 @@
 // expects; it checks nothing itself: the server validates every answer and its field
 // errors are shown back here, beside the input they are about.
 
-import { datePattern, dateTimePattern, parseDate, parseDateTime } from "./dates.js";
+import { datePattern, dateText, dateTimePattern, parseDate, parseDateTime } from "./dates.js";
 import { h, uid } from "./dom.js";
-import { currencySymbol, enumOptions, mediaList, size, timeZone } from "./format.js";
+import {
+  currencySymbol,
+  enumOptions,
+  mediaAccepted,
+  mediaList,
+  mediaWords,
+  size,
+  timeZone,
+} from "./format.js";
 
 const MARKED = new Set([
   "confirm",
@@ -151,16 +159,41 @@ const LABELS = {
   file: "File",
 };
 
-/** A date typed in the locale's order as YYYY-MM-DD; anything else is sent as typed. */
+/** A date typed in the locale's order as YYYY-MM-DD; null when it does not read as one. */
 function dateValue(text) {
-  return text ? parseDate(text) || text : "";
+  return parseDate(text);
 }
 
-/** A local date and time as an instant in UTC; anything else is sent as typed. */
+/** A local date and time as an instant in UTC; null when it does not read as one. */
 function datetimeValue(text) {
-  if (!text) return "";
   const moment = parseDateTime(text);
-  return moment === null || Number.isNaN(moment.getTime()) ? text : moment.toISOString();
+  return moment === null || Number.isNaN(moment.getTime()) ? null : moment.toISOString();
+}
+
+/**
+ * The server's refusal of what was entered, in the words of the field's hint. The server
+ * speaks of what it received (an ISO date, media types); the person typed a date as their
+ * locale writes it, or picked a file: the message says what to write, or what to pick.
+ */
+function explained(kind, schema, message, entered) {
+  if ((kind === "date" || kind === "datetime") && entered.unreadable) {
+    const example = dateText(new Date());
+    return kind === "date"
+      ? `Write the date as ${datePattern()}, such as ${example}.`
+      : `Write the date and time as ${dateTimePattern()}, such as ${example} 09:30.`;
+  }
+  const file = entered.file;
+  if (kind === "file" && file) {
+    const types = Array.isArray(schema.mediaTypes) ? schema.mediaTypes : ["*/*"];
+    if (Number.isInteger(schema.maxBytes) && file.size > schema.maxBytes) {
+      return `This file is ${size(file.size)}: choose one of at most ${size(schema.maxBytes)}.`;
+    }
+    if (!mediaAccepted(file.type || "", types)) {
+      const what = file.type ? `This file is ${mediaWords(file.type)}` : "This type of file is not taken here";
+      return `${what}: choose ${mediaList(types)}.`;
+    }
+  }
+  return message;
 }
 
 function integerValue(text) {
@@ -195,6 +228,8 @@ export function field(kind, schema, options = {}) {
   let read;
   let focusable;
   let wrapper;
+  // What was entered when it was last read, for explaining the server's refusal of it.
+  const entered = { unreadable: false, file: null };
 
   const common = {
     id,
@@ -263,7 +298,10 @@ export function field(kind, schema, options = {}) {
   } else if (kind === "file") {
     const accept = Array.isArray(schema.mediaTypes) ? schema.mediaTypes.join(",") : null;
     control = h("input", { ...common, type: "file", accept: accept === "*/*" ? null : accept });
-    read = () => (control.files && control.files.length ? control.files[0] : null);
+    read = () => {
+      entered.file = control.files && control.files.length ? control.files[0] : null;
+      return entered.file;
+    };
     focusable = control;
   } else {
     const attrs = { ...common, autocomplete: "off" };
@@ -279,10 +317,14 @@ export function field(kind, schema, options = {}) {
     control = h("input", attrs);
     read = () => {
       const text = kind === "text" ? control.value : control.value.trim();
+      entered.unreadable = false;
       if (text === "" && options.inForm) return null;
       if (kind === "integer") return integerValue(text);
-      if (kind === "datetime") return datetimeValue(text);
-      if (kind === "date") return dateValue(text);
+      if ((kind === "date" || kind === "datetime") && text !== "") {
+        const value = kind === "date" ? dateValue(text) : datetimeValue(text);
+        entered.unreadable = value === null;
+        return value === null ? text : value; // as typed: the server says what is wrong
+      }
       return text;
     };
     focusable = control;
@@ -308,7 +350,7 @@ export function field(kind, schema, options = {}) {
     read,
     focus: () => focusable.focus(),
     setError(message) {
-      error.textContent = message;
+      error.textContent = explained(kind, schema, message, entered);
       error.hidden = false;
       wrapper.classList.add("field--invalid");
       for (const target of targets()) {

@@ -98,6 +98,15 @@ export function mediaWords(type) {
   return /^[AEFHILMNORSX]/.test(name) ? `an ${name} ${noun}` : `a ${name} ${noun}`;
 }
 
+/** Whether ``type`` is one of ``accepted`` ("image/png" is one of ["image/*"]). */
+export function mediaAccepted(type, accepted) {
+  const [main] = String(type).toLowerCase().split("/");
+  return accepted.some((entry) => {
+    const wanted = String(entry).toLowerCase();
+    return wanted === "*/*" || wanted === String(type).toLowerCase() || wanted === `${main}/*`;
+  });
+}
+
 /** Accepted media types in words: "a PDF or an image". */
 export function mediaList(types) {
   const words = [...new Set(types.map(mediaWords))];
@@ -147,16 +156,20 @@ export function enumOptions(schema) {
   return enumValues.map((value, i) => ({ value, label: names[i] || String(value) }));
 }
 
-/** A request's options with their labels: its own, else the rows of its table surface. */
+/**
+ * A request's options with their labels, as the person saw them: the rows of its table
+ * surface (named by their first cell), else its own options, else its schema's.
+ */
 export function optionsOf(record) {
-  if (Array.isArray(record.options) && record.options.length) return record.options;
   const surface = record.ui_surface;
   if (surface && surface.type === "table" && Array.isArray(surface.rows) && Array.isArray(surface.columns)) {
     const first = surface.columns[0] && surface.columns[0].key;
-    return surface.rows
+    const rows = surface.rows
       .filter((row) => row && row.value)
-      .map((row) => ({ value: row.value, label: String((row.cells || {})[first] ?? row.value) }));
+      .map((row) => ({ value: row.value, label: String((row.cells || {})[first] ?? "") || row.value }));
+    if (rows.length) return rows;
   }
+  if (Array.isArray(record.options) && record.options.length) return record.options;
   return enumOptions(record.response_schema || {});
 }
 
