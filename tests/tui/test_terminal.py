@@ -80,7 +80,7 @@ def test_pawflow_chat_in_a_terminal(served: Served, tmux: Tmux) -> None:
         tmux.keys("y")
         eventually(lambda: client.get_interaction(asked.id).status == "answered", timeout=20)
         assert client.get_interaction(asked.id).answer is True
-        eventually(lambda: "Answered by ada: Yes" in tmux.screen(), timeout=20)
+        eventually(lambda: "Answered by ada in its block: Yes" in tmux.screen(), timeout=20)
 
         waiting = client.request_interaction(conversation, "text", "Name the release?")
         eventually(lambda: "Name the release?" in tmux.screen(), timeout=20)
