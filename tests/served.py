@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -20,11 +21,19 @@ from pawflow.testing import eventually
 class Served:
     """A ``pawflow serve`` process on a fixed port, restartable on that same port."""
 
-    def __init__(self, db: str | None, directory: Path, *, args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        db: str | None,
+        directory: Path,
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.db = db
         """The store's URL; None for the default one (the user's data folder)."""
         self.directory = directory
-        self.args = args
+        self.args = list(args)  # more of `pawflow serve`'s options, e.g. --demo
+        self.env = dict(env or {})
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[str] | None = None
@@ -38,6 +47,7 @@ class Served:
             "PAWFLOW_RATE_LIMIT": "100000",
             "PAWFLOW_RATE_BURST": "100000",
             "PAWFLOW_LOG_LEVEL": "warning",
+            **self.env,
         }
         self.process = subprocess.Popen(
             [
@@ -88,6 +98,11 @@ class Served:
         if self.process.stdout is not None:
             self.process.stdout.close()
         self.process = None
+
+    def printed(self, prefix: str) -> str:
+        """What the server printed after ``prefix`` (``export PAWFLOW_TOKEN=`` with --demo)."""
+        found = eventually(lambda: [line for line in self.output if prefix in line])
+        return found[-1].split(prefix, 1)[1].strip()
 
     def printed_link(self) -> str:
         return next(line.strip() for line in self.output if "/signin?token=" in line)

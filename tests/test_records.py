@@ -25,6 +25,8 @@ ROW: dict[str, Any] = {
     "answer": json.dumps("[1, 2]"),  # a text answer that looks like JSON stays text
     "answered_by": "alice",
     "answered_at": 1_767_225_600_250,
+    "answered_via": "button",
+    "answered_seq": None,
     "created_at": 1_767_225_600_000,
     "expires_at": None,
     "ui_surface": None,
@@ -52,6 +54,8 @@ def test_a_row_becomes_contract_json_and_back() -> None:
         "answer": "[1, 2]",
         "answered_by": "alice",
         "answered_at": "2026-01-01T00:00:00.250Z",
+        "answered_via": "button",
+        "answered_seq": None,
         "created_at": "2026-01-01T00:00:00.000Z",
         "expires_at": None,
         "ui_surface": None,

@@ -32,7 +32,7 @@ from pawflow.errors import (
 from pawflow.errors import (
     ServerUnreachable as ServerUnreachable,
 )
-from pawflow.records import Conversation, FileRef, Interaction, Message
+from pawflow.records import ClientChannel, Conversation, FileRef, Interaction, Message
 
 DEFAULT_SERVER = "http://127.0.0.1:8765"
 SERVER_ENV = "PAWFLOW_SERVER"
@@ -178,8 +178,13 @@ class Client:
             if cursor is None:
                 return
 
-    def respond_interaction(self, request_id: str, answer: Any) -> Interaction:
-        found = self.action("respond_interaction", request_id=request_id, answer=answer)
+    def respond_interaction(
+        self, request_id: str, answer: Any, *, via: ClientChannel = "api"
+    ) -> Interaction:
+        """Answer a request; ``via`` says where (a block's ``button``, the ``cli``, ``api``)."""
+        found = self.action(
+            "respond_interaction", request_id=request_id, answer=answer, answered_via=via
+        )
         return Interaction.model_validate(found["interaction"])
 
     def cancel_interaction(self, request_id: str) -> Interaction:

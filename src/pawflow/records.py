@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, Literal, Self, TypeVar
+from typing import Annotated, Any, Literal, Self, TypeVar, get_args
 
 from pydantic import (
     BaseModel,
@@ -30,6 +30,14 @@ from pawflow.interactions import CONTRACT, Kind
 
 Status = Literal["pending", "answered", "cancelled", "expired"]
 Access = Literal["owner", "write", "read"]
+
+ClientChannel = Literal["button", "cli", "api"]
+"""The channels a client may declare when it answers over HTTP (``answered_via``)."""
+CLIENT_CHANNELS: tuple[str, ...] = get_args(ClientChannel)
+CHANNELS: tuple[str, ...] = ("chat", "mcp", *CLIENT_CHANNELS)
+"""Where an answer can come from: a typed ``chat`` message, a block's ``button`` (web chat,
+terminal, editor), ``cli`` (``pawflow answer``), ``mcp``, or a plain ``api`` call. ``chat``
+and ``mcp`` are the server's own: no client may claim them."""
 
 _T = TypeVar("_T")
 _FROM_ROW = "from_row"
@@ -110,6 +118,10 @@ class Interaction(Record):
     answer: JsonColumn[Any] = None
     answered_by: str | None = None
     answered_at: Timestamp | None = None
+    answered_via: str | None = None
+    """The channel the answer came from (one of :data:`CHANNELS`); None unless answered."""
+    answered_seq: int | None = None
+    """For an answer typed in the chat: the ``seq`` of that message."""
     created_at: Timestamp
     expires_at: Timestamp | None = None
     ui_surface: JsonColumn[dict[str, Any] | None] = None

@@ -1,7 +1,8 @@
 """A tiny OpenAI-compatible server on 127.0.0.1, speaking the real wire format.
 
 Each request takes the next queued behaviour (or repeats the last one): a JSON reply, an
-SSE stream of chunks, an error status, a stream cut short, or a hang until released.
+SSE stream of chunks, an error status, a stream cut short, or a hang until released. With a
+``responder``, each request's behaviour is made from the request itself instead.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class FakeOpenAI:
         self.release = threading.Event()
         self._lock = threading.Lock()
         self.url = ""
+        self.responder: Callable[[dict[str, Any]], Behaviour] | None = None
 
     def hang(self) -> Behaviour:
         def behave(handler: BaseHTTPRequestHandler) -> None:
@@ -114,7 +116,8 @@ def fake_openai() -> Iterator[FakeOpenAI]:
             with fake._lock:
                 fake.requests.append({"path": self.path, **body})
                 fake.headers.append(dict(self.headers))
-            fake._next()(self)
+            behaviour = fake._next() if fake.responder is None else fake.responder(body)
+            behaviour(self)
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass

@@ -44,6 +44,7 @@ def test_an_elicited_answer_wins_and_closes_the_durable_request(
     assert result["interaction"]["status"] == "answered"
     assert result["interaction"]["answer"] == "b"
     assert result["interaction"]["answered_by"] == api.user
+    assert result["interaction"]["answered_via"] == "mcp"
     [params] = asked
     assert params.message == "Which?"
     field = params.requested_schema["properties"]["answer"]

@@ -39,6 +39,38 @@ def test_request_get_respond_cancel_round_trip(api: MakeApi) -> None:
     assert cancelled["interaction"]["status"] == "cancelled"
 
 
+def test_the_record_keeps_the_channel_a_client_declares(api: MakeApi) -> None:
+    alice = api("alice")
+    conversation = alice.conversation()
+    for declared, kept in ((None, "api"), ("button", "button"), ("cli", "cli"), ("api", "api")):
+        asked = alice.ask(conversation)
+        body = {} if declared is None else {"answered_via": declared}
+        done = alice.ok("respond_interaction", request_id=asked["id"], answer=True, **body)
+        assert done["interaction"]["answered_via"] == kept
+        assert done["interaction"]["answered_seq"] is None
+        got = alice.ok("get_interaction", request_id=asked["id"])["interaction"]
+        assert (got["answered_via"], got["answered_seq"]) == (kept, None)
+    asked = alice.ask(conversation, "choice", options=["a", "b"])
+    done = alice.ok("respond_confirmation", request_id=asked["id"], answer="b", answered_via="cli")
+    assert done["interaction"]["answered_via"] == "cli"
+    fresh = alice.ask(conversation)
+    assert (fresh["answered_via"], fresh["answered_seq"]) == (None, None)
+
+
+@pytest.mark.parametrize("claimed", ["chat", "mcp", "email", "", 3, None])
+def test_a_client_cannot_claim_the_servers_channels(api: MakeApi, claimed: object) -> None:
+    alice = api("alice")
+    asked = alice.ask(alice.conversation())
+    for action in ("respond_interaction", "respond_confirmation"):
+        response = alice.call(action, request_id=asked["id"], answer=True, answered_via=claimed)
+        assert response.status_code == 422, response.text
+    response = alice.call(
+        "respond_interaction", request_id=asked["id"], answer=True, answered_seq=1
+    )
+    assert response.status_code == 422
+    assert alice.ok("get_interaction", request_id=asked["id"])["interaction"]["status"] == "pending"
+
+
 def test_conflict_names_the_current_status(api: MakeApi) -> None:
     alice = api("alice")
     asked = alice.ask(alice.conversation())

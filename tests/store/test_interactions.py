@@ -49,6 +49,43 @@ def test_request_answer_record(store: Store, conversation_id: str) -> None:
     assert store.get_interaction(asked.id, user="alice") == answered
 
 
+def test_the_record_keeps_where_the_answer_came_from(
+    store: Store, conversation_id: str, clock: FakeClock
+) -> None:
+    typed = store.request_interaction("alice", conversation_id, "confirm", "Go?")
+    said = store.append_message(conversation_id, "yes", author="alice")
+    done = store.respond_interaction(typed.id, True, user="alice", via="chat", seq=said.seq)
+    assert (done.answered_via, done.answered_seq) == ("chat", said.seq)
+    assert store.get_interaction(typed.id, user="alice") == done
+    [_, answered] = [e for e in store.events_after("alice") if e.data.get("id") == typed.id]
+    assert answered.type == "interaction_answered"
+    assert (answered.data["answered_via"], answered.data["answered_seq"]) == ("chat", said.seq)
+
+    clicked = store.request_interaction("alice", conversation_id, "confirm", "Go?")
+    for via, seq in (("bogus", None), ("", None), ("button", 3), ("chat", True)):
+        with pytest.raises(InvalidInput, match="answered_"):
+            store.respond_interaction(clicked.id, True, user="alice", via=via, seq=seq)
+    assert store.get_interaction(clicked.id, user="alice").pending
+    cancelled = store.cancel_interaction(clicked.id, user="alice")
+    assert (cancelled.answered_via, cancelled.answered_seq) == (None, None)
+    assert store.pending_request(conversation_id) is None
+
+
+def test_the_newest_pending_request_is_what_a_conversation_waits_on(
+    store: Store, conversation_id: str, clock: FakeClock
+) -> None:
+    assert store.pending_request(conversation_id) is None
+    first = store.request_interaction("alice", conversation_id, "confirm", "One?")
+    second = store.request_interaction("alice", conversation_id, "confirm", "Two?")  # same ms
+    assert store.pending_request(conversation_id) == second
+    store.respond_interaction(second.id, True, user="alice")
+    assert store.pending_request(conversation_id) == first
+    brief = store.request_interaction("alice", conversation_id, "confirm", "Soon?", expires_in="1m")
+    assert store.pending_request(conversation_id) == brief
+    clock.advance("2m")  # past its deadline it waits no more, swept or not
+    assert store.pending_request(conversation_id) == first
+
+
 def test_non_confirmation_kinds_use_the_interaction_signal(
     store: Store, conversation_id: str
 ) -> None:

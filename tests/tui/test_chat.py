@@ -39,6 +39,8 @@ def test_history_messages_and_a_live_request(user: User) -> None:
             await asyncio.to_thread(user.client.respond_interaction, record.id, True)
             await until(pilot, lambda: block_of(app, record.id).record.status == "answered")
             await until(pilot, lambda: not block_of(app, record.id).query(".controls"))
+            outcome = str(block_of(app, record.id).query_one(".outcome").render())
+            assert "through the API: Yes" in outcome
 
     asyncio.run(scenario())
 

@@ -26,6 +26,7 @@ def test_inbox_and_answer_as_json(user: User) -> None:
     assert answered.exit_code == 0, answered.output
     record = json.loads(answered.output)["interaction"]
     assert (record["id"], record["status"], record["answer"]) == (asked.id, "answered", "csv")
+    assert record["answered_via"] == "cli"
 
     empty = runner.invoke(app, ["inbox", "--json", *settings])
     assert json.loads(empty.output) == {"interactions": []}

@@ -102,9 +102,15 @@ def test_a_shared_request_says_who_answered(person: Callable[..., Person]) -> No
     mine = ann.ask(chat, "confirm", "Order lunch?")
     page = ann.open_conversation(chat)
     bob.api.respond_interaction(theirs.id, True)  # a collaborator answers
-    expect(block(page, theirs.id)).to_contain_text(f"Answered by {bob.name}")
+    expect(block(page, theirs.id)).to_contain_text(f"Answered by {bob.name} through the API")
     block(page, mine.id).get_by_role("button", name="No").click()
-    expect(block(page, mine.id)).to_contain_text("Answered by you")
+    expect(block(page, mine.id)).to_contain_text("Answered by you in its block")
+    assert ann.record(mine.id).answered_via == "button"
+    typed = ann.ask(chat, "confirm", "Book the train?")
+    expect(block(page, typed.id)).to_be_visible()
+    ann.api.send_message(chat, "yes please")  # a typed answer, read by the chat
+    expect(block(page, typed.id)).to_contain_text("Answered by you in the chat")
+    expect(page.get_by_text("Taking yes for 'Book the train?'")).to_be_visible()
 
 
 # -- order -----------------------------------------------------------------------------------

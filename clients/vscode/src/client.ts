@@ -13,6 +13,7 @@ import type {
   Json,
   InteractionPage,
   ListInteractions,
+  Respond,
 } from "./wire";
 
 /** Anything the server refused; `status` is the HTTP status. */
@@ -174,7 +175,7 @@ export class PawflowClient {
 
   /** Answer; a refused answer raises InvalidInput with the server's field errors. */
   async respond(requestId: string, answer: Json): Promise<Interaction> {
-    const body = { request_id: requestId, answer };
+    const body: Respond = { request_id: requestId, answer, answered_via: "button" };
     return (await this.action("respond_interaction", body)).interaction;
   }
 

@@ -58,6 +58,10 @@ export interface Interaction {
   answer: Json;
   answered_by: string | null;
   answered_at: string | null;
+  /** Where the answer came from: chat, button, cli, mcp, api, … */
+  answered_via: string | null;
+  /** For an answer typed in the chat: that message's seq. */
+  answered_seq: number | null;
   created_at: string;
   expires_at: string | null;
   ui_surface: JsonObject | null;
@@ -125,6 +129,8 @@ export interface ConversationEnvelope {
 export interface Respond {
   request_id: string;
   answer: Json;
+  /** Where the answer was given (a client may say button, cli or api). */
+  answered_via?: "button" | "cli" | "api";
 }
 
 /** RequestRef: the body of `get_interaction` and `cancel_interaction`. */
@@ -236,6 +242,8 @@ const ALL_INTERACTION = [
   "answer",
   "answered_by",
   "answered_at",
+  "answered_via",
+  "answered_seq",
   "created_at",
   "expires_at",
   "ui_surface",
@@ -264,7 +272,7 @@ export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
   ),
   ConversationList: schema<ConversationList>()(["conversations"], ["conversations"]),
   ConversationEnvelope: schema<ConversationEnvelope>()(["conversation"], ["conversation"]),
-  Respond: schema<Respond>()(["request_id", "answer"], ["request_id", "answer"]),
+  Respond: schema<Respond>()(["request_id", "answer", "answered_via"], ["request_id", "answer"]),
   RequestRef: schema<RequestRef>()(["request_id"], ["request_id"]),
   ListInteractions: schema<ListInteractions>()(
     ["status", "conversation_id", "kind", "limit", "cursor"],

@@ -173,6 +173,8 @@ describe("the pending model", { timeout: 120_000 }, () => {
     answer: null,
     answered_by: null,
     answered_at: null,
+    answered_via: null,
+    answered_seq: null,
     created_at: `2030-01-01T00:00:0${id.length}Z`,
     expires_at: null,
     ui_surface: null,

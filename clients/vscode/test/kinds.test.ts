@@ -167,6 +167,8 @@ describe("surfaces", { timeout: 120_000 }, () => {
       answer: null,
       answered_by: null,
       answered_at: null,
+      answered_via: null,
+      answered_seq: null,
       created_at: "2030-01-01T00:00:00Z",
       expires_at: null,
       ui_surface: null,

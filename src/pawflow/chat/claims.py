@@ -111,8 +111,11 @@ def read(
     """What ``text`` does to the pending continuation: claim it, keep it, or withdraw it.
 
     ``classifier`` is asked only what the deterministic reader is unsure of, and only about
-    this continuation (see :mod:`pawflow.chat.classifier`).
+    this continuation (see :mod:`pawflow.chat.classifier`). A durable request is read by
+    :mod:`pawflow.chat.answering`, never here: it is kept.
     """
+    if pending.kind == "request":
+        return "keep", None
     if pending.kind == "approval":
         verdict = yes_no_verdict(text)
         answer = verdict if isinstance(verdict, bool) else None

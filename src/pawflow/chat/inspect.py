@@ -12,13 +12,19 @@ from datetime import datetime
 
 from pawflow.agent.checkpoints import Checkpoint, CheckpointStore
 from pawflow.agent.resume import UndecodableCheckpoint, decode
+from pawflow.chat.answering import NEVER_TYPED
 from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.clock import iso
 from pawflow.errors import NotFound
 from pawflow.store import Store
 from pawflow.store.turns import QueuedTurn
 
-_ARTICLE = {"question": "a question", "approval": "an approval", "choice": "a choice"}
+_ARTICLE = {
+    "question": "a question",
+    "approval": "an approval",
+    "choice": "a choice",
+    "request": "a request",
+}
 
 
 def _quote(text: str | None) -> str:
@@ -42,10 +48,22 @@ def checkpoint_line(checkpoint: Checkpoint) -> str:
 
 
 def waiting_on(continuation: SessionContinuation) -> str:
+    expires = "never" if continuation.expires_at is None else iso(continuation.expires_at)
+    request = continuation.request
+    if request is not None:
+        how = (
+            "answered in its block only"
+            if request.kind.value in NEVER_TYPED
+            else "a typed answer of its kind answers it"
+        )
+        return (
+            f"{continuation.owner}: the durable {request.kind.value} request {request.id},"
+            f" {_quote(continuation.question)} (asked {iso(continuation.created_at)};"
+            f" expires {expires}); {how}"
+        )
     return (
         f"{continuation.owner}: {_ARTICLE[continuation.kind]}, {_quote(continuation.question)}"
-        f" ({continuation.origin}; asked {iso(continuation.created_at)};"
-        f" expires {iso(continuation.expires_at)})"
+        f" ({continuation.origin}; asked {iso(continuation.created_at)}; expires {expires})"
     )
 
 

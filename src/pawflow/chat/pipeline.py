@@ -7,9 +7,11 @@ the later stages do not run (an intercept that answers records its own reply).
 What the conversation waits on decides where an answer goes, and no model is consulted for
 it: the intercept chain is **shielded** while the session waits on another owner; classify
 **steers** a message that answers the pending continuation to its owner (see
-:mod:`pawflow.chat.claims`); route hands the turn to that owner; plan gives it the answer
-as its task, or resumes its halted run; curate **re-grounds** the reply in what was asked;
-record opens what the final answer leaves the conversation waiting on.
+:mod:`pawflow.chat.claims`), or answers the pending durable request with it (see
+:mod:`pawflow.chat.answering`); route hands the turn to that owner; plan gives it the answer
+as its task, or resumes its halted run, and tells the model of a request still waiting;
+curate **re-grounds** the reply in what was asked; record opens what the final answer
+leaves the conversation waiting on.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pawflow.agent.tools import (
     AWAITING_USER_INPUT,
     ToolContext,
 )
-from pawflow.chat import claims, inference, transcript
+from pawflow.chat import answering, claims, inference, transcript
 from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.progress import Progress
 from pawflow.chat.readers import Classifier
@@ -134,8 +136,8 @@ class InterceptStage:
         """An inferred choice or question lives for one reply, an intercepted one too; and
         a message that does not pick withdraws any choice, whichever stage answers it."""
         pending = turn.pending
-        if pending is None or pending.kind == "approval":
-            return
+        if pending is None or pending.kind in ("approval", "request"):
+            return  # chatter never withdraws a durable request
         if pending.origin != "inferred" and claims.picked(pending, turn.text):
             return
         if pending.origin != "inferred" and pending.kind != "choice":
@@ -164,6 +166,9 @@ class ClassifyStage:
         turn.intent = "chat"
         pending = turn.pending
         if pending is None:
+            return
+        if pending.kind == "request":
+            answering.answer(turn, pending, self.classifier)
             return
         sessions = self.runtime.sessions
         reading, claim = claims.read(pending, turn.text, self.classifier)
@@ -261,10 +266,12 @@ class PlanStage:
             if claim is not None and turn.message_id is not None
             else None
         )
-        messages = [
-            ChatMessage("system", agent.system_prompt),
-            *history_messages(history, replacing),
-        ]
+        prompt = agent.system_prompt
+        pending = turn.pending
+        if turn.kind == "message" and pending is not None and pending.kind == "request":
+            # The message did not answer it (that would have settled the turn): it waits on.
+            prompt = f"{prompt}\n\n{answering.waiting_note(pending)}"
+        messages = [ChatMessage("system", prompt), *history_messages(history, replacing)]
         approved = settled_calls(turn.wakeup) if turn.wakeup is not None else []
         turn.tasks = [Task(agent, messages, approved)]
 
@@ -415,6 +422,8 @@ class RecordStage:
         if last.halt_reason in (AWAITING_CONFIRMATION, AWAITING_APPROVAL):
             return None  # asked explicitly, as an interaction: its answer comes as a wakeup
         current = sessions.pending(session)
+        if current is not None and current.kind == "request":
+            return None  # a durable request waits: explicit beats inferred
         began = turn.pending.id if turn.pending is not None else None
         if current is not None and current.id != began and current.origin == "explicit":
             return None  # something opened one explicitly this turn: explicit beats inferred

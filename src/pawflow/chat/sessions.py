@@ -5,6 +5,14 @@ is the only key that grants a claim: nothing here ever looks across sessions, no
 exactly one continuation is pending anywhere. At most one is pending per session — a
 partial unique index enforces it; opening a second through :class:`SessionRegistry`
 supersedes the first (kept, for the audit), while a raw second insert fails with a conflict.
+
+A **durable request** asked in the conversation (an agent's ``request_confirmation``, a
+tool's approval, a flow's ``requestConfirmation``, any ``request_interaction``) is a pending
+question too: :meth:`SessionRegistry.pending` returns the newest of the two — the newest
+pending request, seen as a continuation of kind ``request`` owned by its requester, or the
+session continuation. A request newer than the continuation supersedes it, as a second
+continuation would; a newer continuation leaves the request pending (nothing here ever
+closes a request: only an answer, a cancel or its deadline does).
 """
 
 from __future__ import annotations
@@ -19,12 +27,16 @@ from pawflow.clock import from_millis, iso, to_millis
 from pawflow.durations import deadline_after
 from pawflow.errors import InvalidInput, NotFound, NotPending
 from pawflow.ids import new_id
+from pawflow.records import Interaction, Requester
+from pawflow.store.interactions import newest_pending
 
 if TYPE_CHECKING:
     from pawflow.store import Store
     from pawflow.store.database import Tx
 
 ContinuationKind = Literal["question", "approval", "choice"]
+WaitKind = Literal["question", "approval", "choice", "request"]
+"""What a session can wait on: a continuation's kind, or a durable ``request``."""
 Origin = Literal["explicit", "inferred"]
 SessionStatus = Literal["pending", "answered", "superseded", "expired", "withdrawn"]
 
@@ -37,7 +49,7 @@ class SessionContinuation(BaseModel):
     id: str
     session_id: str
     owner: str
-    kind: ContinuationKind
+    kind: WaitKind
     origin: Origin
     question: str
     run_id: str | None = None
@@ -47,8 +59,27 @@ class SessionContinuation(BaseModel):
     status: SessionStatus
     reply: str | None = None
     created_at: datetime
-    expires_at: datetime
+    expires_at: datetime | None  # None only for a durable request asked without a deadline
     closed_at: datetime | None = None
+    request: Interaction | None = None
+    """For kind ``request``: the durable request the session waits on (its id is ``id``)."""
+
+    @classmethod
+    def of_request(cls, request: Interaction) -> SessionContinuation:
+        """A pending durable request as what its conversation waits on."""
+        return cls(
+            id=request.id,
+            session_id=request.conversation_id,
+            owner=requester_name(request.requester),
+            kind="request",
+            origin="explicit",
+            question=request.message,
+            payload=None if request.options is None else [dict(o) for o in request.options],
+            status="pending",
+            created_at=request.created_at,
+            expires_at=request.expires_at,
+            request=request,
+        )
 
     @property
     def options(self) -> list[str]:
@@ -71,9 +102,10 @@ class SessionContinuation(BaseModel):
         return item.get("value", item) if isinstance(item, dict) else item
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.model_dump()
+        data = self.model_dump(exclude={"request"})
         for key in ("created_at", "expires_at", "closed_at"):
             data[key] = None if data[key] is None else iso(data[key])
+        data["request"] = None if self.request is None else self.request.to_dict()
         return data
 
     @classmethod
@@ -95,6 +127,13 @@ class SessionContinuation(BaseModel):
             expires_at=from_millis(row["expires_at"]),
             closed_at=None if row["closed_at"] is None else from_millis(row["closed_at"]),
         )
+
+
+def requester_name(requester: Requester) -> str:
+    """Who owns a durable request's answer: an agent by its name, else ``flow:<name>``, …"""
+    if requester.type == "agent":
+        return requester.name
+    return f"{requester.type}:{requester.name}"
 
 
 def insert(
@@ -204,19 +243,29 @@ class SessionRegistry:
             )
 
     def pending(self, session_id: str) -> SessionContinuation | None:
-        """What this session waits on; one past its TTL is expired here and not returned."""
+        """What this session waits on: the newest of its pending continuation and its newest
+        pending durable request (kind ``request``).
+
+        A continuation past its TTL is expired here; one older than the request is
+        superseded by it.
+        """
         now = self.store.now()
         with self.store.transaction() as tx:
             row = tx.one(
                 "SELECT * FROM session_continuations WHERE session_id = ? AND status = 'pending'",
                 (session_id,),
             )
-            if row is None:
-                return None
-            if row["expires_at"] <= to_millis(now):
+            if row is not None and row["expires_at"] <= to_millis(now):
                 _close(tx, row["id"], "expired", now, None)
-                return None
-            return SessionContinuation.from_row(row)
+                row = None
+            request = newest_pending(tx, session_id, now)
+            if request is not None and (
+                row is None or to_millis(request.created_at) > row["created_at"]
+            ):
+                if row is not None:
+                    _close(tx, row["id"], "superseded", now, None)
+                return SessionContinuation.of_request(request)
+            return None if row is None else SessionContinuation.from_row(row)
 
     def answered(self, continuation_id: str, reply: str) -> SessionContinuation:
         return self._finish(continuation_id, "answered", reply)

@@ -6,6 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from pawflow.errors import LeaseLost
+from pawflow.store import turns
+from pawflow.store.messages import append_message
+
 if TYPE_CHECKING:
     from pawflow.agent.checkpoints import CheckpointStore
     from pawflow.agent.loop import AgentLoop, ApprovedCall, RunResult
@@ -17,6 +21,7 @@ if TYPE_CHECKING:
     from pawflow.chat.sessions import SessionContinuation, SessionRegistry
     from pawflow.records import Message
     from pawflow.store import Store
+    from pawflow.store.database import Tx
     from pawflow.store.turns import TurnKey
 
 
@@ -54,6 +59,7 @@ class Turn:
     user: str  # whom the agent acts for (and asks)
     kind: Literal["message", "wakeup"] = "message"
     message_id: str | None = None
+    seq: int | None = None  # the message's place in the conversation
     wakeup: Wakeup | None = None
     intent: str | None = None
     pending: SessionContinuation | None = None  # what the session waited on as the turn began
@@ -87,6 +93,27 @@ class Turn:
         _, message = self.store.complete_turn(self.key, reply, author=author, data=data)
         return message
 
+    def post_reply_in(
+        self, tx: Tx, reply: str, *, author: str, data: dict[str, Any] | None = None
+    ) -> Message:
+        """Post the turn's reply in ``tx`` (a durable turn ends there too); raises
+        ``LeaseLost`` when another process has taken the turn over, which undoes ``tx``."""
+        now = self.store.now()
+        if self.key is None:
+            return append_message(
+                tx,
+                self.conversation_id,
+                role="assistant",
+                author=author,
+                content=reply,
+                data=data,
+                now=now,
+            )
+        ended, message = turns.complete(tx, self.key, now, reply=reply, author=author, data=data)
+        if not ended or message is None:
+            raise LeaseLost(f"turn {self.key.turn_id} is no longer ours")
+        return message
+
     @classmethod
     def for_message(cls, store: Store, message: Message) -> Turn:
         return cls(
@@ -95,6 +122,7 @@ class Turn:
             text=message.content,
             user=message.author,
             message_id=message.id,
+            seq=message.seq,
         )
 
     @classmethod

@@ -234,7 +234,7 @@ def answer(
         try:
             record = client.get_interaction(request_id)
             typed = typed_answer(record, value, client)
-            done = client.respond_interaction(request_id, typed)
+            done = client.respond_interaction(request_id, typed, via="cli")
         except PawFlowError as exc:
             raise _fail(exc) from exc
     if as_json:

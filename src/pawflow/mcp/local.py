@@ -106,7 +106,7 @@ class LocalBackend:
     async def respond(self, request_id: str, answer: Any) -> Interaction:
         store = self.ctx.store
         return await anyio.to_thread.run_sync(
-            lambda: store.respond_interaction(request_id, answer, user=self.user)
+            lambda: store.respond_interaction(request_id, answer, user=self.user, via="mcp")
         )
 
     async def cancel(self, request_id: str) -> Interaction:

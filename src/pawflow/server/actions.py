@@ -120,7 +120,9 @@ def respond_interaction(
 ) -> m.InteractionEnvelope:
     store = _store(request)
     return _interaction(
-        store.respond_interaction(body.request_id, body.answer, user=principal.user)
+        store.respond_interaction(
+            body.request_id, body.answer, user=principal.user, via=body.answered_via
+        )
     )
 
 
@@ -150,7 +152,11 @@ def respond_confirmation(
     store = _store(request)
     return _interaction(
         store.respond_interaction(
-            body.request_id, body.answer, user=principal.user, kinds=_CONFIRMATION_KINDS
+            body.request_id,
+            body.answer,
+            user=principal.user,
+            kinds=_CONFIRMATION_KINDS,
+            via=body.answered_via,
         )
     )
 

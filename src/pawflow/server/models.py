@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from pawflow.interactions import Kind
-from pawflow.records import Conversation, FileRef, Interaction, Message, Status
+from pawflow.records import ClientChannel, Conversation, FileRef, Interaction, Message, Status
 
 Id = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 Name = Annotated[StrictStr, Field(min_length=1, max_length=200)]
@@ -61,6 +61,11 @@ class RequestRef(Body):
 class Respond(Body):
     request_id: Id
     answer: Any = Field(description="The typed value for the request's kind.")
+    answered_via: ClientChannel = Field(
+        default="api",
+        description="Where the answer was given: a block's button (web chat, terminal,"
+        " editor), the command line, or a plain API call. Kept on the record.",
+    )
 
 
 class ListInteractions(Body):

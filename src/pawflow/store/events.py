@@ -137,7 +137,14 @@ def events_after(tx: Tx, user: str, after_seq: int, limit: int) -> list[Event]:
 
 
 REQUEST_EVENT = "interaction_request"
-_AS_ASKED = {"status": "pending", "answer": None, "answered_by": None, "answered_at": None}
+_AS_ASKED = {
+    "status": "pending",
+    "answer": None,
+    "answered_by": None,
+    "answered_at": None,
+    "answered_via": None,
+    "answered_seq": None,
+}
 
 
 def _referenced(tx: Tx, ids: set[str]) -> dict[str, dict[str, Any]]:

@@ -28,7 +28,7 @@ from pawflow.interactions import (
     prepare_request,
 )
 from pawflow.interactions.surfaces import check_surface
-from pawflow.records import Interaction, Requester
+from pawflow.records import CHANNELS, Interaction, Requester
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
@@ -266,6 +266,27 @@ def _decode_cursor(cursor: str) -> tuple[int, str]:
     return int(found.group(1)), found.group(2)
 
 
+def newest_pending(tx: Tx, conversation_id: str, now: datetime) -> Interaction | None:
+    """The newest request of the conversation still waiting for an answer (one past its
+    deadline is not: it expires)."""
+    row = tx.one(
+        "SELECT * FROM interactions WHERE conversation_id = ? AND status = 'pending'"
+        " AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC, id DESC LIMIT 1",
+        (conversation_id, to_millis(now)),
+    )
+    return None if row is None else Interaction.from_row(row)
+
+
+def check_channel(via: str, seq: int | None) -> None:
+    """``via`` names a channel; only a chat answer names its message's ``seq``."""
+    if via not in CHANNELS:
+        message = f"answered_via must be one of {', '.join(CHANNELS)}"
+        raise InvalidInput(message, [FieldError("answered_via", message)])
+    if seq is not None and (via != "chat" or not isinstance(seq, int) or isinstance(seq, bool)):
+        message = "answered_seq is the seq of the chat message that answered"
+        raise InvalidInput(message, [FieldError("answered_seq", message)])
+
+
 def leave_pending(
     tx: Tx,
     row: dict[str, Any],
@@ -274,13 +295,27 @@ def leave_pending(
     answer: Any,
     by: str | None,
     now: datetime,
+    via: str | None = None,
+    seq: int | None = None,
 ) -> Interaction | None:
-    """Move one request out of ``pending``; None when another attempt won first."""
+    """Move one request out of ``pending``; None when another attempt won first.
+
+    ``via`` (and a chat message's ``seq``) say where an answer came from.
+    """
     at = to_millis(now)
+    answered = outcome == "answered"
     updated = tx.one(
-        "UPDATE interactions SET status = ?, answer = ?, answered_by = ?, answered_at = ?"
-        " WHERE id = ? AND status = 'pending' RETURNING *",
-        (outcome, None if outcome != "answered" else json.dumps(answer), by, at, row["id"]),
+        "UPDATE interactions SET status = ?, answer = ?, answered_by = ?, answered_at = ?,"
+        " answered_via = ?, answered_seq = ? WHERE id = ? AND status = 'pending' RETURNING *",
+        (
+            outcome,
+            json.dumps(answer) if answered else None,
+            by,
+            at,
+            via if answered else None,
+            seq if answered else None,
+            row["id"],
+        ),
     )
     if updated is None:
         return None
@@ -350,12 +385,15 @@ def respond(
     user: str,
     now: datetime,
     kinds: Collection[str] | None = None,
+    via: str = "api",
+    seq: int | None = None,
 ) -> Interaction | NotPending:
-    """Record an answer :func:`prepare_answer` normalized.
+    """Record an answer :func:`prepare_answer` normalized, and where it came from.
 
     A request found past its deadline is expired here and now (the caller commits that and
     raises the returned ``NotPending``), so an answer never beats an expiry that is due.
     """
+    check_channel(via, seq)
     row = answerable(tx, request_id, user, kinds)
     if row["status"] != "pending":
         raise NotPending(row["status"])
@@ -364,7 +402,9 @@ def respond(
         return NotPending("expired")
     kind = Kind(row["kind"])
     files = referenced_files(kind, json.loads(row["response_schema"]), normalized)
-    record = leave_pending(tx, row, "answered", answer=normalized, by=user, now=now)
+    record = leave_pending(
+        tx, row, "answered", answer=normalized, by=user, now=now, via=via, seq=seq
+    )
     if record is None:
         current = _must(tx, request_id)
         raise NotPending(current["status"])

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pawflow.records import Message
-from pawflow.store import leases, messages, turns
+from pawflow.records import Interaction, Message
+from pawflow.store import interactions, leases, messages, turns
 from pawflow.store.database import Database
 
 
@@ -31,6 +31,12 @@ class RuntimeStore:
         """The agent answering the conversation's messages, if any."""
         with self.db.transaction(write=False) as tx:
             return turns.assigned_agent(tx, conversation_id)
+
+    def pending_request(self, conversation_id: str) -> Interaction | None:
+        """The newest request of a conversation still waiting for an answer: what the
+        conversation waits on (no access check: for the runtime and operators' tools)."""
+        with self.db.transaction(write=False) as tx:
+            return interactions.newest_pending(tx, conversation_id, self.now())
 
     def recent_messages(
         self, conversation_id: str, limit: int, *, until: str | None = None

@@ -354,21 +354,30 @@ class Store(RuntimeStore):
             )
 
     def respond_interaction(
-        self, request_id: str, answer: Any, *, user: str, kinds: Collection[str] | None = None
+        self,
+        request_id: str,
+        answer: Any,
+        *,
+        user: str,
+        kinds: Collection[str] | None = None,
+        via: str = "api",
+        seq: int | None = None,
+        also: Callable[[Tx, Interaction], None] | None = None,
     ) -> Interaction:
-        """Answer a pending request (its owner, or a member with write access).
-
-        With ``kinds``, a request of any other kind is not found. Raises ``NotPending`` when
-        it already left ``pending`` (also when it is found past its deadline: it expires).
-        """
+        """Answer a pending request as ``user`` (owner or writer; of a kind in ``kinds`` if given)
+        from ``via`` (``seq``: a chat answer's message), checked in a read transaction first;
+        ``also(tx, record)`` runs in the writing one. ``NotPending`` once it left ``pending``."""
         now = self.now()
-        # The answer is checked in a read transaction: the write below only records it.
         with self.db.transaction(write=False) as tx:
             normalized = inter.prepare_answer(
                 tx, request_id, answer, user=user, now=now, kinds=kinds
             )
         with self.db.transaction() as tx:
-            outcome = inter.respond(tx, request_id, normalized, user=user, now=now, kinds=kinds)
+            outcome = inter.respond(
+                tx, request_id, normalized, user=user, now=now, kinds=kinds, via=via, seq=seq
+            )
+            if also is not None and not isinstance(outcome, NotPending):
+                also(tx, outcome)  # a chat turn ends with the answer; what it raises undoes it
             self._deliver_here(tx, now)
         if isinstance(outcome, NotPending):
             raise outcome

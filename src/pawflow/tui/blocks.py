@@ -50,6 +50,20 @@ EMPTY_QUESTIONS = {
     "multiline": "Send an empty answer? Ctrl+S again sends it.",
 }
 
+# Where an answer came from (the record's answered_via), as the block says it.
+_VIA = {
+    "chat": "in the chat",
+    "button": "in its block",
+    "cli": "with pawflow answer",
+    "mcp": "over MCP",
+    "api": "through the API",
+}
+
+
+def via_text(via: str | None) -> str:
+    """`` in the chat``: where the answer came from, or nothing when the record says nothing."""
+    return "" if not via else f" {_VIA.get(via, f'via {via}')}"
+
 
 class Host(Protocol):
     """What a block needs from the app around it."""
@@ -218,6 +232,7 @@ class RequestBlock(Vertical):
             choices = row_choices(record) or self.choices
             text = answer_text(record.kind, record.answer, choices, record.response_schema)
             who = f" by {record.answered_by}" if record.answered_by else ""
+            who += via_text(record.answered_via)
             outcome.update(f"✓ Answered{escape(who)}: {escape(text)}")
         else:
             outcome.update(f"✕ {record.status.capitalize()}")
@@ -311,7 +326,9 @@ class RequestBlock(Vertical):
         client, request_id = self.host.client, self.record.id
         try:
             answer = await asyncio.to_thread(self._upload_files, client, answer)
-            found = await asyncio.to_thread(client.respond_interaction, request_id, answer)
+            found = await asyncio.to_thread(
+                client.respond_interaction, request_id, answer, via="button"
+            )
         except InvalidInput as exc:
             self.show_errors(exc.errors or [FieldError("", str(exc))])
         except NotPending:

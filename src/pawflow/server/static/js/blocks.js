@@ -56,6 +56,20 @@ function person(user) {
   return user === me.user ? "you" : user;
 }
 
+// Where an answer came from (the record's answered_via), as the block says it.
+const VIA = {
+  chat: "in the chat",
+  button: "in its block",
+  cli: "with pawflow answer",
+  mcp: "over MCP",
+  api: "through the API",
+};
+
+function viaText(via) {
+  if (!via) return "";
+  return ` ${VIA[via] || `via ${via}`}`;
+}
+
 function requesterText(requester) {
   if (!requester) return "";
   const { type, name } = requester;
@@ -339,6 +353,7 @@ class Block {
       const found = await action("respond_interaction", {
         request_id: this.record.id,
         answer,
+        answered_via: "button",
       });
       upsert(found.interaction);
       announce("Answer sent.");
@@ -439,7 +454,7 @@ class Block {
   outcome() {
     const record = this.record;
     // Who answered, in every view of a shared request: "Answered by you", "by kim".
-    const by = record.answered_by ? ` by ${person(record.answered_by)}` : "";
+    const by = (record.answered_by ? ` by ${person(record.answered_by)}` : "") + viaText(record.answered_via);
     const at = record.answered_at
       ? h("time", { datetime: record.answered_at, title: when(record.answered_at) }, fromNow(record.answered_at))
       : null;

@@ -323,3 +323,10 @@ CREATE TABLE event_counters (
 
 -- An interaction's events name it (ref) instead of carrying a copy of its JSON.
 ALTER TABLE events ADD COLUMN ref TEXT;
+
+-- Where an answer came from (channel, and a chat message's seq); the pending ones by
+-- conversation.
+ALTER TABLE interactions ADD COLUMN answered_via TEXT;
+ALTER TABLE interactions ADD COLUMN answered_seq BIGINT;
+CREATE INDEX interactions_pending ON interactions (conversation_id, created_at)
+    WHERE status = 'pending';
