@@ -97,3 +97,30 @@ def test_a_cancel_delivers_in_its_transaction_too(store: Store, conversation: st
     asked, _ = store.ask_and_park("ann", conversation, "text", "Name?", target="here:x")
     store.cancel_interaction(asked.id, user="ann")
     assert got == [{"status": "cancelled", "answer": None}]
+
+
+def test_a_question_asked_inside_a_delivery_commits_with_it_or_not_at_all(
+    store: Store, conversation: str, clock: FakeClock
+) -> None:
+    fail = [True]
+
+    def ask_next(delivery: Delivery) -> None:
+        store.ask_and_park(
+            "ann", conversation, "text", "And then?", target="next:x", tx=delivery.tx
+        )
+        assert store.pending_continuations("next:x", tx=delivery.tx) == 1
+        if fail[0]:
+            raise Undeliverable("not now")  # takes the question back with it
+
+    store.register_handler("here", ask_next)
+    asked, _ = store.ask_and_park("ann", conversation, "confirm", "Ship?", target="here:x")
+    store.respond_interaction(asked.id, True, user="ann")
+    assert store.list_interactions(user="ann", status="pending") == []
+    assert store.pending_continuations("next:x") == 0
+    fail[0] = False
+    clock.advance("5s")
+    store.sweep()
+    eventually(lambda: store.pending_continuations("here:x") == 0)
+    [follow_up] = store.list_interactions(user="ann", status="pending")
+    assert follow_up.message == "And then?"
+    assert store.pending_continuations("next:x") == 1

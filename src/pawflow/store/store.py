@@ -267,11 +267,13 @@ class Store(RuntimeStore):
         requester: Requester | dict[str, Any] | None = None,
         signal_family: Literal["confirmation", "interaction"] | None = None,
         ui_surface: dict[str, Any] | None = None,
+        tx: Tx | None = None,
     ) -> tuple[Interaction, Continuation]:
         """Ask as :meth:`request_interaction` does and, in the same transaction, park a
         continuation for ``target`` on the answer's signal: a requester that asks and waits.
 
-        ``payload`` may be made from the new interaction (to carry its id).
+        ``payload`` may be made from the new interaction (to carry its id). Inside a delivery
+        handler, pass its ``tx``: the question then commits with the delivery, or not at all.
         """
         question = inter.Question(
             owner,
@@ -288,10 +290,10 @@ class Store(RuntimeStore):
             ui_surface=ui_surface,
         )
         now = self.now()
-        with self.db.transaction() as tx:
-            interaction = question.publish(tx, now)
+        with self._within(tx) as opened:
+            interaction = question.publish(opened, now)
             parked = cont.park(
-                tx,
+                opened,
                 target,
                 now=now,
                 payload=payload(interaction) if callable(payload) else payload,
@@ -299,7 +301,8 @@ class Store(RuntimeStore):
                 signal_id=interaction.signal_id,
                 fresh_signal=True,
             )
-            self._deliver_here(tx, now)
+            if tx is None:
+                self._deliver_here(opened, now)
         return interaction, parked
 
     def get_interaction(self, request_id: str, *, user: str) -> Interaction:
@@ -474,10 +477,10 @@ class Store(RuntimeStore):
             self._deliver_here(tx, now)
         return cancelled
 
-    def pending_continuations(self, target: str) -> int:
-        """How many continuations for ``target`` are still parked."""
-        with self.db.transaction(write=False) as tx:
-            return cont.pending_for_target(tx, target)
+    def pending_continuations(self, target: str, *, tx: Tx | None = None) -> int:
+        """How many continuations for ``target`` are parked or not delivered yet."""
+        with self._within(tx, write=False) as read:
+            return cont.pending_for_target(read, target)
 
     def deliver_due(self, limit: int = SWEEP_BATCH) -> int:
         """Hand resolved continuations to the handlers registered in this process."""
@@ -506,6 +509,10 @@ class Store(RuntimeStore):
         self.deliveries.register(kind, handler)
         self._ensure_listening()
         self.deliver_due()
+
+    def _within(self, tx: Tx | None, write: bool = True) -> contextlib.AbstractContextManager[Tx]:
+        """``tx`` when the caller has one open (a delivery's), else a new transaction."""
+        return contextlib.nullcontext(tx) if tx is not None else self.db.transaction(write=write)
 
     def _deliver_here(self, tx: Tx, now: datetime) -> None:
         """Deliver what ``tx`` resolved to this process's handlers, before it commits."""

@@ -1,0 +1,67 @@
+"""What the bridges share: their names, the payloads they park, and how a wait ended.
+
+A bridge asks through :meth:`pawflow.Store.ask_and_park` with a target ``<framework>.<name>:…``
+(the part before the ``:`` is the delivery kind the bridge registers) and a JSON payload; the
+answer, a cancel or an expiry comes back as a resolved continuation, read here into an
+:class:`Outcome`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pawflow.errors import InvalidInput
+from pawflow.store import Continuation
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,63}")
+
+Status = Literal["answered", "cancelled", "expired"]
+
+
+def delivery_kind(framework: str, name: str) -> str:
+    """``<framework>.<name>``: the target kind of one bridge (one handler per process)."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise InvalidInput(
+            f"invalid bridge name {name!r}: letters, digits, '.' and '-', at most 64"
+        )
+    return f"{framework}.{name}"
+
+
+def encode(payload: dict[str, Any]) -> bytes:
+    """A parked payload: compact JSON (what is not JSON is refused, not pickled)."""
+    try:
+        return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"a bridge keeps only JSON: {exc}") from exc
+
+
+def decode(continuation: Continuation) -> dict[str, Any]:
+    payload = json.loads(continuation.payload.decode("utf-8"))
+    if not isinstance(payload, dict):
+        raise InvalidInput(f"continuation {continuation.id} carries no bridge payload")
+    return payload
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a parked question ended: ``answered`` (with the normalized ``answer``),
+    ``cancelled`` or ``expired``."""
+
+    status: Status
+    answer: Any = None
+
+    @classmethod
+    def of(cls, continuation: Continuation) -> Outcome:
+        """Read a resolved continuation: an interaction's signal carries ``{status, answer}``;
+        a withdrawn wait is ``cancelled``, one that timed out ``expired``."""
+        if continuation.outcome == "signaled" and isinstance(continuation.value, dict):
+            status = continuation.value.get("status")
+            if status == "answered":
+                return cls("answered", continuation.value.get("answer"))
+            if status == "cancelled":
+                return cls("cancelled")
+            return cls("expired")
+        return cls("cancelled" if continuation.outcome == "cancelled" else "expired")
