@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from pawflow.clock import FakeClock
 from pawflow.demo.agents import DEMO_AGENT
 from pawflow.records import Conversation
 from pawflow.store import Store, open_store
+from pawflow.store import turns as turn_queue
 from pawflow.testing import eventually, throwaway_postgres
 from tests.agent.conftest import USER, history, say, scheduled
 from tests.conftest import require_postgres
@@ -237,7 +239,12 @@ def test_a_turn_cut_short_by_a_crash_runs_again_after_its_lease(
     say(store, service, conversation.id, "deploy")
     store.respond_interaction(pending_question(store), "staging", user=USER)
     [wakeup] = scheduled(service, conversation.id)
-    # A poller claims it (posting the wakeup message) and dies before the turn ends.
+    # A process claims its turn and the wakeup (posting the wakeup message), and dies
+    # before the turn ends.
+    with store.transaction(write=False) as tx:
+        queued = turn_queue.of_wakeup(tx, wakeup.id)
+    assert queued is not None
+    assert store.claim_turn(queued.id, "dead-process", service.lease) is not None
     with store.transaction() as tx:
         assert wakeups.claim(tx, wakeup, store.now(), service.lease)
     assert service.run_due() == 0  # its lease still holds
@@ -246,4 +253,32 @@ def test_a_turn_cut_short_by_a_crash_runs_again_after_its_lease(
     turns = history(store, conversation.id)
     assert len([t for t in turns if t[0] == "system"]) == 1  # the message is not posted again
     assert "Done: deployed" in turns[-1][2]
+    assert [w.status for w in service.wakeups_of(conversation.id)] == ["done"]
+
+
+def test_a_wakeup_taken_over_after_a_crash_runs_before_the_messages_that_followed(
+    store: Store, service: ChatService, conversation: Conversation, clock: FakeClock
+) -> None:
+    service.assign(conversation.id, "helper")
+    say(store, service, conversation.id, "brief question")
+    store.respond_interaction(pending_question(store), True, user=USER)
+    [wakeup] = scheduled(service, conversation.id)
+    with store.transaction(write=False) as tx:
+        queued = turn_queue.of_wakeup(tx, wakeup.id)
+    assert queued is not None
+    # A process claims the wakeup's turn, then (a moment later) the wakeup, and dies: the
+    # turn's lease runs out a moment before the wakeup's.
+    assert store.claim_turn(queued.id, "dead-process", service.lease) is not None
+    moment = timedelta(milliseconds=1)
+    clock.advance(moment)
+    with store.transaction() as tx:
+        assert wakeups.claim(tx, wakeup, store.now(), service.lease)
+    clock.advance(service.lease - moment)
+    store.post_message(conversation.id, "later", user=USER)
+
+    service.run_due()
+
+    replies = [text for role, _, text in history(store, conversation.id) if role == "assistant"]
+    # The answer is replied to first, then the message that came after it: each once.
+    assert replies[1:] == ["Got it later: true.", "Hello from the helper."]
     assert [w.status for w in service.wakeups_of(conversation.id)] == ["done"]

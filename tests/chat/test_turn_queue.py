@@ -65,6 +65,25 @@ def test_turns_of_one_conversation_never_overlap(store: Store) -> None:
     assert store.claim_turn(three.id, "p2", LEASE) is not None
 
 
+def test_a_turn_cut_short_is_taken_over_before_the_turns_after_it(
+    store: Store, clock: FakeClock
+) -> None:
+    conversation = store.create_conversation("alice", "t").id
+    store.assign_agent(conversation, "helper")
+    store.post_message(conversation, "one", user="alice")
+    [one] = store.due_turns(None, 10)
+    assert store.claim_turn(one.id, "p1", LEASE) is not None
+    store.post_message(conversation, "two", user="alice")
+    two = store.open_turns(conversation)[1]
+    clock.advance(LEASE)  # p1 died: the lease of "one" has just run out
+    # "two" waits for "one" to be taken over, whoever claims first.
+    assert store.claim_turn(two.id, "p2", LEASE) is None
+    taken = store.claim_turn(one.id, "p2", LEASE)
+    assert taken is not None and taken.attempts == 2
+    assert store.complete_turn(taken.key, "reply to one", author="helper")[0]
+    assert store.claim_turn(two.id, "p2", LEASE) is not None
+
+
 def test_fair_shares_add_up() -> None:
     for agents in range(8):
         for processes in range(1, 5):

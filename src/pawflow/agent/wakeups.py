@@ -3,11 +3,11 @@
 A wakeup is written in the same transaction that consumes the continuation it comes from
 (the answer to an agent's question), together with the turn that runs it on the durable
 turn queue (:mod:`pawflow.store.turns`), so an answer never gets lost or doubled on the
-way. Running one is a claim — a conditional update from ``scheduled`` to ``running`` under
-the turn's short lease, renewed by its heartbeat — and in that same transaction the
-wakeup's text enters the conversation as a ``system`` message, shown to people. A process
-that dies mid-turn leaves a lease that runs out within seconds; the next claim re-runs the
-turn without posting the message again.
+way. Running one is a claim, made by the turn that runs it — a conditional update from
+``scheduled`` to ``running`` — and in that same transaction the wakeup's text enters the
+conversation as a ``system`` message, shown to people. A process that dies mid-turn leaves
+its turn's lease to run out within seconds; the turn's next claim re-runs the wakeup
+without posting the message again.
 """
 
 from __future__ import annotations
@@ -141,17 +141,19 @@ def due(tx: Tx, now: datetime, limit: int) -> list[Wakeup]:
 
 
 def claim(tx: Tx, wakeup: Wakeup, now: datetime, lease: timedelta) -> Message | bool | None:
-    """Take a due wakeup for this poller; False when another took it first.
+    """Take a due wakeup for the turn that runs it; False when it is not due, or over.
 
-    The first claim also posts the wakeup's text as a system-marked message (returned); a
-    re-claim after a lapsed lease returns None and posts nothing again.
+    Its turn's claim is what keeps two processes from running it (see
+    :mod:`pawflow.store.turns`): a wakeup still ``running`` is one whose turn was cut short,
+    and the turn that took it over runs it now, whatever its own lease says. The first
+    claim also posts the wakeup's text as a system-marked message (returned); a later one
+    returns None and posts nothing again.
     """
     at = to_millis(now)
     changed = tx.execute(
         "UPDATE agent_wakeups SET status = 'running', lease_until = ?, attempts = attempts + 1"
-        " WHERE id = ? AND ((status = 'scheduled' AND due_at <= ?)"
-        " OR (status = 'running' AND lease_until <= ?))",
-        (to_millis(now + lease), wakeup.id, at, at),
+        " WHERE id = ? AND ((status = 'scheduled' AND due_at <= ?) OR status = 'running')",
+        (to_millis(now + lease), wakeup.id, at),
     )
     if not changed:
         return False

@@ -259,8 +259,11 @@ class PlanStage:
             # The halted run goes on at its next iteration, the reply its observation.
             turn.tasks = [Task(agent, [], seed=claim.seed, reply=claim.reply)]
             return
-        until = turn.message_id if turn.kind == "message" else None
-        history = turn.store.recent_messages(turn.conversation_id, agent.history_limit, until=until)
+        # The conversation up to the turn's own message: a message turn's user message, a
+        # wakeup's line (the answer). Later messages are later turns, each answered once.
+        history = turn.store.recent_messages(
+            turn.conversation_id, agent.history_limit, until=turn.message_id
+        )
         replacing = (
             {turn.message_id: claim.task()}
             if claim is not None and turn.message_id is not None

@@ -364,7 +364,7 @@ class ChatService:
         error = f"{type(exc).__name__}: {exc}"
         with self.store.transaction() as tx:
             status = turns.retry_later(tx, key, error, self.store.now())
-            if turn.wakeup is not None:
+            if turn.wakeup is not None and status is not None:  # only while the turn is ours
                 current = wakeups.get(tx, turn.wakeup.id)
                 if current is not None:
                     wakeups.retry_later(tx, current, error, self.store.now())
@@ -391,10 +391,8 @@ class ChatService:
             claimed = False if wakeup is None else wakeups.claim(tx, wakeup, now, self.lease)
             current = wakeups.get(tx, queued.wakeup_id) if claimed is not False else None
             if current is None:
-                if wakeup is not None and wakeup.status in ("scheduled", "running"):
-                    # Not due yet, or still run under an older lease: later.
-                    due = wakeup.due_at if wakeup.status == "scheduled" else now + self.lease
-                    turns.put_back(tx, key, due)
+                if wakeup is not None and wakeup.status == "scheduled":
+                    turns.put_back(tx, key, wakeup.due_at)  # not due yet: later
                 else:  # absorbed by the turn that asked, or finished: nothing to run
                     turns.complete(tx, key, now)
         if current is None:

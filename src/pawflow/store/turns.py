@@ -198,16 +198,18 @@ def due(tx: Tx, now: datetime, agents: Sequence[str] | None, limit: int) -> list
 
 def claim(tx: Tx, turn_id: str, owner: str, now: datetime, lease: timedelta) -> QueuedTurn | None:
     """Take a due turn for ``owner``; None when it is not due, taken, or its conversation busy."""
-    row = tx.one("SELECT conversation_id FROM chat_turns WHERE id = ?", (turn_id,))
+    row = tx.one("SELECT conversation_id, seq, agent FROM chat_turns WHERE id = ?", (turn_id,))
     if row is None:
         return None
     conversation_id = str(row["conversation_id"])
     tx.lock_key(f"pawflow:turns:{conversation_id}")  # one claim per conversation at a time
     at = to_millis(now)
+    # Busy: another turn runs under a live lease, or an older turn of the same agent was
+    # cut short (its lease ran out): that one is taken over first, so turns keep their order.
     busy = tx.one(
         "SELECT 1 AS found FROM chat_turns WHERE conversation_id = ? AND status = 'running'"
-        " AND lease_until > ? AND id <> ?",
-        (conversation_id, at, turn_id),
+        " AND id <> ? AND (lease_until > ? OR (seq < ? AND COALESCE(agent, '') = ?))",
+        (conversation_id, turn_id, at, int(row["seq"]), row["agent"] or ""),
     )
     if busy is not None:
         return None
