@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import threading
 from datetime import timedelta
 from functools import partial
+from pathlib import Path
 from typing import Literal
 
+import psycopg
 import pytest
 
 from pawflow import FakeClock, InvalidInput, Store, Undeliverable
 from pawflow.flow import FlowDefinitionError, FlowFile, FlowInstance, FlowService, parse_flow
 from pawflow.flow import deployments as deps
 from pawflow.records import Interaction
-from pawflow.testing import eventually
+from pawflow.testing import eventually, temporary_store
+from tests.conftest import require_postgres
 from tests.flow.conftest import deploy, parked
 
 CHAIN = """
@@ -495,6 +499,81 @@ def test_idle_stop_waits_for_undelivered_timers(
     assert service.instance(flow.id) is None
     stopped = deps.get_deployment(store, flow.id)
     assert (stopped.status, stopped.status_reason) == ("stopped", "idle")
+
+
+QUIET_IDLER = """
+name: quiet-idler
+idle_stop: 10m
+tasks:
+  note:
+    type: log
+"""
+
+
+def test_an_injection_wakes_a_flow_stopped_for_idleness(
+    store: Store, service: FlowService, conversation: str, clock: FakeClock
+) -> None:
+    flow = deploy(service, QUIET_IDLER, conversation)
+    assert flow.instance.wait_idle()
+    clock.advance("11m")
+    service.reconcile()
+    assert service.instance(flow.id) is None
+    assert deps.get_deployment(store, flow.id).status_reason == "idle"
+
+    # Injected as it stopped (or after): the FlowFile is not left waiting for a start.
+    deps.inject(store, flow.id, FlowFile.create())
+    assert deps.get_deployment(store, flow.id).status == "running"
+    service.reconcile()
+    flow.wait_endings(1, "note", "success")
+
+    # Stopped by hand, it keeps what is injected until someone starts it.
+    deps.change_status(store, flow.id, "stopped")
+    service.reconcile()
+    deps.inject(store, flow.id, FlowFile.create())
+    assert deps.get_deployment(store, flow.id).status == "stopped"
+    assert store.pending_continuations(f"flow:{flow.id}") == 1
+
+
+def lock_waits(store: Store) -> int:
+    """How many sessions of the store's PostgreSQL database wait for a lock."""
+    with store.transaction(write=False) as tx:
+        row = tx.one(
+            "SELECT count(*) AS n FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+    return 0 if row is None else int(row["n"])
+
+
+@pytest.mark.postgres
+def test_an_injection_at_the_moment_of_an_idle_stop_is_delivered(tmp_path: Path) -> None:
+    """The idle stop is held just before it writes the deployment's status (another
+    session has the row locked); a FlowFile is injected then. It runs."""
+    require_postgres()
+    clock = FakeClock()
+    with (
+        temporary_store("postgres", tmp_path, clock=clock) as store,
+        FlowService(store, reconcile_interval=None) as service,
+    ):
+        conversation = store.create_conversation("alice", "Flows").id
+        flow = deploy(service, QUIET_IDLER, conversation)
+        assert flow.instance.wait_idle()
+        clock.advance("11m")
+        with psycopg.connect(store.db.url) as locker:  # type: ignore[attr-defined]
+            locker.execute("SELECT 1 FROM flow_deployments WHERE id = %s FOR UPDATE", (flow.id,))
+            stopping = threading.Thread(target=service.reconcile)
+            stopping.start()
+            eventually(lambda: lock_waits(store) == 1)  # the stop waits for the row
+            injecting = threading.Thread(
+                target=deps.inject, args=(store, flow.id, FlowFile.create())
+            )
+            injecting.start()
+            eventually(lambda: not injecting.is_alive() or lock_waits(store) == 2)
+            locker.rollback()
+        stopping.join(timeout=30)
+        injecting.join(timeout=30)
+        service.reconcile()
+        flow.wait_endings(1, "note", "success")
+        assert store.pending_continuations(f"flow:{flow.id}") == 0
 
 
 def test_injection_backpressure_is_retried(

@@ -21,7 +21,7 @@ from pawflow.flow.registry import TaskRegistry
 from pawflow.flow.runtime import PARK_MODE_INJECT
 from pawflow.flow.task import FlowScope
 from pawflow.ids import new_id
-from pawflow.store import Store
+from pawflow.store import Store, queues
 from pawflow.store import continuations as cont
 from pawflow.store.conversations import find_conversation, may_write
 from pawflow.store.database import Tx
@@ -245,6 +245,29 @@ def change_status(
         return set_status(tx, deployment_id, status, reason=reason, now=store.now())
 
 
+IDLE = "idle"
+"""The reason a deployment stopped after ``idle_stop`` without work."""
+
+
+def _lock(tx: Tx, deployment_id: str) -> None:
+    """Serialize an idle stop with the injections into the deployment."""
+    tx.lock_key(f"pawflow:flow-deployment:{deployment_id}")
+
+
+def stop_if_idle(store: Store, deployment_id: str) -> bool:
+    """Stop a deployment for idleness if nothing waits for it in the store: no continuation
+    (parked, or resolved and not yet delivered) and no FlowFile in its queues. One
+    transaction; False (still running) when something waits."""
+    target = target_of(deployment_id)
+    with store.transaction() as tx:
+        _lock(tx, deployment_id)
+        # Continuations first: a delivery deletes one and queues its FlowFile together.
+        if cont.pending_for_target(tx, target) or queues.counts(tx, target):
+            return False
+        set_status(tx, deployment_id, "stopped", reason=IDLE, now=store.now())
+        return True
+
+
 def inject(
     store: Store,
     deployment_id: str,
@@ -256,7 +279,8 @@ def inject(
     """Hand a FlowFile to a deployment from any process, durably; returns the task id.
 
     It travels as an already-resolved continuation, so whichever process runs the
-    instance takes it (now, or when the instance next starts).
+    instance takes it (now, or when the instance next starts). A deployment stopped for
+    idleness runs again to take it; one stopped by hand keeps it until it is started.
     """
     deployment = get_deployment(store, deployment_id)
     flow = deployment.load(registry)
@@ -266,6 +290,7 @@ def inject(
     signal_id = f"flow-inject:{new_id()}"
     now = store.now()
     with store.transaction() as tx:
+        _lock(tx, deployment_id)
         cont.park(
             tx,
             target_of(deployment_id),
@@ -275,4 +300,11 @@ def inject(
             signal_id=signal_id,
         )
         cont.fire_signal(tx, signal_id, None, now)
+        woken = tx.execute(
+            "UPDATE flow_deployments SET status = 'running', status_reason = NULL,"
+            " updated_at = ? WHERE id = ? AND status = 'stopped' AND status_reason = ?",
+            (to_millis(now), deployment_id, IDLE),
+        )
+        if woken:
+            tx.notify(CHANGED_NOTICE)
     return entry

@@ -84,7 +84,9 @@ class FlowInstance:
 
     @property
     def running(self) -> bool:
-        return self._state == "running" and not self.engine.lost
+        """Taking work: started, not stopping, its lease held, not closed for an idle stop."""
+        engine = self.engine
+        return self._state == "running" and not engine.lost and not engine.closed
 
     @property
     def lost(self) -> bool:
@@ -97,6 +99,17 @@ class FlowInstance:
         board = self.runtime.board
         held = board.waiting(self.engine) if board is not None else 0
         return self.engine.idle and held == 0
+
+    def close_if_idle(self) -> bool:
+        """Take no new work from now on, if it has none (an idle stop is being decided);
+        False when it has some. :meth:`reopen` takes work again."""
+        board = self.runtime.board
+        if board is not None and board.waiting(self.engine):
+            return False
+        return self.engine.close_if_idle()
+
+    def reopen(self) -> None:
+        self.engine.reopen()
 
     def start(self) -> None:
         """Load what the store holds for this deployment, then start the workers."""

@@ -163,6 +163,8 @@ class DurableEngine(Engine):
         self.batch = max(1, batch)
         self.lost = False
         self.draining = False
+        self.closed = False
+        """Refusing new work: it is being stopped for idleness (:meth:`close_if_idle`)."""
         self._on_park = on_park
         self._ready: deque[tuple[str, Item]] = deque()
         self._pending: Counter[str] = Counter()
@@ -268,10 +270,28 @@ class DurableEngine(Engine):
                 self._ready.append((task_id, item))
                 self._cond.notify()
 
+    def close_if_idle(self) -> bool:
+        """Refuse new work from now on, if none is here now; False (still open) if some is.
+
+        What is refused meanwhile waits in the store (a continuation delivered later), where
+        an idle stop looks for it.
+        """
+        with self._cond:
+            if self.lost or not self._is_idle():
+                return False
+            self.closed = True
+            return True
+
+    def reopen(self) -> None:
+        with self._cond:
+            self.closed = False
+
     def _reserve(self, task_id: str, count: int = 1) -> None:
         with self._cond:
             if self.lost:
                 raise Undeliverable(f"{self.target} runs in another process now")
+            if self.closed:
+                raise Undeliverable(f"{self.target} is stopping")
             if len(self._queues[task_id]) + self._pending[task_id] + count > self.capacity:
                 raise Undeliverable(
                     f"backpressure: the queue of task {task_id!r} is full ({self.capacity})"

@@ -14,7 +14,9 @@ process dies its leases run out and the others take its deployments over (within
 ``lease_ttl`` plus one reconcile); a resolved continuation waits in the store meanwhile.
 
 Instances of flows that declare ``idle_stop`` are stopped after that long without work —
-never while the store still holds a timer or signal continuation for them.
+never while the store still holds work for them: a timer or signal continuation, an injected
+FlowFile not yet delivered, a FlowFile in their queues. An injection wakes a deployment
+stopped so (``deployments.inject``).
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ class FlowService:
         self._loop: Loop | None = None
         self._next_reconcile = 0.0
         self._next_heartbeat = 0.0
+        self._deliver_soon = False
         self._started = False
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -174,7 +177,8 @@ class FlowService:
                 if self.store.acquire_lease(target_of(deployment.id), self.owner, self.lease_ttl):
                     started |= self._start_instance(deployment)
             self._stop_idle(wanted)
-        if started:
+            deliver, self._deliver_soon = started or self._deliver_soon, False
+        if deliver:
             self.store.deliver_due()
 
     def heartbeat(self) -> None:
@@ -241,13 +245,20 @@ class FlowService:
             if instance is None or instance.flow.idle_stop is None:
                 continue
             limit = deadline_after(instance.engine.last_active, instance.flow.idle_stop)
-            if limit is None or now < limit or not instance.idle:
+            if limit is None or now < limit or not instance.close_if_idle():
                 continue
-            # A parked wait or timer, or a resolved one not yet taken, keeps it running.
-            if self.store.pending_continuations(instance.target):
-                continue
-            deployments.change_status(self.store, instance_id, "stopped", reason="idle")
-            self._stop_instance(instance_id)
+            # It takes no new work now; what arrives meanwhile waits in the store, where a
+            # parked wait or timer, or a FlowFile not yet delivered or run, keeps it running.
+            stopped = False
+            try:
+                stopped = deployments.stop_if_idle(self.store, instance_id)
+            finally:
+                if not stopped:
+                    instance.reopen()
+            if stopped:
+                self._stop_instance(instance_id)
+            else:
+                self._deliver_soon = True  # what was refused meanwhile
 
     # -- timers -------------------------------------------------------------------------
 
