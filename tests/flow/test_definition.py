@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from pawflow.flow import FlowDefinitionError, load_flow, parse_flow
+from pawflow.flow import (
+    FlowDefinitionError,
+    FlowFile,
+    TaskContext,
+    flow_task,
+    load_flow,
+    parse_flow,
+)
 
 GOOD = """
 name: ok
@@ -92,12 +99,35 @@ def test_a_good_flow_loads() -> None:
             "      routes: {yes: {attribute: t, exists: true}}\n",
             "quote it",
         ),
+        ("tasks:\n  a: {type: log, batch: 0}\n", "tasks.a.batch: expected a whole number"),
+        ("tasks:\n  a: {type: log, batch: many}\n", "tasks.a.batch: expected a whole number"),
+        ("tasks:\n  a: {type: log, side_effects: 1}\n", "tasks.a.side_effects: expected true"),
         ("start: nowhere\ntasks:\n  a: {type: log}\n", "start: no task named 'nowhere'"),
         ("imports: [no_such_module_here]\ntasks:\n  a: {type: log}\n", "imports[0]: cannot import"),
     ],
 )
 def test_errors_name_the_task_and_property(text: str, expected: str) -> None:
     assert expected in problems(text)
+
+
+def test_tasks_with_outside_effects_take_one_flowfile_at_a_time() -> None:
+    flow = parse_flow(
+        """
+tasks:
+  plain: {type: log, next: mail}
+  mail: {type: log, side_effects: true, next: few}
+  few: {type: log, batch: 5, next: both}
+  both: {type: log, batch: 5, side_effects: true, next: declared}
+  declared: {type: effectful, batch: 3}
+"""
+    )
+    limits = {task_id: flow.batch_limit(task_id) for task_id in flow.tasks}
+    assert limits == {"plain": None, "mail": 1, "few": 5, "both": 1, "declared": 1}
+
+
+@flow_task("effectful", side_effects=True)
+def effectful(flowfile: FlowFile, ctx: TaskContext) -> FlowFile:
+    return flowfile
 
 
 def test_every_problem_is_reported_at_once() -> None:

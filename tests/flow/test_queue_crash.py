@@ -4,17 +4,20 @@
 the process running it kills itself at a random statement, ten times. Every FlowFile reaches
 the end; a task runs twice on a FlowFile only where that FlowFile was running at a kill, and
 then with a new attempt number; each resume happens once.
+
+A task declared with outside effects, killed mid-batch, runs again on one FlowFile.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import signal
 import subprocess
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,10 +67,11 @@ def real_store(backend: str, tmp_path: Path) -> Iterator[Store]:
         yield opened
 
 
-def spawn(url: str, kill_after: int) -> subprocess.Popen[bytes]:
+def spawn(url: str, kill_after: int, **env: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "tests.flow.queue_child", url, str(kill_after)],
         cwd=ROOT,
+        env={**os.environ, **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -158,3 +162,63 @@ def test_sigkill_at_random_points_skips_no_flowfile(real_store: Store, tmp_path:
         assert count == 1 or (flowfile_id, "ask") in running_at_kills
     assert store.pending_continuations(target) == 0
     assert running_at_kills, "no kill hit a running task: the test proved nothing"
+
+
+def rows_of(store: Store, target: str, status: str | None = None) -> int:
+    with store.transaction(write=False) as tx:
+        row = tx.one(
+            "SELECT count(*) AS n FROM flow_queue WHERE target = ?"
+            + ("" if status is None else " AND status = ?"),
+            (target,) if status is None else (target, status),
+        )
+    assert row is not None
+    return int(row["n"])
+
+
+SIDE_EFFECTS = 40
+KILL_AT_VISIT = 10
+
+
+@pytest.mark.parametrize(
+    ("declared", "run_again"),
+    [
+        ("type: recordVisit, side_effects: true", 1),
+        ("type: recordVisit, batch: 1", 1),
+        ("type: chargeCard", 1),  # @flow_task("chargeCard", side_effects=True)
+        ("type: recordVisit", KILL_AT_VISIT),  # undeclared: the batch taken runs again
+    ],
+)
+@pytest.mark.timeout(120)
+def test_a_task_with_outside_effects_runs_again_on_one_flowfile_after_a_crash(
+    real_store: Store, tmp_path: Path, declared: str, run_again: int
+) -> None:
+    store = real_store
+    url = store_url(store, tmp_path)
+    with store.transaction() as tx:
+        tx.execute(VISITS)
+    conversation = store.create_conversation("alice").id
+    flow = f"""
+name: effects
+imports: [queue_tasks.py]
+tasks:
+  split: {{type: fanOut, properties: {{count: "{SIDE_EFFECTS}"}}, next: charge}}
+  charge: {{{declared}}}
+"""
+    deployment, _ = deps.deploy(store, flow, conversation_id=conversation, base_dir=HERE)
+    target = f"flow:{deployment.id}"
+    deps.inject(store, deployment.id, FlowFile.create())
+
+    # All 40 are queued together; the kill comes right after the 10th FlowFile's effect,
+    # before its outcome is recorded.
+    child = spawn(url, 0, PAWFLOW_TEST_KILL_AT_VISIT=str(KILL_AT_VISIT))
+    assert child.wait(timeout=60) == -signal.SIGKILL
+    child = spawn(url, 0)
+    try:
+        eventually(lambda: rows_of(store, target) == 0, timeout=60, interval=0.05)
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    with store.transaction(write=False) as tx:
+        visits = Counter(row["flowfile_id"] for row in tx.all("SELECT flowfile_id FROM visits"))
+    assert len(visits) == SIDE_EFFECTS
+    assert len([n for n in visits.values() if n > 1]) == run_again

@@ -35,7 +35,7 @@ from pawflow.flow.task import Task
 
 NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}")
 TOP_KEYS = ("name", "description", "start", "queue_capacity", "idle_stop", "imports", "tasks")
-TASK_KEYS = ("type", "description", "properties", "next")
+TASK_KEYS = ("type", "description", "properties", "next", "batch", "side_effects")
 DEFAULT_QUEUE_CAPACITY = 10_000
 
 
@@ -51,6 +51,12 @@ class FlowDefinition:
     imports: tuple[str, ...] = ()
     source: str = ""
     base_dir: Path | None = field(default=None, compare=False)
+    batches: Mapping[str, int] = field(default_factory=dict)
+    """Per task id, the most FlowFiles one transaction takes (``batch``, ``side_effects``)."""
+
+    def batch_limit(self, task_id: str) -> int | None:
+        """The most FlowFiles of ``task_id`` recorded together; None: no limit of its own."""
+        return self.batches.get(task_id)
 
     def targets(self, task_id: str, relationship: str) -> tuple[str, ...]:
         """Where ``relationship`` of ``task_id`` leads; unconnected fallbacks follow on."""
@@ -172,6 +178,7 @@ def parse_flow(
         raise fail()
 
     tasks: dict[str, Task] = {}
+    batches: dict[str, int] = {}
     raw_next: dict[str, tuple[str, Any]] = {}
     for task_id, raw_task in raw_tasks.items():
         path = f"tasks.{task_id}"
@@ -199,6 +206,9 @@ def parse_flow(
         except InvalidInput as exc:
             errors.extend(exc.errors)
             continue
+        limit = _batch_limit(tasks[task_id], raw_task, path, errors)
+        if limit is not None:
+            batches[task_id] = limit
         if raw_task.get("next") is not None:
             raw_next[task_id] = (path, raw_task["next"])
 
@@ -224,7 +234,31 @@ def parse_flow(
         imports=tuple(imports),
         source=text,
         base_dir=base_dir,
+        batches=batches,
     )
+
+
+def _batch_limit(
+    task: Task, raw: Mapping[str, Any], path: str, errors: list[FieldError]
+) -> int | None:
+    """The most FlowFiles a transaction takes for ``task``: the smallest of what its type
+    and its YAML declare (``side_effects`` counts as 1); None when neither limits it."""
+    limits = [limit for limit in (type(task).batch,) if limit is not None]
+    if type(task).side_effects:
+        limits.append(1)
+    batch = raw.get("batch")
+    if batch is not None:
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            errors.append(FieldError(f"{path}.batch", "expected a whole number of at least 1"))
+        else:
+            limits.append(batch)
+    side_effects = raw.get("side_effects")
+    if side_effects is not None:
+        if not isinstance(side_effects, bool):
+            errors.append(FieldError(f"{path}.side_effects", "expected true or false"))
+        elif side_effects:
+            limits.append(1)
+    return min(limits) if limits else None
 
 
 def _connections(

@@ -4,7 +4,9 @@ A FlowFile handed to a task is a row in the store (``store.queues``) until that 
 outcome is recorded. Workers take a batch of FlowFiles queued for one task (one transaction
 marks them running and counts the attempt), run the task on each outside any transaction,
 then record the outcomes in one transaction: the taken rows go, what the tasks emitted is
-queued for the next tasks, and what they parked becomes a continuation. A crash at any point
+queued for the next tasks, and what they parked becomes a continuation. A task declared with
+``side_effects`` (or ``batch: N``) takes one FlowFile (at most N) at a time, so a crash runs
+it again on that many at most. A crash at any point
 leaves every FlowFile at the last task boundary it passed: the new owner queues the rows
 that were running again, and the task that was running at the crash runs again on them
 (at-least-once, with a higher ``ctx.attempt``). A resumed continuation joins the queue in
@@ -335,7 +337,8 @@ class DurableEngine(Engine):
             return None
         queue = self._queues[task_id]
         rooms = [self.capacity - len(self._queues[t]) for t in self._feeds[task_id]]
-        size = max(1, min([self.batch, len(queue), *rooms]))
+        limit = self.flow.batch_limit(task_id) or self.batch
+        size = max(1, min([self.batch, limit, len(queue), *rooms]))
         return task_id, [queue.popleft() for _ in range(size)]
 
     def process_batch(self, task_id: str, items: list[Item]) -> None:

@@ -76,8 +76,18 @@ class TaskRegistry:
         properties: Sequence[Property] = (),
         relationships: Sequence[str] = ("success", "failure"),
         description: str = "",
+        batch: int | None = None,
+        side_effects: bool = False,
     ) -> Callable[[TaskFunction], TaskFunction]:
-        """Register a function as the task type ``name``."""
+        """Register a function as the task type ``name``.
+
+        ``side_effects=True`` (or ``batch=1``): the function acts outside PawFlow, so a
+        deployed flow records each FlowFile's outcome before it runs on the next.
+        """
+        if batch is not None and (
+            isinstance(batch, bool) or not isinstance(batch, int) or batch < 1
+        ):
+            raise InvalidInput(f"task {name}: batch must be a whole number of at least 1")
 
         def decorate(function: TaskFunction) -> TaskFunction:
             rels = tuple(relationships)
@@ -91,6 +101,8 @@ class TaskRegistry:
                     "description": description or (function.__doc__ or "").strip(),
                     "properties": tuple(properties),
                     "relationships": rels,
+                    "batch": batch,
+                    "side_effects": bool(side_effects),
                     "function": staticmethod(function),
                     "__module__": function.__module__,
                     "__qualname__": f"{function.__qualname__}.task",
@@ -198,10 +210,21 @@ def flow_task(
     properties: Sequence[Property] = (),
     relationships: Sequence[str] = ("success", "failure"),
     description: str = "",
+    batch: int | None = None,
+    side_effects: bool = False,
 ) -> Callable[[TaskFunction], TaskFunction]:
-    """Register a Python function as a task type of the default registry."""
+    """Register a Python function as a task type of the default registry.
+
+    ``side_effects=True`` (or ``batch=1``) for a function with outside effects: a deployed
+    flow records each FlowFile's outcome before the next, so a crash repeats one at most.
+    """
     return default_registry.task(
-        name, properties=properties, relationships=relationships, description=description
+        name,
+        properties=properties,
+        relationships=relationships,
+        description=description,
+        batch=batch,
+        side_effects=side_effects,
     )
 
 

@@ -197,6 +197,11 @@ class Task:
     relationships: ClassVar[tuple[str, ...]] = ("success", "failure")
     fallbacks: ClassVar[Mapping[str, str]] = {}
     """Relationships that go on by another one when nothing is connected to them."""
+    batch: ClassVar[int | None] = None
+    """At most this many FlowFiles per transaction on a deployed flow (None: the engine's)."""
+    side_effects: ClassVar[bool] = False
+    """The task acts outside PawFlow (mails, payments, calls): a deployed flow records each
+    FlowFile's outcome before the next, so a crash runs it again on one FlowFile at most."""
 
     def __init__(self, task_id: str, values: Mapping[str, Any]) -> None:
         self.id = task_id
