@@ -135,7 +135,8 @@ class Client:
     def request_interaction(
         self, conversation_id: str, kind: str, message: str, **optional: Any
     ) -> Interaction:
-        """``optional``: options, title, response_schema, expires_in, expires_at, ui_surface."""
+        """``optional``: options, title, response_schema, expires_in, expires_at, ui_surface,
+        idempotency_key."""
         found = self.action(
             "request_interaction",
             conversation_id=conversation_id,

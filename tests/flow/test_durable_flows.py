@@ -79,6 +79,40 @@ def test_answered_a_day_later_the_branch_resumes(
     assert store.pending_continuations(flow.instance.target) == 0
 
 
+ASK_UNTIL_YES = """
+name: ask-until-yes
+tasks:
+  ask:
+    type: requestConfirmation
+    properties: {message: "Ready?"}
+    next: wait
+  wait:
+    type: durableWait
+    next: route
+  route:
+    type: routeOnAttribute
+    properties:
+      routes:
+        ready: {attribute: durable.wait.value, path: $.answer, equals: true}
+    next: {unmatched: ask}
+"""
+
+
+def test_a_flow_that_loops_back_to_a_question_asks_it_again(
+    store: Store, service: FlowService, conversation: str
+) -> None:
+    flow = deploy(service, ASK_UNTIL_YES, conversation)
+    flow.instance.inject(FlowFile.create())
+    first = eventually(lambda: pending(store))[0]
+    store.respond_interaction(first.id, False, user="alice")
+    # The same FlowFile at the same task, a later visit: a new question, not the first one.
+    second = eventually(lambda: pending(store))[0]
+    assert second.id != first.id
+    store.respond_interaction(second.id, True, user="alice")
+    flow.wait_endings(1, "route", "ready")
+    assert len(store.list_interactions(user="alice")) == 2
+
+
 @pytest.mark.parametrize(("how", "status"), [("cancel", "cancelled"), ("expire", "expired")])
 def test_cancel_and_expiry_release_the_wait_with_their_status(
     store: Store,

@@ -3,9 +3,10 @@
 200 FlowFiles flow through a deployment (record → ask → wait for the answer → record) while
 the process running it kills itself at a random statement, ten times. Every FlowFile reaches
 the end; a task runs twice on a FlowFile only where that FlowFile was running at a kill, and
-then with a new attempt number; each resume happens once.
+then with a new attempt number; each question is asked once; each resume happens once.
 
-A task declared with outside effects, killed mid-batch, runs again on one FlowFile.
+A 600-way fan-out where every item asks, killed once 60 questions exist, asks each item
+once. A task declared with outside effects, killed mid-batch, runs again on one FlowFile.
 """
 
 from __future__ import annotations
@@ -158,10 +159,25 @@ def test_sigkill_at_random_points_skips_no_flowfile(real_store: Store, tmp_path:
     for question in store.list_interactions(user="alice"):
         asked[question.message.removeprefix("Go ").removesuffix("?")] += 1
     assert set(asked) == set(sent)
-    for flowfile_id, count in asked.items():
-        assert count == 1 or (flowfile_id, "ask") in running_at_kills
+    assert set(asked.values()) == {1}  # a re-run finds the question it asked
     assert store.pending_continuations(target) == 0
     assert running_at_kills, "no kill hit a running task: the test proved nothing"
+
+
+FAN_OUT = 600
+FAN_FLOW = f"""
+name: fan-out-ask
+queue_capacity: 1000
+imports: [queue_tasks.py]
+tasks:
+  split:
+    type: fanOut
+    properties: {{count: "{FAN_OUT}"}}
+    next: ask
+  ask:
+    type: requestConfirmation
+    properties: {{message: "Item ${{item}}?"}}
+"""
 
 
 def rows_of(store: Store, target: str, status: str | None = None) -> int:
@@ -173,6 +189,34 @@ def rows_of(store: Store, target: str, status: str | None = None) -> int:
         )
     assert row is not None
     return int(row["n"])
+
+
+@pytest.mark.timeout(180)
+def test_a_crash_while_a_fan_out_asks_asks_each_item_once(
+    real_store: Store, tmp_path: Path
+) -> None:
+    store = real_store
+    url = store_url(store, tmp_path)
+    conversation = store.create_conversation("alice").id
+    deployment, _ = deps.deploy(store, FAN_FLOW, conversation_id=conversation, base_dir=HERE)
+    target = f"flow:{deployment.id}"
+    deps.inject(store, deployment.id, FlowFile.create())
+
+    child = spawn(url, 0, PAWFLOW_TEST_KILL_AT_QUESTIONS="60")
+    assert child.wait(timeout=90) == -signal.SIGKILL
+    # The kill cut a batch of questions short: those FlowFiles are asked for again.
+    assert len(store.list_interactions(user="alice")) >= 60
+    assert rows_of(store, target, "running") > 0
+
+    child = spawn(url, 0)
+    try:
+        eventually(lambda: rows_of(store, target) == 0, timeout=120, interval=0.1)
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    asked = Counter(question.message for question in store.list_interactions(user="alice"))
+    assert len(asked) == FAN_OUT
+    assert {message: n for message, n in asked.items() if n > 1} == {}
 
 
 SIDE_EFFECTS = 40

@@ -231,3 +231,35 @@ def test_the_http_example_of_the_docs_waits_as_long_as_it_asks(
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "pending"
+
+
+def test_asking_again_with_an_idempotency_key_returns_the_first_request(
+    live: LiveServer, user_api: UserApi
+) -> None:
+    api, token = user_api("ida")
+    confirm = {"message": "Deploy now?", "idempotency_key": "deploy-9"}
+    text = {"kind": "text", "message": "Why?", "idempotency_key": "why-9"}
+
+    async def scenario() -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+        async with http_client(live, token) as client:
+            confirms = [
+                structured(await client.call_tool("request_confirmation", confirm))
+                for _ in range(2)
+            ]
+            texts = [
+                structured(await client.call_tool("request_user_input", text)) for _ in range(2)
+            ]
+            other = error_text(
+                await client.call_tool("request_user_input", {**text, "message": "Why not?"})
+            )
+            return confirms, texts, other
+
+    confirms, texts, other = anyio.run(scenario)
+    assert confirms[0] == confirms[1]
+    assert texts[0] == texts[1]
+    assert other == "idempotency_key 'why-9' was used for another request (it differs in message)"
+    listed = api.ok("list_interactions")["interactions"]
+    assert [i["id"] for i in listed] == [
+        confirms[0]["interaction"]["id"],
+        texts[0]["interaction"]["id"],
+    ]

@@ -83,6 +83,21 @@ def test_ask_over_stdio_answer_through_the_api(sqlite_live: LiveServer) -> None:
     api.close()
 
 
+def test_an_idempotency_key_over_stdio_asks_once(sqlite_live: LiveServer) -> None:
+    api, token = _user(sqlite_live)
+    ask = {"message": "Restart the build?", "idempotency_key": "restart-3"}
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with stdio_client(sqlite_live, token) as client:
+            return [structured(await client.call_tool("request_confirmation", ask)) for _ in "12"]
+
+    first, again = anyio.run(scenario)
+    assert first == again
+    listed = api.ok("list_interactions")["interactions"]
+    api.close()
+    assert [i["id"] for i in listed] == [first["interaction"]["id"]]
+
+
 def test_a_wait_over_stdio_ends_with_an_answer_given_meanwhile(sqlite_live: LiveServer) -> None:
     api, token = _user(sqlite_live)
 

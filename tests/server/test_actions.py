@@ -88,6 +88,33 @@ def test_conflict_names_the_current_status(api: MakeApi) -> None:
         }
 
 
+def test_a_request_with_an_idempotency_key_is_asked_once(api: MakeApi) -> None:
+    alice = api("alice")
+    conversation = alice.conversation()
+    first = alice.ask(conversation, idempotency_key="deploy-7")
+    assert alice.ask(conversation, idempotency_key="deploy-7") == first
+    other = alice.call(
+        "request_interaction",
+        conversation_id=conversation,
+        kind="confirm",
+        message="Deploy elsewhere?",
+        idempotency_key="deploy-7",
+    )
+    assert other.status_code == 409
+    assert other.json()["error"] == (
+        "idempotency_key 'deploy-7' was used for another request (it differs in message)"
+    )
+    unusable = alice.call(
+        "request_interaction",
+        conversation_id=conversation,
+        kind="confirm",
+        message="Proceed?",
+        idempotency_key="a\nb",
+    )
+    assert unusable.status_code == 422
+    assert alice.ok("list_interactions")["interactions"] == [first]
+
+
 def test_invalid_answer_is_422_with_field_errors_and_stays_pending(api: MakeApi) -> None:
     alice = api("alice")
     schema = {

@@ -107,3 +107,31 @@ def test_many_writers_never_see_a_raw_error(store: Store) -> None:
         thread.join(timeout=120)
     assert failures == []
     assert len(store.list_interactions(user="alice", status="answered")) == 8 * 15
+
+
+def test_concurrent_asks_with_one_idempotency_key_make_one_request(store: Store) -> None:
+    conversation = store.create_conversation("alice")
+    barrier = threading.Barrier(8)
+    found: list[str] = []
+    failures: list[BaseException] = []
+
+    def ask() -> None:
+        barrier.wait()
+        try:
+            asked = store.request_interaction(
+                "alice", conversation.id, "confirm", "Once?", idempotency_key="once"
+            )
+            found.append(asked.id)
+        except BaseException as exc:  # any error fails the test below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == []
+    assert len(found) == 8 and len(set(found)) == 1
+    assert [i.id for i in store.list_interactions(user="alice")] == found[:1]
+    requests = [e for e in store.events_after("alice") if e.type == "interaction_request"]
+    assert len(requests) == 1

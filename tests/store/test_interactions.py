@@ -9,7 +9,9 @@ from datetime import UTC, datetime
 import pytest
 
 from pawflow import (
+    Conflict,
     FakeClock,
+    Interaction,
     InvalidAnswer,
     InvalidDuration,
     InvalidInput,
@@ -261,3 +263,62 @@ def test_events_are_logged_with_the_change(store: Store, conversation_id: str) -
     assert store.events_after("mallory") == []
     first = store.events_after("alice")[0].seq
     assert [e.type for e in store.events_after("alice", first)] == ["interaction_answered"]
+
+
+def test_asking_again_with_an_idempotency_key_returns_the_first_request(
+    store: Store, conversation_id: str, clock: FakeClock
+) -> None:
+    def ask(
+        message: str = "Ship it?", options: list[str] | None = None, key: str | None = "ship-42"
+    ) -> Interaction:
+        return store.request_interaction(
+            "alice",
+            conversation_id,
+            "choice",
+            message,
+            options=options or ["yes", "no"],
+            expires_in="1d",
+            idempotency_key=key,
+        )
+
+    first = ask()
+    events = store.events_after("alice")
+    clock.advance("1h")  # a later deadline is not another question
+    assert ask() == first
+    assert store.events_after("alice") == events  # nothing asked, nothing announced
+    assert store.list_interactions(user="alice") == [first]
+
+    # Answered since: the repeat finds it as it is now.
+    answered = store.respond_interaction(first.id, "yes", user="alice")
+    assert ask() == answered
+
+    with pytest.raises(Conflict, match="idempotency_key 'ship-42' was used for another request"):
+        ask("Ship it now?")
+    with pytest.raises(Conflict, match="differs in options"):
+        ask(options=["yes", "later"])
+
+    # A key is its owner's own: the same key by someone else is another request.
+    store.share_conversation(conversation_id, user="alice", with_user="bob", access="write")
+    theirs = store.request_interaction(
+        "bob", conversation_id, "confirm", "Ship it?", idempotency_key="ship-42"
+    )
+    assert theirs.id != first.id
+    # Without a key, asking twice asks twice.
+    assert ask(key=None).id != first.id
+    assert len(store.list_interactions(user="alice")) == 2
+
+
+@pytest.mark.parametrize("key", ["", "a\x00b", "line\nbreak", "k" * 256, 7])
+def test_an_unusable_idempotency_key_is_refused(
+    store: Store, conversation_id: str, key: object
+) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        store.request_interaction(
+            "alice",
+            conversation_id,
+            "confirm",
+            "Go?",
+            idempotency_key=key,  # type: ignore[arg-type]
+        )
+    assert [e.path for e in refused.value.errors] == ["idempotency_key"]
+    assert store.list_interactions(user="alice") == []

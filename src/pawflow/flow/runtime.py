@@ -194,7 +194,13 @@ class Engine(Parker):
         task = self.flow.tasks[task_id]
         resumed = item.resumption
         ctx = TaskContext(
-            task, item.flowfile, self.runtime, parker, resumed, attempt=max(item.attempts, 1)
+            task,
+            item.flowfile,
+            self.runtime,
+            parker,
+            resumed,
+            attempt=max(item.attempts, 1),
+            hops=item.hops,
         )
         try:
             return list(task.process(item.flowfile, ctx))

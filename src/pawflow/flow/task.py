@@ -122,6 +122,7 @@ class TaskContext:
         resumption: Resumption | None = None,
         *,
         attempt: int = 1,
+        hops: int = 0,
     ) -> None:
         self.task = task
         self.flowfile = flowfile
@@ -130,6 +131,9 @@ class TaskContext:
         self.attempt = attempt
         """1 the first time this task runs on this FlowFile; more when it runs again after a
         crash (with ``flowfile.id``, what an idempotent task keys its effects by)."""
+        self.hops = hops
+        """How many tasks this FlowFile passed before this one: the same when the task runs
+        again after a crash, more when a flow loops back to it."""
         self._parker = parker
         self.log = logging.getLogger(f"pawflow.flow.{runtime.flow_name}")
 

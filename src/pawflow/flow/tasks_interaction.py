@@ -3,7 +3,9 @@
 They publish only into the scope the runtime injects — the deploying user, in the
 deployment's conversation. No property or FlowFile attribute names the user; the one
 exception, an explicit ``conversation_id`` on ``requestConfirmation``, is static text and is
-honoured only where the deploying user has write access.
+honoured only where the deploying user has write access. A deployed flow asks once per
+FlowFile and visit of the task: run again after a crash, the task finds the question it
+already asked (:func:`asking_key`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,15 @@ def requester(ctx: TaskContext) -> dict[str, str]:
         "instance": ctx.runtime.instance_id or "batch",
         "task": ctx.task.id,
     }
+
+
+def asking_key(ctx: TaskContext) -> str | None:
+    """The idempotency key of a deployed flow's question: its deployment, task, FlowFile
+    and visit, the same when the task runs again after a crash, so the FlowFile finds the
+    question it already asked. None in a one-shot run (nothing of it is run again)."""
+    if not ctx.runtime.deployed:
+        return None
+    return f"flow:{ctx.runtime.instance_id}:{ctx.task.id}:{ctx.flowfile.id}:{ctx.hops}"
 
 
 def _request_errors(exc: InvalidInput) -> list[FieldError]:
@@ -98,6 +109,7 @@ class RequestConfirmation(Task):
                 expires_in=ctx.prop("expires_in") or None,
                 requester=requester(ctx),
                 signal_family="confirmation",
+                idempotency_key=asking_key(ctx),
             )
         except NotFound as exc:  # the store's write rule: no write access, or no conversation
             raise TaskFailed(
@@ -176,6 +188,7 @@ class RequestUserInput(Task):
             expires_in=ctx.prop("expires_in") or None,
             requester=requester(ctx),
             signal_family="interaction",
+            idempotency_key=asking_key(ctx),
         )
         yield (
             "success",

@@ -53,7 +53,7 @@ RequestConfirmation: type[m.Body] = create_model(
     __doc__="Ask the person to confirm, or to pick one or several options.",
     message=_fields(m.RequestInteraction, "message")["message"],
     mode=(m.ConfirmationKind, Field(default="confirm", description="confirm, choice or multi")),
-    **_fields(m.RequestInteraction, "options", "title", "expires_in"),
+    **_fields(m.RequestInteraction, "options", "title", "expires_in", "idempotency_key"),
     conversation_id=(ConversationRef, None),
     wait_seconds=(WaitSeconds, 0),
 )

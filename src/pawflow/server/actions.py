@@ -80,6 +80,7 @@ def request_interaction(
         expires_at=body.expires_at,
         requester={"type": "api", "name": principal.user},
         ui_surface=body.ui_surface,
+        idempotency_key=body.idempotency_key,
     )
     return _interaction(record)
 

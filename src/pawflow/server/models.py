@@ -20,6 +20,18 @@ Id = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 Name = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 ConfirmationKind = Literal["confirm", "choice", "multi"]
 Limit = Annotated[StrictInt, Field(ge=1, le=1000)]
+IdempotencyKey = Annotated[
+    StrictStr,
+    Field(
+        min_length=1,
+        max_length=255,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+        description=(
+            "Asking again with a key you used before returns the first request instead of"
+            " asking twice; the same key with another question is a 409."
+        ),
+    ),
+]
 
 
 class Body(BaseModel):
@@ -52,6 +64,7 @@ class RequestInteraction(Body):
         default=None, description="ISO-8601 with a timezone"
     )
     ui_surface: dict[str, Any] | None = None
+    idempotency_key: IdempotencyKey | None = None
 
 
 class RequestRef(Body):

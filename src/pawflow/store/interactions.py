@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pawflow import durations
 from pawflow.clock import to_millis
-from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending
+from pawflow.errors import Conflict, FieldError, InvalidInput, NotFound, NotPending
 from pawflow.ids import new_ordered_id
 from pawflow.interactions import (
     CONFIRMATION_KINDS,
@@ -72,6 +72,7 @@ class Question:
     requester: Requester | dict[str, Any] | None = None
     signal_family: SignalFamily | None = None
     ui_surface: dict[str, Any] | None = None
+    idempotency_key: str | None = None
 
     def publish(self, tx: Tx, now: datetime) -> Interaction:
         if self.expires_in is not None and self.expires_at is not None:
@@ -100,6 +101,7 @@ class Question:
             requester=requester or Requester(),
             signal_family=self.signal_family,
             ui_surface=self.ui_surface,
+            idempotency_key=self.idempotency_key,
             now=now,
         )
 
@@ -119,7 +121,13 @@ def request(
     signal_family: SignalFamily | None,
     ui_surface: dict[str, Any] | None,
     now: datetime,
+    idempotency_key: str | None = None,
 ) -> Interaction:
+    """Publish a request; with an ``idempotency_key`` the owner already used, find that one.
+
+    The repeat must ask the same question (conversation, kind, message, title, options,
+    schema and surface; the deadline and requester are not compared), else ``Conflict``.
+    """
     # Who may not publish here learns nothing, not even what is wrong with the question.
     # The members, needed for the event anyway, settle it in the common case in one read.
     members = conversation_members(tx, conversation_id)
@@ -146,18 +154,35 @@ def request(
     family = signal_family or (
         "confirmation" if parsed_kind in CONFIRMATION_KINDS else "interaction"
     )
+    options_json = None if final_options is None else [o.model_dump() for o in final_options]
+    asked = {
+        "conversation_id": conversation_id,
+        "kind": parsed_kind.value,
+        "message": message,
+        "title": title,
+        "options": options_json,
+        "response_schema": schema,
+        "ui_surface": ui_surface,
+    }
+    if idempotency_key is not None:
+        _check_key(idempotency_key)
+        first = _asked_before(tx, owner, idempotency_key, asked)
+        if first is not None:
+            return first
     request_id = new_ordered_id()  # requests made in one millisecond still show in order
     row = tx.one(
         "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
         " response_schema, owner, conversation_id, requester, signal_id, status,"
-        " created_at, expires_at, ui_surface)"
-        " VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING *",
+        " created_at, expires_at, ui_surface, idempotency_key)"
+        " VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)"
+        " ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
+        " RETURNING *",
         (
             request_id,
             parsed_kind.value,
             title,
             message,
-            None if final_options is None else json.dumps([o.model_dump() for o in final_options]),
+            None if options_json is None else json.dumps(options_json),
             json.dumps(schema),
             owner,
             conversation_id,
@@ -166,13 +191,53 @@ def request(
             to_millis(now),
             None if expires_at is None else to_millis(expires_at),
             None if ui_surface is None else json.dumps(ui_surface),
+            idempotency_key,
         ),
     )
-    assert row is not None
+    if row is None:  # the same key, committed meanwhile by a concurrent request
+        assert idempotency_key is not None
+        first = _asked_before(tx, owner, idempotency_key, asked)
+        assert first is not None
+        return first
     record = Interaction.from_row(row)
     writers = {user for user, access in members.items() if access != "read"}
     _announce(tx, record, "interaction_request", now, writers)
     return record
+
+
+MAX_KEY = 255
+_KEY = re.compile(rf"[^\x00-\x1f\x7f]{{1,{MAX_KEY}}}")
+
+
+def _check_key(key: object) -> None:
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise InvalidInput(
+            "idempotency_key is invalid",
+            [FieldError("idempotency_key", f"1 to {MAX_KEY} characters, no control characters")],
+        )
+
+
+def _asked_before(tx: Tx, owner: str, key: str, asked: dict[str, Any]) -> Interaction | None:
+    """The owner's request made with ``key``, if any; ``Conflict`` if it asked otherwise."""
+    row = tx.one("SELECT * FROM interactions WHERE owner = ? AND idempotency_key = ?", (owner, key))
+    if row is None:
+        return None
+    stored = {
+        "conversation_id": row["conversation_id"],
+        "kind": row["kind"],
+        "message": row["message"],
+        "title": row["title"],
+        "options": None if row["options"] is None else json.loads(row["options"]),
+        "response_schema": json.loads(row["response_schema"]),
+        "ui_surface": None if row["ui_surface"] is None else json.loads(row["ui_surface"]),
+    }
+    differing = sorted(name for name, value in asked.items() if stored[name] != value)
+    if differing:
+        raise Conflict(
+            f"idempotency_key {key!r} was used for another request"
+            f" (it differs in {', '.join(differing)})"
+        )
+    return Interaction.from_row(row)
 
 
 def _must(tx: Tx, request_id: str) -> dict[str, Any]:

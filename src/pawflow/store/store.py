@@ -230,8 +230,10 @@ class Store(RuntimeStore):
         requester: Requester | dict[str, Any] | None = None,
         signal_family: Literal["confirmation", "interaction"] | None = None,
         ui_surface: dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
     ) -> Interaction:
-        """Publish a question for ``owner``, who needs write access to the conversation."""
+        """Publish a question for ``owner``, who needs write access to the conversation
+        (an ``idempotency_key`` of theirs asked again returns the first request)."""
         question = inter.Question(
             owner,
             conversation_id,
@@ -245,6 +247,7 @@ class Store(RuntimeStore):
             requester=requester,
             signal_family=signal_family,
             ui_surface=ui_surface,
+            idempotency_key=idempotency_key,
         )
         now = self.now()
         with self.db.transaction() as tx:

@@ -330,3 +330,8 @@ ALTER TABLE interactions ADD COLUMN answered_via TEXT;
 ALTER TABLE interactions ADD COLUMN answered_seq BIGINT;
 CREATE INDEX interactions_pending ON interactions (conversation_id, created_at)
     WHERE status = 'pending';
+
+-- An idempotency key per owner: asking again with it finds the first request.
+ALTER TABLE interactions ADD COLUMN idempotency_key TEXT;
+CREATE UNIQUE INDEX interactions_idempotency ON interactions (owner, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
