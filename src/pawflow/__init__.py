@@ -1,9 +1,14 @@
-"""PawFlow: ask a person something from an agent or a flow, and wait for the answer durably."""
+"""PawFlow: ask a person something from an agent or a flow, and wait for the answer durably.
+
+The names below are loaded on first use (PEP 562): ``import pawflow`` — and so every
+``pawflow`` command, ``pawflow --help`` first — costs only this file and the error tree.
+"""
 
 from __future__ import annotations
 
-from pawflow.clock import Clock, FakeClock, SystemClock
-from pawflow.durations import deadline_after, parse_deadline, parse_duration
+import typing
+
+from pawflow import lazy
 from pawflow.errors import (
     ApiError,
     ConfigError,
@@ -32,21 +37,54 @@ from pawflow.errors import (
     UndecodableCheckpoint,
     Undeliverable,
 )
-from pawflow.interactions import CONTRACT, Kind, Option
-from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
-from pawflow.store import (
-    Continuation,
-    Delivery,
-    DeliveryHandler,
-    SignalValue,
-    Store,
-    Sweeper,
-    SweepReport,
-    default_url,
-    open_store,
-)
+
+if typing.TYPE_CHECKING:
+    from pawflow.clock import Clock, FakeClock, SystemClock
+    from pawflow.durations import deadline_after, parse_deadline, parse_duration
+    from pawflow.interactions import CONTRACT, Kind, Option
+    from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
+    from pawflow.store import (
+        Continuation,
+        Delivery,
+        DeliveryHandler,
+        SignalValue,
+        Store,
+        Sweeper,
+        SweepReport,
+        default_url,
+        open_store,
+    )
 
 __version__ = "0.1.0"
+
+__getattr__, __dir__ = lazy.exports(
+    __name__,
+    {
+        **dict.fromkeys(("Clock", "FakeClock", "SystemClock"), "pawflow.clock"),
+        **dict.fromkeys(
+            ("deadline_after", "parse_deadline", "parse_duration"), "pawflow.durations"
+        ),
+        **dict.fromkeys(("CONTRACT", "Kind", "Option"), "pawflow.interactions"),
+        **dict.fromkeys(
+            ("Conversation", "Event", "FileRef", "Interaction", "Message", "Requester"),
+            "pawflow.records",
+        ),
+        **dict.fromkeys(
+            (
+                "Continuation",
+                "Delivery",
+                "DeliveryHandler",
+                "SignalValue",
+                "Store",
+                "SweepReport",
+                "Sweeper",
+                "default_url",
+                "open_store",
+            ),
+            "pawflow.store",
+        ),
+    },
+)
 
 __all__ = [
     "CONTRACT",

@@ -13,14 +13,15 @@ import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import jsonschema
-import jsonschema.protocols
 from pydantic import BaseModel, ConfigDict
 
 from pawflow.errors import FieldError, InvalidInput, InvalidPattern
 from pawflow.interactions.patterns import compile_pattern
+
+if TYPE_CHECKING:
+    import jsonschema.protocols
 from pawflow.interactions.problems import (
     clip,
     invalid,
@@ -469,6 +470,9 @@ def _check_form(schema: object, path: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _metaschema_validator() -> jsonschema.protocols.Validator:
+    # Loaded when a request first brings a schema: a client reading records never needs it.
+    import jsonschema  # noqa: PLC0415
+
     return jsonschema.Draft202012Validator(
         jsonschema.Draft202012Validator.META_SCHEMA,
         format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,

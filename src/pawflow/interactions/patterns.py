@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema.protocols
 import re2  # type: ignore[import-untyped]
-from jsonschema import ValidationError
 
 from pawflow.errors import InvalidPattern
+
+if TYPE_CHECKING:
+    import jsonschema.protocols
+    from jsonschema import ValidationError
 
 MAX_PATTERN = 1000
 """Longer patterns are refused: a schema is data, not a program."""
@@ -59,6 +61,9 @@ def pattern_keyword(
     validator: jsonschema.protocols.Validator, pattern: Any, instance: Any, schema: Any
 ) -> Iterator[ValidationError]:
     """The ``pattern`` keyword, as jsonschema's own (unanchored search) but through RE2."""
+    # Only a validator calls this, so jsonschema is loaded already.
+    from jsonschema import ValidationError  # noqa: PLC0415
+
     if not validator.is_type(instance, "string"):
         return
     try:
