@@ -30,7 +30,7 @@ from pawflow.flow.service import FlowService
 from pawflow.loops import Service
 from pawflow.mcp.http import mount as mount_mcp
 from pawflow.server.app import create_app
-from pawflow.server.auth import issue_signin_link, issue_token
+from pawflow.server.credentials import issue_signin_link, issue_token
 from pawflow.server.running import serve_app
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store, open_store

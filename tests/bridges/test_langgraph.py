@@ -19,7 +19,7 @@ from pydantic import BaseModel, field_validator
 
 from pawflow import FakeClock, InvalidInput, Store, open_store
 from pawflow.bridges.langgraph import LangGraphBridge, interrupt_request, unanswered
-from pawflow.server.auth import issue_token
+from pawflow.server.credentials import issue_token
 from pawflow.testing import eventually, throwaway_postgres
 from tests.bridges.graphs import Graph, Refund, config, parallel_graph, refund_graph
 from tests.served import Served

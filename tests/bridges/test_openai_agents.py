@@ -23,7 +23,7 @@ from pawflow.bridges.openai_agents import (
     approval_request,
 )
 from pawflow.bridges.parking import Outcome
-from pawflow.server.auth import issue_token
+from pawflow.server.credentials import issue_token
 from pawflow.testing import eventually, throwaway_postgres
 from tests.agent.fake_openai import FakeOpenAI, completion, fake_openai, reply_json
 from tests.bridges import agents_app

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pawflow.records import Interaction
-from pawflow.server.auth import issue_token
+from pawflow.server.credentials import issue_token
 from pawflow.store import open_store
 from pawflow.store import turns as turn_queue
 from pawflow.testing import eventually, throwaway_postgres

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pawflow.server.auth import issue_token
+from pawflow.server.credentials import issue_token
 from pawflow.store import Store, open_store
 from pawflow.store.leases import Lease
 from pawflow.testing import eventually, throwaway_postgres

@@ -16,7 +16,8 @@ from pawflow.cli import app as cli
 from pawflow.clock import FakeClock
 from pawflow.mcp.http import mount as mount_mcp
 from pawflow.server.app import create_app
-from pawflow.server.auth import CSRF_COOKIE, SESSION_COOKIE, issue_signin_link
+from pawflow.server.auth import CSRF_COOKIE, SESSION_COOKIE
+from pawflow.server.credentials import issue_signin_link
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import Store, open_store
 from tests.server.conftest import QUIET

@@ -14,7 +14,7 @@ import pytest
 
 from pawflow.client import Client
 from pawflow.clock import FakeClock
-from pawflow.server.auth import issue_signin_link, revoke_tokens
+from pawflow.server.credentials import issue_signin_link, revoke_tokens
 from pawflow.server.testing import LiveServer
 from pawflow.testing import eventually
 from tests.server.conftest import Api, unique

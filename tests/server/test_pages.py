@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from pawflow.records import Event
-from pawflow.server.auth import issue_signin_link, issue_token
+from pawflow.server.credentials import issue_signin_link, issue_token
 from pawflow.server.events import frames
 from pawflow.server.markdown import render, with_html
 from pawflow.server.testing import LiveServer, live_server

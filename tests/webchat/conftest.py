@@ -20,7 +20,7 @@ import pytest
 
 from pawflow.client import Client
 from pawflow.records import Interaction
-from pawflow.server.auth import issue_signin_link, issue_token
+from pawflow.server.credentials import issue_signin_link, issue_token
 from pawflow.server.testing import CHROMIUM, CHROMIUM_ARGS
 from pawflow.store import Store, open_store
 from tests.conftest import IN_CI

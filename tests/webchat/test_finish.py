@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, Page, Route, expect
 from pawflow.agent.builtin_tools import approval_card
 from pawflow.agent.models.base import ToolCall
 from pawflow.clock import FakeClock
-from pawflow.server.auth import issue_signin_link
+from pawflow.server.credentials import issue_signin_link
 from pawflow.store import Store, open_store
 from tests.served import Served
 from tests.webchat.conftest import Person, block

@@ -20,7 +20,12 @@ from pawflow.client import ApiError, Client
 from pawflow.errors import ConfigError, InvalidInput, NotFound, NotPending, PawFlowError
 from pawflow.interactions import Kind
 from pawflow.records import Interaction
-from pawflow.server.auth import issue_signin_link, issue_token, revoke_tokens, validate_user_name
+from pawflow.server.credentials import (
+    issue_signin_link,
+    issue_token,
+    revoke_tokens,
+    validate_user_name,
+)
 from pawflow.server.running import listen
 from pawflow.server.settings import ServerSettings
 from pawflow.store import default_url, open_store

@@ -31,8 +31,8 @@ from starlette.types import Receive, Scope, Send
 
 from pawflow.mcp.local import ConversationCache, LocalBackend
 from pawflow.mcp.server import build_server
-from pawflow.server.auth import user_for_token
 from pawflow.server.context import ServerContext
+from pawflow.server.credentials import user_for_token
 from pawflow.server.errors import HTTPProblem
 
 PATH = "/mcp"

@@ -28,8 +28,9 @@ from fastapi.responses import StreamingResponse
 
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Event
-from pawflow.server.auth import Principal, authenticate, credential_current, prune_expired
+from pawflow.server.auth import Principal, authenticate, credential_current
 from pawflow.server.context import ServerContext, context_of
+from pawflow.server.credentials import prune_expired
 from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.server.markdown import with_html
 from pawflow.store import Store

@@ -19,12 +19,10 @@ from pawflow.server.auth import (
     Principal,
     authenticate,
     client_address,
-    create_login,
-    drop_login,
-    redeem_signin,
     request_origin,
 )
 from pawflow.server.context import context_of
+from pawflow.server.credentials import create_login, drop_login, redeem_signin
 from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.server.settings import origin_of
 

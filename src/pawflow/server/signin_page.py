@@ -12,7 +12,7 @@ from datetime import datetime
 from fastapi.responses import HTMLResponse
 
 from pawflow.clock import to_millis
-from pawflow.server.auth import MAX_SECRET, digest
+from pawflow.server.credentials import MAX_SECRET, digest
 from pawflow.store.database import Tx
 
 # same-origin, not no-referrer: under no-referrer a browser posts the form with "Origin: null",

@@ -14,8 +14,8 @@ from fastapi import FastAPI
 
 from pawflow.loops import Service
 from pawflow.server.app import create_app
-from pawflow.server.auth import issue_token
 from pawflow.server.context import MessageHandler
+from pawflow.server.credentials import issue_token
 from pawflow.server.running import Server, server_config
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store

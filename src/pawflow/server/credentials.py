@@ -1,0 +1,148 @@
+"""Credentials in the store: API tokens, one-time sign-in links, browser logins.
+
+Each is a random secret handed out once and kept only as its SHA-256 digest. This module
+needs only the store, never the HTTP framework: ``pawflow users …`` makes and revokes
+credentials with it; :mod:`pawflow.server.auth` checks them on each request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from pawflow.clock import to_millis
+from pawflow.errors import InvalidInput
+from pawflow.server.hub import auth_notice
+from pawflow.store import Store
+from pawflow.store.conversations import ensure_user
+from pawflow.store.database import Tx
+
+TOKEN_PREFIX = "pf_"
+MAX_SECRET = 200
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _new_secret() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def create_token(tx: Tx, user: str, *, label: str = "", now: datetime) -> str:
+    """A new API token for ``user`` (created if new); only its digest is kept."""
+    ensure_user(tx, user, now)
+    token = TOKEN_PREFIX + _new_secret()
+    tx.execute(
+        "INSERT INTO api_tokens (token_hash, user_id, label, created_at) VALUES (?, ?, ?, ?)",
+        (digest(token), user, label, to_millis(now)),
+    )
+    return token
+
+
+def user_for_token(tx: Tx, token: str) -> str | None:
+    if not token or len(token) > MAX_SECRET:
+        return None
+    wanted = digest(token)
+    row = tx.one("SELECT token_hash, user_id FROM api_tokens WHERE token_hash = ?", (wanted,))
+    # The lookup is by digest; comparing the digests again in constant time costs nothing.
+    if row is None or not hmac.compare_digest(str(row["token_hash"]), wanted):
+        return None
+    return str(row["user_id"])
+
+
+def revoke_tokens(tx: Tx, user: str) -> int:
+    tx.notify(auth_notice(user))  # the user's open streams check their credentials now
+    return tx.execute("DELETE FROM api_tokens WHERE user_id = ?", (user,))
+
+
+def create_signin_link(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> str:
+    """A one-time secret that signs ``user`` in from a browser once, within ``ttl``."""
+    ensure_user(tx, user, now)
+    secret = _new_secret()
+    tx.execute(
+        "INSERT INTO signin_links (token_hash, user_id, created_at, expires_at)"
+        " VALUES (?, ?, ?, ?)",
+        (digest(secret), user, to_millis(now), to_millis(now + ttl)),
+    )
+    return secret
+
+
+def redeem_signin(tx: Tx, secret: str, *, now: datetime) -> str | None:
+    """Consume a sign-in secret; the user it was for, or None (unknown, used or expired)."""
+    if not secret or len(secret) > MAX_SECRET:
+        return None
+    row = tx.one(
+        "DELETE FROM signin_links WHERE token_hash = ? AND expires_at > ? RETURNING user_id",
+        (digest(secret), to_millis(now)),
+    )
+    return None if row is None else str(row["user_id"])
+
+
+@dataclass(frozen=True)
+class BrowserLogin:
+    """A browser signed in by cookie ("session" in PawFlow means a conversation's session)."""
+
+    user: str
+    csrf_token: str
+
+
+def create_login(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> tuple[str, BrowserLogin]:
+    """A browser login: the cookie value and the login it opens."""
+    cookie = _new_secret()
+    login = BrowserLogin(user, _new_secret())
+    tx.execute(
+        "INSERT INTO web_sessions (session_hash, user_id, csrf_token, created_at, expires_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (digest(cookie), user, login.csrf_token, to_millis(now), to_millis(now + ttl)),
+    )
+    return cookie, login
+
+
+def login_for(tx: Tx, cookie: str, *, now: datetime) -> BrowserLogin | None:
+    if not cookie or len(cookie) > MAX_SECRET:
+        return None
+    row = tx.one(
+        "SELECT user_id, csrf_token FROM web_sessions WHERE session_hash = ? AND expires_at > ?",
+        (digest(cookie), to_millis(now)),
+    )
+    return None if row is None else BrowserLogin(str(row["user_id"]), str(row["csrf_token"]))
+
+
+def drop_login(tx: Tx, cookie: str) -> None:
+    row = tx.one(
+        "DELETE FROM web_sessions WHERE session_hash = ? RETURNING user_id", (digest(cookie),)
+    )
+    if row is not None:
+        tx.notify(auth_notice(str(row["user_id"])))
+
+
+def prune_expired(tx: Tx, now: datetime) -> int:
+    at = to_millis(now)
+    removed = tx.execute("DELETE FROM web_sessions WHERE expires_at <= ?", (at,))
+    removed += tx.execute("DELETE FROM signin_links WHERE expires_at <= ?", (at,))
+    return removed
+
+
+# -- convenience over a store (the CLI and the serve command) -------------------------------
+
+
+def issue_token(store: Store, user: str, *, label: str = "") -> str:
+    with store.transaction() as tx:
+        return create_token(tx, user, label=label, now=store.now())
+
+
+def issue_signin_link(store: Store, user: str, *, base_url: str, ttl: timedelta) -> str:
+    with store.transaction() as tx:
+        secret = create_signin_link(tx, user, ttl=ttl, now=store.now())
+    return f"{base_url.rstrip('/')}/signin?token={secret}"
+
+
+def validate_user_name(name: str) -> str:
+    """User names as the CLI accepts them: printable, no spaces at the ends, ≤200 chars."""
+    if not name or name != name.strip() or len(name) > 200 or not name.isprintable():
+        raise InvalidInput("a user name is 1-200 printable characters without outer spaces")
+    return name
