@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from pawflow.cli.server import SERVER_OPTION, TOKEN_OPTION, _client
-from pawflow.tui import ChatApp
 
 
 def chat(
@@ -14,6 +13,7 @@ def chat(
     token: str | None = TOKEN_OPTION,
 ) -> None:
     """Talk to agents and answer every kind of request, live, in the terminal."""
+    from pawflow.tui import ChatApp
 
     with _client(server, token) as client:
         ChatApp(client, conversation_id=conversation).run()

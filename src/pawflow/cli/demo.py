@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
-from pawflow.cli.server import DB_OPTION
-from pawflow.store import open_store
-from pawflow.store.delivery import Delivery
+from pawflow.cli.server import DB_OPTION, console
 
-console = Console()
+if TYPE_CHECKING:
+    from pawflow.store.delivery import Delivery
 
 
 def demo(
     db: str | None = DB_OPTION,
 ) -> None:
     """Ask, answer, resume: the whole durable cycle on the embedded store."""
+    from pawflow.store import open_store
+
     with open_store(db) as store:
         conversation = store.create_conversation("demo", "Demo")
         resumed = threading.Event()

@@ -6,16 +6,15 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from pawflow.cli.server import DB_HELP
-from pawflow.errors import InvalidInput, NotFound, PawFlowError
-from pawflow.flow import FlowFile, HopLimitReached, deployments, import_tasks, load_flow, run_batch
-from pawflow.flow.runtime import DEFAULT_MAX_HOPS
-from pawflow.flow.status import deployment_status, deployment_statuses
-from pawflow.store import Store, open_store
+from pawflow.errors import HopLimitReached, InvalidInput, NotFound, PawFlowError
+
+if TYPE_CHECKING:
+    from pawflow.store import Store
 
 flow_app = typer.Typer(
     rich_markup_mode=None,
@@ -52,6 +51,8 @@ def _content(content: str | None, content_file: Path | None) -> bytes:
 
 
 def _open(db: str | None) -> Store:
+    from pawflow.store import open_store
+
     try:
         return open_store(db)
     except PawFlowError as exc:
@@ -59,6 +60,8 @@ def _open(db: str | None) -> Store:
 
 
 def _imports(modules: list[str]) -> None:
+    from pawflow.flow import import_tasks
+
     for module in modules:
         try:
             import_tasks(module, Path.cwd())
@@ -96,7 +99,7 @@ def run(
         typer.Option(
             "--max-hops", min=1, help="Tasks one FlowFile may pass before the run is refused."
         ),
-    ] = DEFAULT_MAX_HOPS,
+    ] = 1000,  # pawflow.flow.runtime.DEFAULT_MAX_HOPS, without loading the runtime
 ) -> None:
     """Run a flow once over one FlowFile and print where each FlowFile ended.
 
@@ -104,6 +107,7 @@ def run(
     more than --max-hops tasks stops it (a flow that loops without end). Deploy the flow for
     durable queues, waits and timers.
     """
+    from pawflow.flow import FlowFile, deployments, load_flow, run_batch
 
     if not quiet:
         logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
@@ -161,6 +165,7 @@ def deploy(
     ] = None,
 ) -> None:
     """Store a flow for pawflow serve to run continuously; prints its id last."""
+    from pawflow.flow import deployments
 
     try:
         text = file.read_text(encoding="utf-8")
@@ -194,6 +199,7 @@ def list_(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List deployed flows, with the FlowFiles queued, running and parked at each task."""
+    from pawflow.flow.status import deployment_statuses
 
     with _open(db) as store:
         found = deployment_statuses(store, user=user)
@@ -232,6 +238,7 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show a deployment: where it runs, and the FlowFiles queued, running, parked per task."""
+    from pawflow.flow.status import deployment_status
 
     with _open(db) as store:
         try:
@@ -256,6 +263,8 @@ def status(
 
 
 def _set_status(deployment_id: str, db: str | None, status: str) -> None:
+    from pawflow.flow import deployments
+
     with _open(db) as store:
         try:
             found = deployments.change_status(
@@ -311,6 +320,7 @@ def inject(
     ] = None,
 ) -> None:
     """Send a FlowFile into a deployed flow (delivered when and where it runs)."""
+    from pawflow.flow import FlowFile, deployments
 
     flowfile = FlowFile.create(_content(content, content_file), _attributes(attr or []))
     with _open(db) as store:

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import typer
-from rich.markup import escape
 
 from pawflow.cli.server import SERVER_OPTION, TOKEN_OPTION, errors
-from pawflow.client import ApiError, Client, ServerUnreachable
-from pawflow.mcp.backend import DEFAULT_CONVERSATION
-from pawflow.mcp.stdio import run_stdio
+from pawflow.errors import ApiError, ServerUnreachable
 
 
 def mcp(
     server: str = SERVER_OPTION,
     token: str | None = TOKEN_OPTION,
     conversation: str = typer.Option(
-        DEFAULT_CONVERSATION,
+        "MCP",  # pawflow.mcp.backend.DEFAULT_CONVERSATION, without loading the MCP SDK
         envvar="PAWFLOW_MCP_CONVERSATION",
         help="Title of your conversation that questions go to when a tool names none.",
     ),
@@ -25,6 +22,10 @@ def mcp(
     The token is checked with the server first: one it refuses ends the command at once,
     with the reason on standard error (where MCP clients log what a server says).
     """
+    from rich.markup import escape
+
+    from pawflow.client import Client
+    from pawflow.mcp.stdio import run_stdio
 
     if not token:
         errors.print(

@@ -1,4 +1,8 @@
-"""``pawflow serve``, ``pawflow users``, and the terminal basics ``inbox`` and ``answer``."""
+"""``pawflow serve``, ``pawflow users``, and the terminal basics ``inbox`` and ``answer``.
+
+Each command imports what it uses when it runs: ``pawflow --help`` loads none of the server,
+``inbox`` and ``answer`` only the HTTP client (tests/test_cli_imports.py pins both).
+"""
 
 from __future__ import annotations
 
@@ -7,39 +11,46 @@ import logging
 import sys
 from contextlib import ExitStack, closing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from pawflow import serve as serving
-from pawflow.agent.config import load_agents
-from pawflow.client import ApiError, Client
-from pawflow.errors import ConfigError, InvalidInput, NotFound, NotPending, PawFlowError
-from pawflow.interactions import Kind
-from pawflow.records import Interaction
-from pawflow.server.credentials import (
-    issue_signin_link,
-    issue_token,
-    revoke_tokens,
-    validate_user_name,
-)
-from pawflow.server.running import listen
-from pawflow.server.settings import ServerSettings
-from pawflow.store import default_url, open_store
+from pawflow.errors import ApiError, ConfigError, InvalidInput, NotFound, NotPending, PawFlowError
 
-console = Console()
-errors = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from pawflow.client import Client
+    from pawflow.records import Interaction
+
+
+class Printer:
+    """A rich console made on first use, so that a command that prints nothing through it
+    (``--help`` first) never loads rich."""
+
+    def __init__(self, *, stderr: bool = False) -> None:
+        self.stderr = stderr
+        self._console: Console | None = None
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=self.stderr)
+        self._console.print(*objects, **options)
+
+
+console = Printer()
+errors = Printer(stderr=True)
 
 users_app = typer.Typer(
     rich_markup_mode=None, help="Manage the users of a PawFlow store.", no_args_is_help=True
 )
 
 DB_HELP = (
-    "Store URL: sqlite:///path.db or postgresql://…; by default the SQLite file in your data"
-    f" folder ({default_url()}), whatever the current folder."
+    "Store URL: sqlite:///path.db or postgresql://…; by default pawflow.db in your data folder"
+    " (~/.local/share/pawflow on Linux, $XDG_DATA_HOME/pawflow when that is set,"
+    " ~/Library/Application Support/pawflow on macOS), whatever the current folder."
 )
 DB_OPTION = typer.Option(None, "--db", envvar="PAWFLOW_DB", help=DB_HELP, show_default=False)
 SERVER_OPTION = typer.Option(
@@ -83,6 +94,12 @@ def serve(
     Other settings come from PAWFLOW_* variables (PAWFLOW_SWEEP_INTERVAL, PAWFLOW_MAX_BODY,
     PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, …; see pawflow.server.settings).
     """
+    from rich.markup import escape
+
+    from pawflow import serve as serving
+    from pawflow.agent.config import load_agents
+    from pawflow.server.running import listen
+    from pawflow.server.settings import ServerSettings
 
     try:
         settings = ServerSettings.from_env(host=host, port=port, db=db, public_url=public_url)
@@ -111,6 +128,8 @@ def serve(
 
 
 def _user_name(name: str) -> str:
+    from pawflow.server.credentials import validate_user_name
+
     try:
         validate_user_name(name)
     except InvalidInput as exc:
@@ -125,6 +144,8 @@ def users_add(
     label: str = typer.Option("", help="A note kept with the token."),
 ) -> None:
     """Create a user (or give one another token); the token is the last line printed."""
+    from pawflow.server.credentials import issue_token
+    from pawflow.store import open_store
 
     with open_store(db) as store:
         token = issue_token(store, name, label=label)
@@ -141,6 +162,9 @@ def users_signin_link(
     ),
 ) -> None:
     """Print a one-time browser sign-in link for a user."""
+    from pawflow.server.credentials import issue_signin_link
+    from pawflow.server.settings import ServerSettings
+    from pawflow.store import open_store
 
     with open_store(db) as store:
         ttl = ServerSettings.from_env().signin_ttl
@@ -150,6 +174,8 @@ def users_signin_link(
 @users_app.command("revoke")
 def users_revoke(name: str = typer.Argument(...), db: str | None = DB_OPTION) -> None:
     """Revoke every API token of a user."""
+    from pawflow.server.credentials import revoke_tokens
+    from pawflow.store import open_store
 
     with open_store(db) as store, store.transaction() as tx:
         count = revoke_tokens(tx, name)
@@ -165,6 +191,8 @@ def _client(server: str, token: str | None) -> Client:
             "[red]No token:[/] pass --token or set PAWFLOW_TOKEN (pawflow users add NAME)."
         )
         raise typer.Exit(2)
+    from pawflow.client import Client
+
     return Client(server, token)
 
 
@@ -191,6 +219,9 @@ def inbox(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """List your pending requests across conversations, oldest first."""
+    from rich.markup import escape
+    from rich.table import Table
+
     with _client(server, token) as client:
         try:
             pending = list(client.iter_interactions(status="pending", conversation_id=conversation))
@@ -257,6 +288,8 @@ def typed_answer(record: Interaction, value: str, client: Client) -> Any:
 
     Only the reading of text happens here; the server validates and normalizes.
     """
+    from pawflow.interactions import Kind
+
     kind = Kind(record.kind)
     if kind is Kind.CONFIRM:
         word = value.strip().lower()

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from pawflow.chat.inspect import describe_run, describe_session
 from pawflow.cli.server import DB_OPTION
 from pawflow.errors import NotFound
-from pawflow.store import open_store
 
 session_app = typer.Typer(
     rich_markup_mode=None, help="What a conversation is waiting on.", no_args_is_help=True
@@ -23,6 +21,8 @@ def session_inspect(
     db: str | None = DB_OPTION,
 ) -> None:
     """Print what the conversation is waiting on, the checkpoint behind it, and its history."""
+    from pawflow.chat.inspect import describe_session
+    from pawflow.store import open_store
 
     with open_store(db) as store:
         try:
@@ -40,6 +40,8 @@ def run_inspect(
     db: str | None = DB_OPTION,
 ) -> None:
     """Print a run's checkpoints, what it is waiting on, and the questions it asked."""
+    from pawflow.chat.inspect import describe_run
+    from pawflow.store import open_store
 
     with open_store(db) as store:
         try:
