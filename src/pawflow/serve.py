@@ -28,7 +28,7 @@ from pawflow.durations import setting_seconds
 from pawflow.errors import ConfigError
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
-from pawflow.mcp.http import mount as mount_mcp
+from pawflow.mcp.mounting import mount as mount_mcp
 from pawflow.server.app import create_app
 from pawflow.server.credentials import issue_signin_link, issue_token
 from pawflow.server.running import serve_app

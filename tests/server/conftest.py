@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from pawflow.clock import FakeClock
-from pawflow.mcp.http import mount as mount_mcp
+from pawflow.mcp.mounting import mount as mount_mcp
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.testing import temporary_store

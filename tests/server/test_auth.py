@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from pawflow.cli import app as cli
 from pawflow.clock import FakeClock
-from pawflow.mcp.http import mount as mount_mcp
+from pawflow.mcp.mounting import mount as mount_mcp
 from pawflow.server.app import create_app
 from pawflow.server.auth import CSRF_COOKIE, SESSION_COOKIE
 from pawflow.server.credentials import issue_signin_link

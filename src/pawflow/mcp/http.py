@@ -1,12 +1,14 @@
 """``/mcp``: the MCP server over streamable HTTP, inside the PawFlow server.
 
-``mount(app)`` adds the endpoint to an app made by ``create_app``. Callers authenticate
+:func:`pawflow.mcp.mounting.mount` adds the endpoint to an app made by ``create_app`` and,
+on the first request to it, loads this module (and the MCP SDK) and enters
+:func:`serving`. Callers authenticate
 as on the action API, with ``Authorization: Bearer <token>``; an MCP session belongs to
 the user who opened it, and a request with another user's token is answered as if the
 session did not exist. Tool calls act on the app's own store, as that user.
 
-The SDK's session manager must run for as long as the app serves, so ``mount`` wraps the
-app's lifespan; a new manager is made for every run (one can run only once).
+The SDK's session manager must run for as long as the app serves: :func:`serving` runs one
+until the app stops; a new manager is made for every run (one can run only once).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from fastapi import FastAPI
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
@@ -26,8 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
-from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pawflow.mcp.local import ConversationCache, LocalBackend
 from pawflow.mcp.server import build_server
@@ -35,7 +35,6 @@ from pawflow.server.context import ServerContext
 from pawflow.server.credentials import user_for_token
 from pawflow.server.errors import HTTPProblem
 
-PATH = "/mcp"
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="pawflow"'}
 
 
@@ -102,10 +101,10 @@ def _user_of(ctx: ServerRequestContext[Any, Any]) -> str:
     return str(found.access_token.client_id)
 
 
-def mount(app: FastAPI, *, conversation: str | None = None) -> None:
-    """Serve MCP at ``/mcp`` in ``app`` (made by ``create_app``), for its store's users."""
-    ctx = app.state.pawflow
-    assert isinstance(ctx, ServerContext)
+@asynccontextmanager
+async def serving(ctx: ServerContext, *, conversation: str | None = None) -> AsyncIterator[ASGIApp]:
+    """The ``/mcp`` endpoint serving ``ctx``'s store, its session manager running until the
+    context exits."""
     conversations = ConversationCache() if conversation is None else ConversationCache(conversation)
     backends: dict[str, LocalBackend] = {}
 
@@ -117,18 +116,10 @@ def mount(app: FastAPI, *, conversation: str | None = None) -> None:
         return backend
 
     endpoint = _Endpoint(ctx)
-    app.router.routes.append(Route(PATH, endpoint=endpoint))
-    serve_app = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(running: Any) -> AsyncIterator[Any]:
-        async with serve_app(running) as state:
-            manager = StreamableHTTPSessionManager(app=build_server(resolve))
-            async with manager.run():
-                endpoint.manager = manager
-                try:
-                    yield state
-                finally:
-                    endpoint.manager = None
-
-    app.router.lifespan_context = lifespan
+    manager = StreamableHTTPSessionManager(app=build_server(resolve))
+    async with manager.run():
+        endpoint.manager = manager
+        try:
+            yield endpoint
+        finally:
+            endpoint.manager = None
