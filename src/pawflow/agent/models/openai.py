@@ -17,9 +17,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from pawflow.agent.models.base import (
     ChatMessage,
@@ -31,6 +29,9 @@ from pawflow.agent.models.base import (
     Usage,
 )
 from pawflow.errors import InvalidInput, ModelError
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_URL = "https://api.openai.com/v1"
 
@@ -210,6 +211,9 @@ class OpenAIChatModel:
         self.max_backoff = max_backoff
         self.streaming = streaming
         self._sleep = sleep
+        # httpx is loaded by the first model made, not by every process that could make one.
+        import httpx  # noqa: PLC0415
+
         headers = {"Accept": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -286,6 +290,8 @@ class OpenAIChatModel:
             attempt += 1
 
     def _attempt(self, body: dict[str, Any]) -> Iterator[ModelOutput]:
+        import httpx  # noqa: PLC0415 - loaded when this model was made
+
         deadline = time.monotonic() + self.total_timeout
         try:
             with self._client.stream("POST", self.url, json=body) as response:
