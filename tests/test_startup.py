@@ -1,8 +1,9 @@
-"""A command loads what it uses when it runs, and nothing else: ``pawflow --help`` loads none
-of the server, ``inbox`` and ``answer`` only the HTTP client, ``users`` only the store.
+"""Starting loads what is used, and nothing else: ``pawflow --help`` loads none of the server,
+``inbox`` and ``answer`` only the HTTP client, ``users`` only the store, and a server loads
+the MCP SDK on the first request to ``/mcp``, not to answer its first ``/healthz``.
 
-Each check runs the command in a fresh interpreter and reads ``sys.modules`` as it exits:
-a list of modules, never a time (``make bench`` measures the time).
+Each check runs in a fresh interpreter and reads ``sys.modules``: a list of modules, never a
+time (``make bench`` measures the time).
 """
 
 from __future__ import annotations
@@ -172,3 +173,50 @@ def test_inbox_and_answer_load_the_http_client_only(tmp_path: Path) -> None:
         assert cli_modules(ours) <= PAWFLOW_CLIENT, sorted(cli_modules(ours) - PAWFLOW_CLIENT)
     finally:
         served.kill()
+
+
+# Serves as `pawflow serve` does (its modules loaded, /mcp mounted), then asks over MCP.
+SERVER_PROBE = """
+import json, sys
+import httpx
+import pawflow.serve
+from pawflow.mcp.mounting import mount
+from pawflow.server.testing import live_server
+from pawflow.store import open_store
+
+seen = {}
+with open_store(sys.argv[1]) as store, live_server(store, endpoints=[mount]) as server:
+    seen["healthz"] = httpx.get(server.url + "/healthz").status_code
+    seen["before"] = "mcp" in sys.modules or "mcp_types" in sys.modules
+    hello = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "probe", "version": "1"}},
+    }
+    headers = {"Authorization": "Bearer " + server.token("ada"),
+               "Accept": "application/json, text/event-stream"}
+    answered = httpx.post(server.url + "/mcp", json=hello, headers=headers, timeout=60)
+    seen["mcp"] = answered.status_code
+    seen["server_info"] = "serverInfo" in answered.text
+    seen["after"] = "mcp" in sys.modules
+print(json.dumps(seen))
+"""
+
+
+def test_a_server_loads_the_mcp_sdk_on_the_first_request_to_mcp(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SERVER_PROBE, f"sqlite:///{tmp_path / 'p.db'}"],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {
+        "healthz": 200,
+        "before": False,
+        "mcp": 200,
+        "server_info": True,
+        "after": True,
+    }

@@ -1,7 +1,7 @@
 """``pawflow serve``, ``pawflow users``, and the terminal basics ``inbox`` and ``answer``.
 
 Each command imports what it uses when it runs: ``pawflow --help`` loads none of the server,
-``inbox`` and ``answer`` only the HTTP client (tests/test_cli_imports.py pins both).
+``inbox`` and ``answer`` only the HTTP client (tests/test_startup.py pins both).
 """
 
 from __future__ import annotations
