@@ -97,7 +97,6 @@ def serve(
     from rich.markup import escape
 
     from pawflow import serve as serving
-    from pawflow.agent.config import load_agents
     from pawflow.server.running import listen
     from pawflow.server.settings import ServerSettings
 
@@ -115,7 +114,11 @@ def serve(
     # The agents' MCP sessions stay open while the server runs.
     with closing(sock), ExitStack() as connections:
         try:
-            specs = [] if agents is None else load_agents(agents, connections=connections)
+            specs = []
+            if agents is not None:  # the agents' MCP client, only for agents that use one
+                from pawflow.agent.config import load_agents
+
+                specs = load_agents(agents, connections=connections)
             prepared = serving.prepare(settings, demo=demo, agents=specs)
         except InvalidInput as exc:  # e.g. an agent named like the demo agent
             raise typer.BadParameter(exc.message, param_hint="--agents") from exc
