@@ -43,6 +43,21 @@ def test_the_quick_run_names_every_figure_of_its_sections() -> None:
     assert "SSE fan-out" not in out  # a section not asked for does not run
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(100)
+def test_the_start_up_rows_are_printed_beside_their_goals() -> None:
+    out = bench("--only", "startup")
+    for row in (
+        "pawflow --help:",
+        "pawflow inbox (running server):",
+        "pawflow answer (running server):",
+        "pawflow serve -> /healthz 200:",
+    ):
+        line = next(line for line in out.splitlines() if line.startswith(row))
+        assert "(goal: <= " in line and "CPU" in line, line
+    assert "by import pawflow.cli" in out
+
+
 def test_an_unknown_section_is_refused_with_the_known_ones() -> None:
     done = subprocess.run(
         [sys.executable, str(RUN), "--only", "nonsense"],
