@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nh3
-from markdown_it import MarkdownIt
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 RENDERED_ROLES = frozenset({"assistant", "notification", "system"})
 MAX_RENDERED = 100_000  # longer messages are sent as text only
@@ -55,10 +57,17 @@ TAGS = frozenset(
 ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"align"}, "td": {"align"}}
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
 
-_PARSER = MarkdownIt(
-    "commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": True}
-)
-_PARSER.enable(["table", "strikethrough"])
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    """The parser, made when the first message is rendered rather than when the server starts."""
+    from markdown_it import MarkdownIt  # noqa: PLC0415
+
+    parser = MarkdownIt(
+        "commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": True}
+    )
+    return parser.enable(["table", "strikethrough"])
+
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r" {0,3}([-+*]|\d{1,9}[.)])([ \t]|$)")
@@ -100,7 +109,7 @@ def chat_blocks(text: str) -> str:
 def render(text: str) -> str:
     """``text`` (Markdown, read as chat text) as sanitized HTML."""
     return nh3.clean(
-        _PARSER.render(chat_blocks(text)),
+        _parser().render(chat_blocks(text)),
         tags=set(TAGS),
         attributes={tag: set(names) for tag, names in ATTRIBUTES.items()},
         url_schemes=set(URL_SCHEMES),
