@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck imports unit browser bench clean vsix vscode-test
+.PHONY: run test lint typecheck imports unit browser prometheus bench clean vsix vscode-test
 
 # The lowest total line coverage `make test` accepts.
 COVERAGE_FLOOR ?= 88
@@ -28,7 +28,7 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-unit: $(STAMP) browser
+unit: $(STAMP) browser prometheus
 	$(PY) -m pytest -q --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
 
 # The web chat tests drive Debian's chromium (never a downloaded browser).
@@ -39,6 +39,16 @@ browser:
 	    sudo apt-get update -q && sudo apt-get install -y -q chromium; \
 	  else echo "chromium is missing and cannot be installed without root:" \
 	    "run 'sudo apt-get install chromium' (the web chat tests are skipped until then)."; fi; }
+
+# The metrics test scrapes a real pawflow serve with Debian's prometheus; in CI (CI=true) a
+# missing prometheus fails that test, never skips it.
+prometheus:
+	@command -v prometheus >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q prometheus; \
+	  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+	    sudo apt-get update -q && sudo apt-get install -y -q prometheus; \
+	  else echo "prometheus is missing and cannot be installed without root:" \
+	    "run 'sudo apt-get install prometheus' (the Prometheus test is skipped until then)."; fi; }
 
 test: lint typecheck imports vscode-test unit
 

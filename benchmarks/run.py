@@ -10,7 +10,8 @@ Sections (``--only NAME`` runs some of them, in this order):
 - http: actions requests/s and p50/p99 at 1, 64 and 256 clients on a real server;
 - sweeper: a sweeper pass with 1k, 100k and 1M parked continuations;
 - costs: statements, commits and bytes written per cycle, and a profile of the SQLite cycle;
-- flows: FlowFiles/s through a three-task flow, durable queues vs in-memory ones.
+- flows: FlowFiles/s through a three-task flow, durable queues vs in-memory ones;
+- metrics: a ``/metrics`` scrape with 1,000 and with 1,000,000 answered requests stored.
 
 Run with ``make bench`` (``--quick`` for small counts). Nothing here is asserted: the numbers
 are for people to read. PostgreSQL sections use throwaway databases on 127.0.0.1:5432.
@@ -33,6 +34,7 @@ import cycles
 import flow_queues
 import footprint
 import latency
+import metrics
 import sse
 import sweeper
 from common import Run
@@ -47,6 +49,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "sweeper": sweeper.section,
     "costs": costs.section,
     "flows": flow_queues.section,
+    "metrics": metrics.section,
 }
 
 

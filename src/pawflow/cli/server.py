@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from contextlib import ExitStack, closing
 from pathlib import Path
@@ -24,6 +23,7 @@ from pawflow.server.auth import issue_signin_link, issue_token, revoke_tokens, v
 from pawflow.server.running import listen
 from pawflow.server.settings import ServerSettings
 from pawflow.store import default_url, open_store
+from pawflow.telemetry import configure_logging
 
 console = Console()
 errors = Console(stderr=True)
@@ -76,7 +76,8 @@ def serve(
     """Run the server: web chat at /, the API under /api, /healthz, /openapi.json.
 
     Other settings come from PAWFLOW_* variables (PAWFLOW_SWEEP_INTERVAL, PAWFLOW_MAX_BODY,
-    PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, …; see pawflow.server.settings).
+    PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, PAWFLOW_METRICS, PAWFLOW_LOG_FORMAT, …; see
+    pawflow.server.settings); traces from the OTEL_* variables (docs/operations.md).
     """
 
     try:
@@ -89,7 +90,7 @@ def serve(
     except ConfigError as exc:
         errors.print(f"[red]Cannot serve:[/] {escape(exc.message)}")
         raise typer.Exit(1) from None
-    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(log_level, settings.log_format)
     # The agents' MCP sessions stay open while the server runs.
     with closing(sock), ExitStack() as connections:
         try:
