@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ from pawflow.store.database import Tx
 from pawflow.store.events import append_interaction_event
 from pawflow.store.file_links import link_files, referenced_files
 from pawflow.store.metrics import count
+
+log = logging.getLogger("pawflow.requests")
 
 MAX_MESSAGE = 20_000
 SignalFamily = Literal["confirmation", "interaction"]
@@ -209,6 +212,7 @@ def request(
         return first
     record = Interaction.from_row(row)
     count(tx, telemetry.REQUESTS_CREATED, kind=record.kind)
+    log.debug("request %s (%s) asked", record.id, record.kind)
     writers = {user for user, access in members.items() if access != "read"}
     _announce(tx, record, "interaction_request", now, writers)
     return record
@@ -415,6 +419,7 @@ def _leave(
         return None
     record = Interaction.from_row(updated)
     count(tx, telemetry.REQUESTS_CLOSED, kind=record.kind, outcome=outcome, via=via or "")
+    log.debug("request %s %s%s", record.id, outcome, f" via {via}" if via else "")
     fire_signal(tx, record.signal_id, {"status": outcome, "answer": record.answer}, now)
     _announce(tx, record, "interaction_answered", now)
     return record

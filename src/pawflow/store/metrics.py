@@ -447,4 +447,7 @@ def resuming(
             current.set_attribute("pawflow.outcome", outcome)
             waited = _seconds(to_millis(store.now()), request["answered_at"])
             telemetry.RESUME_LATENCY.observe(waited, requester=requester, outcome=outcome)
+            log.debug(
+                "%s resumed %.3f s after request %s was %s", requester, waited, request_id, outcome
+            )
         yield current
