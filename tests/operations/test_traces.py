@@ -118,13 +118,12 @@ def test_the_resume_in_another_process_is_linked_to_the_ask(tmp_path: Path) -> N
                 lambda: named(second.spans(), "pawflow.resume", request.id), timeout=30
             )
             httpx.get(f"{second.url}/signin?token=not-a-real-sign-in-token-123")
-            spans = eventually(
-                lambda: (
-                    (found := second.spans())
-                    and any("/signin" in s["name"] for s in found)
-                    and found
-                )
-            )
+
+            def with_signin() -> list[Span] | None:
+                found = second.spans()
+                return found if any("/signin" in s["name"] for s in found) else None
+
+            spans = eventually(with_signin)
 
     # The resume, in the second process, is linked to the ask made in the first.
     assert linked_to(resume, ask)
