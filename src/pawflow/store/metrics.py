@@ -231,13 +231,19 @@ TURN_AGE = Family(
 )
 
 
+TURN_KINDS = ("message", "wakeup")
+
+
 def _turn_samples(rows: Rows, now: int) -> list[Sample]:
-    found = []
-    for row in rows["turns"]:
-        kind, status = str(row["a"]), str(row["b"])
-        found.append(Sample(TURNS.name, {"kind": kind, "status": status}, int(row["n"])))
-        if status == "queued":
-            found.append(Sample(TURN_AGE.name, {"kind": kind}, _seconds(now, row["t"])))
+    counts = {(str(row["a"]), str(row["b"])): int(row["n"]) for row in rows["turns"]}
+    due = {str(row["a"]): row["t"] for row in rows["turns"] if row["b"] == "queued"}
+    kinds = sorted({*TURN_KINDS, *(kind for kind, _ in counts)})
+    found = [
+        Sample(TURNS.name, {"kind": kind, "status": status}, counts.get((kind, status), 0))
+        for kind in kinds
+        for status in ("queued", "running")
+    ]
+    found += [Sample(TURN_AGE.name, {"kind": k}, _seconds(now, due.get(k))) for k in kinds]
     return found
 
 
@@ -326,6 +332,12 @@ STORE_READ = Family(
 )
 
 
+def families() -> list[Family]:
+    """The families of the gauges every scrape reads from the store."""
+    found = [family for query in QUERIES for family in query.families]
+    return [*found, STORE_UP, STORE_READ]
+
+
 def read(tx: Tx, now: datetime, queries: Sequence[GaugeQuery]) -> dict[str, list[Row]]:
     """The rows of every part of ``queries``, read in one statement, by part name."""
     millis = to_millis(now)
@@ -353,8 +365,7 @@ class StoreGauges:
         self._cached: tuple[datetime, list[Sample]] | None = None
 
     def families(self) -> list[Family]:
-        found = [family for query in QUERIES for family in query.families]
-        return [*found, STORE_UP, STORE_READ]
+        return families()
 
     def samples(self) -> list[Sample]:
         """The gauges' samples, from the store unless read less than ``ttl`` ago."""
