@@ -24,7 +24,6 @@ import pawflow.server
 from pawflow.interactions import CONTRACT, SCALAR_KINDS, Kind
 from pawflow.interactions.surfaces import (
     SURFACE_CONTRACT,
-    SURFACE_TYPES,
     CardSurface,
     TableSurface,
 )
@@ -82,7 +81,6 @@ LISTS: tuple[tuple[str, str, str, Sequence[str]], ...] = (
         "The channels a client may declare when it answers.",
         CLIENT_CHANNELS,
     ),
-    ("SURFACE_TYPES", "SurfaceType", "The surfaces the contract defines.", SURFACE_TYPES),
 )
 
 # Surfaces travel as a request's free-form ui_surface: their shapes come from their models.

@@ -52,10 +52,6 @@ export const CHANNELS = /** @type {const} */ (["chat", "mcp", "button", "cli", "
 export const CLIENT_CHANNELS = /** @type {const} */ (["button", "cli", "api"]);
 /** @typedef {(typeof CLIENT_CHANNELS)[number]} ClientChannel */
 
-/** The surfaces the contract defines. */
-export const SURFACE_TYPES = /** @type {const} */ (["table", "card"]);
-/** @typedef {(typeof SURFACE_TYPES)[number]} SurfaceType */
-
 /**
  * Whether ``value`` is one of ``names`` (and so of their type).
  * @template {string} T

@@ -10,6 +10,12 @@ import { all, h, uid } from "./dom.js";
 
 /** @import { CardSurface, Interaction, Kind, Row, TableSurface } from "./contract.js" */
 
+// The surfaces this page draws, by the type the contract gives them.
+/** @type {TableSurface["type"]} */
+const TABLE = "table";
+/** @type {CardSurface["type"]} */
+const CARD = "card";
+
 /**
  * ``act(value)`` sends ``value`` as the answer.
  * @typedef {(value: unknown) => void} Act
@@ -31,7 +37,7 @@ function fieldsOf(surface) {
  */
 export function isTable(surface) {
   const { type, columns, rows } = fieldsOf(surface);
-  return type === "table" && Array.isArray(columns) && Array.isArray(rows);
+  return type === TABLE && Array.isArray(columns) && Array.isArray(rows);
 }
 
 /**
@@ -40,7 +46,7 @@ export function isTable(surface) {
  * @returns {surface is CardSurface}
  */
 function isCard(surface) {
-  return fieldsOf(surface).type === "card";
+  return fieldsOf(surface).type === CARD;
 }
 
 /**
