@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck imports unit browser prometheus bench clean vsix vscode-test
+.PHONY: run test lint lint-js typecheck imports unit browser prometheus bench clean vsix vscode-test
 
 # The lowest total line coverage `make test` accepts.
 COVERAGE_FLOOR ?= 88
@@ -18,9 +18,24 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(PY) -m pawflow serve --demo
 
-lint: $(STAMP)
+lint: $(STAMP) lint-js
 	$(PY) -m ruff check src tests benchmarks scripts
 	$(PY) -m ruff format --check src tests benchmarks scripts
+
+# The web chat's JavaScript (src/pawflow/server/static/js) type-checked by TypeScript, with the
+# compiler pinned in tools/webchat (installed again when its lock file changes). Without
+# node/npm the check is skipped locally and fails in CI (CI=true).
+WEBCHAT_TOOLS := tools/webchat
+
+lint-js:
+	@if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then \
+	  if [ ! -f $(WEBCHAT_TOOLS)/node_modules/.package-lock.json ] || \
+	     [ $(WEBCHAT_TOOLS)/package-lock.json -nt $(WEBCHAT_TOOLS)/node_modules/.package-lock.json ]; then \
+	    (cd $(WEBCHAT_TOOLS) && npm ci --no-audit --no-fund) || exit 1; \
+	  fi; \
+	  echo "tsc -p $(WEBCHAT_TOOLS)"; $(WEBCHAT_TOOLS)/node_modules/.bin/tsc -p $(WEBCHAT_TOOLS); \
+	elif [ "$$CI" = true ]; then echo "node and npm are missing (apt-get install nodejs npm)"; exit 1; \
+	else echo "node and npm are missing (apt-get install nodejs npm): web chat types not checked"; fi
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
@@ -73,4 +88,4 @@ vsix:
 	@echo "built $(VSCODE)/pawflow.vsix"
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(WEBCHAT_TOOLS)/node_modules
