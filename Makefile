@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck imports unit browser bench clean vsix vscode-test
+.PHONY: run test lint lint-js typecheck imports unit browser prometheus bench clean vsix vscode-test
 
 # The lowest total line coverage `make test` accepts.
 COVERAGE_FLOOR ?= 88
@@ -18,9 +18,24 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(PY) -m pawflow serve --demo
 
-lint: $(STAMP)
+lint: $(STAMP) lint-js
 	$(PY) -m ruff check src tests benchmarks scripts
 	$(PY) -m ruff format --check src tests benchmarks scripts
+
+# The web chat's JavaScript (src/pawflow/server/static/js) type-checked by TypeScript, with the
+# compiler pinned in tools/webchat (installed again when its lock file changes). Without
+# node/npm the check is skipped locally and fails in CI (CI=true).
+WEBCHAT_TOOLS := tools/webchat
+
+lint-js:
+	@if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then \
+	  if [ ! -f $(WEBCHAT_TOOLS)/node_modules/.package-lock.json ] || \
+	     [ $(WEBCHAT_TOOLS)/package-lock.json -nt $(WEBCHAT_TOOLS)/node_modules/.package-lock.json ]; then \
+	    (cd $(WEBCHAT_TOOLS) && npm ci --no-audit --no-fund) || exit 1; \
+	  fi; \
+	  echo "tsc -p $(WEBCHAT_TOOLS)"; $(WEBCHAT_TOOLS)/node_modules/.bin/tsc -p $(WEBCHAT_TOOLS); \
+	elif [ "$$CI" = true ]; then echo "node and npm are missing (apt-get install nodejs npm)"; exit 1; \
+	else echo "node and npm are missing (apt-get install nodejs npm): web chat types not checked"; fi
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
@@ -28,7 +43,7 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-unit: $(STAMP) browser
+unit: $(STAMP) browser prometheus
 	$(PY) -m pytest -q --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
 
 # The web chat tests drive Debian's chromium (never a downloaded browser).
@@ -39,6 +54,16 @@ browser:
 	    sudo apt-get update -q && sudo apt-get install -y -q chromium; \
 	  else echo "chromium is missing and cannot be installed without root:" \
 	    "run 'sudo apt-get install chromium' (the web chat tests are skipped until then)."; fi; }
+
+# The metrics test scrapes a real pawflow serve with Debian's prometheus; in CI (CI=true) a
+# missing prometheus fails that test, never skips it.
+prometheus:
+	@command -v prometheus >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q prometheus; \
+	  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+	    sudo apt-get update -q && sudo apt-get install -y -q prometheus; \
+	  else echo "prometheus is missing and cannot be installed without root:" \
+	    "run 'sudo apt-get install prometheus' (the Prometheus test is skipped until then)."; fi; }
 
 test: lint typecheck imports vscode-test unit
 
@@ -63,4 +88,4 @@ vsix:
 	@echo "built $(VSCODE)/pawflow.vsix"
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(WEBCHAT_TOOLS)/node_modules

@@ -11,6 +11,7 @@ Sections (``--only NAME`` runs some of them, in this order):
 - sweeper: a sweeper pass with 1k, 100k and 1M parked continuations;
 - costs: statements, commits and bytes written per cycle, and a profile of the SQLite cycle;
 - flows: FlowFiles/s through a three-task flow, durable queues vs in-memory ones;
+- metrics: a ``/metrics`` scrape with 1,000 and with 1,000,000 answered requests stored;
 - startup: ``pawflow --help``, ``inbox`` and ``answer`` against a running server, and
   ``pawflow serve`` until ``/healthz`` answers, each a median of fresh processes.
 
@@ -35,6 +36,7 @@ import cycles
 import flow_queues
 import footprint
 import latency
+import metrics
 import sse
 import startup
 import sweeper
@@ -50,6 +52,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "sweeper": sweeper.section,
     "costs": costs.section,
     "flows": flow_queues.section,
+    "metrics": metrics.section,
     "startup": startup.section,
 }
 

@@ -128,13 +128,19 @@ def prepare(
             ]
         if settings.db.startswith("sqlite:///"):
             lines.append(f"Database: {settings.db.removeprefix('sqlite:///')} (--db or PAWFLOW_DB)")
+        # Loaded only to serve: no other command pays for the tracing SDK or prometheus.
+        from pawflow import observability  # noqa: PLC0415
+
+        observed = observability.setup(store, settings)
         app = create_app(
             store,
             settings=settings,
-            services=[flows, chat],
+            services=[flows, chat, *observed.services],
             on_message=chat.message_posted,
-            endpoints=[mount_mcp],
+            endpoints=[mount_mcp, *observed.endpoints],
         )
+        if observed.tracing:
+            observability.instrument(app)
     except BaseException:
         store.close()
         raise

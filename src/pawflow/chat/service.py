@@ -37,6 +37,7 @@ from pawflow.loops import Loop
 from pawflow.records import Message
 from pawflow.store import Store, turns
 from pawflow.store.delivery import Delivery
+from pawflow.store.metrics import resuming
 
 log = logging.getLogger("pawflow.agent")
 
@@ -397,7 +398,8 @@ class ChatService:
                     turns.complete(tx, key, now)
         if current is None:
             return False
-        return self._through_pipeline(Turn.for_wakeup(self.store, current), key)
+        with resuming(self.store, current.source, "agent", conversation_id=current.conversation_id):
+            return self._through_pipeline(Turn.for_wakeup(self.store, current), key)
 
     def wakeups_of(self, conversation_id: str) -> list[wakeups.Wakeup]:
         with self.store.transaction(write=False) as tx:

@@ -7,7 +7,6 @@ Each command imports what it uses when it runs: ``pawflow --help`` loads none of
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from contextlib import ExitStack, closing
 from pathlib import Path
@@ -92,13 +91,15 @@ def serve(
     """Run the server: web chat at /, the API under /api, /healthz, /openapi.json.
 
     Other settings come from PAWFLOW_* variables (PAWFLOW_SWEEP_INTERVAL, PAWFLOW_MAX_BODY,
-    PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, …; see pawflow.server.settings).
+    PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, PAWFLOW_METRICS, PAWFLOW_LOG_FORMAT, …; see
+    pawflow.server.settings); traces from the OTEL_* variables (docs/operations.md).
     """
     from rich.markup import escape
 
     from pawflow import serve as serving
     from pawflow.server.running import listen
     from pawflow.server.settings import ServerSettings
+    from pawflow.telemetry import configure_logging
 
     try:
         settings = ServerSettings.from_env(host=host, port=port, db=db, public_url=public_url)
@@ -110,7 +111,7 @@ def serve(
     except ConfigError as exc:
         errors.print(f"[red]Cannot serve:[/] {escape(exc.message)}")
         raise typer.Exit(1) from None
-    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(log_level, settings.log_format)
     # The agents' MCP sessions stay open while the server runs.
     with closing(sock), ExitStack() as connections:
         try:

@@ -12,6 +12,7 @@ survives its process, and a FlowFile that passes more than ``max_hops`` tasks st
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections import Counter, deque
@@ -26,6 +27,8 @@ from pawflow.flow.board import SignalBoard
 from pawflow.flow.definition import FlowDefinition
 from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.task import Emit, FlowScope, Parker, Resumption, RuntimeContext, TaskContext
+from pawflow.store.metrics import resuming
+from pawflow.telemetry import log_context
 
 if TYPE_CHECKING:
     from pawflow.store import Store
@@ -202,15 +205,22 @@ class Engine(Parker):
             attempt=max(item.attempts, 1),
             hops=item.hops,
         )
-        try:
-            return list(task.process(item.flowfile, ctx))
-        except Exception as exc:
-            if not isinstance(exc, PawFlowError):
-                log.exception("task %s of flow %s failed", task_id, self.flow.name)
-            failed = item.flowfile.evolve(
-                update={"failure.reason": _reason(exc), "failure.task": task_id}
-            )
-            return [("failure", failed)]
+        store, deployment = self.runtime.store, self.runtime.instance_id
+        with log_context(deployment_id=deployment), contextlib.ExitStack() as resume:
+            if resumed is not None and store is not None and deployment is not None:
+                # A FlowFile back from a wait: its resume is a span linked to the ask.
+                resume.enter_context(
+                    resuming(store, resumed.signal_id, "flow", deployment_id=deployment)
+                )
+            try:
+                return list(task.process(item.flowfile, ctx))
+            except Exception as exc:
+                if not isinstance(exc, PawFlowError):
+                    log.exception("task %s of flow %s failed", task_id, self.flow.name)
+                failed = item.flowfile.evolve(
+                    update={"failure.reason": _reason(exc), "failure.task": task_id}
+                )
+                return [("failure", failed)]
 
     def process(self, task_id: str, item: Item) -> None:
         """Run one task on one FlowFile and route what it emits."""

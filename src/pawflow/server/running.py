@@ -99,7 +99,10 @@ class BoundedH11Protocol(H11Protocol):
 
 
 def server_config(app: FastAPI, settings: ServerSettings, **options: Any) -> uvicorn.Config:
-    """uvicorn's configuration for ``app``: bounded headers, a masked access log."""
+    """uvicorn's configuration for ``app``: bounded headers, a masked access log (in JSON
+    logs, uvicorn's lines go through the root logger's JSON handler like every other)."""
+    if settings.log_format == "json":
+        options.setdefault("log_config", None)
     config = uvicorn.Config(
         app,
         host=settings.host,

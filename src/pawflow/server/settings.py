@@ -55,6 +55,16 @@ class ServerSettings:
     """Seconds between an open stream's checks that its token or session is still valid."""
     max_header_bytes: int = 16 * 1024
     """The most a request's line and headers may take; more is a 431."""
+    metrics: bool = False
+    """Serve Prometheus metrics at ``/metrics`` (``PAWFLOW_METRICS=on``)."""
+    metrics_token: str | None = None
+    """If set, ``/metrics`` answers only ``Authorization: Bearer <metrics_token>``."""
+    metrics_port: int | None = None
+    """If set, the metrics are served on this port (same host) instead of the app's."""
+    metrics_cache: float = 5.0
+    """Seconds a scrape's reading of the store is reused by the next scrapes."""
+    log_format: str = "text"
+    """``text`` or ``json`` (one JSON object per line, with the ids of the work at hand)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Settings of serve-time extensions, by name; this module does not read them."""
 
@@ -62,7 +72,7 @@ class ServerSettings:
         problems = []
         if not 0 <= self.port <= 65535:
             problems.append("port must be between 0 and 65535")
-        for name in ("sweep_interval", "keepalive", "credential_check"):
+        for name in ("sweep_interval", "keepalive", "credential_check", "metrics_cache"):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
         for name in (
@@ -77,6 +87,10 @@ class ServerSettings:
         ):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
+        if self.log_format not in ("text", "json"):
+            problems.append("log_format must be text or json")
+        if self.metrics_port is not None and not 0 < self.metrics_port <= 65535:
+            problems.append("metrics_port must be between 1 and 65535")
         if self.public_url is not None and urlsplit(self.public_url).scheme not in (
             "http",
             "https",
@@ -165,7 +179,7 @@ def _convert(name: str, annotation: Any, raw: Any) -> Any:
             if text in ("", "auto") and "None" in kind:
                 return None
             raise ValueError(f"expected true or false, got {raw!r}")
-        if kind == "int":
+        if kind == "int" or (kind == "int | None" and raw != ""):
             return int(raw)
         if kind == "float":  # every float setting is an interval in seconds
             return setting_seconds(raw)

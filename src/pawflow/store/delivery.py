@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from pawflow import telemetry
 from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput
 from pawflow.store.continuations import RESOLVED_NOTICE, Continuation
+from pawflow.store.metrics import asked, count
 
 if TYPE_CHECKING:
     from pawflow.store.database import Database, Tx
@@ -153,16 +155,24 @@ def deliver_resolved(tx: Tx, registry: DeliveryRegistry, now: datetime) -> int:
 
 
 def _hand_over(tx: Tx, handler: DeliveryHandler, row: dict[str, Any], now: datetime) -> bool:
-    try:
-        with tx.savepoint("delivery"):
-            handler.deliver(Delivery(Continuation.from_row(row), tx))
-    except Exception as exc:  # any handler failure means "retry later"
-        log.info("delivery of %s deferred: %s", row["id"], exc)
-        tx.execute(
-            "UPDATE continuations SET attempts = attempts + 1, next_attempt_at = ?,"
-            " last_error = ? WHERE id = ?",
-            (to_millis(now + backoff(int(row["attempts"]))), str(exc)[:1000], row["id"]),
-        )
-        return False
-    tx.execute("DELETE FROM continuations WHERE id = ?", (row["id"],))
-    return True
+    target = str(row["target"])
+    attributes = {"pawflow.target": target, "pawflow.continuation_id": row["id"]}
+    with telemetry.span("pawflow.deliver", attributes) as span:
+        if span.is_recording():  # linked to the ask of the request it resumes on, if any
+            request = asked(tx, row["signal_id"])
+            telemetry.link(span, None if request is None else request["trace_context"])
+        try:
+            with tx.savepoint("delivery"):
+                handler.deliver(Delivery(Continuation.from_row(row), tx))
+        except Exception as exc:  # any handler failure means "retry later"
+            log.info("delivery of %s deferred: %s", row["id"], exc)
+            tx.execute(
+                "UPDATE continuations SET attempts = attempts + 1, next_attempt_at = ?,"
+                " last_error = ? WHERE id = ?",
+                (to_millis(now + backoff(int(row["attempts"]))), str(exc)[:1000], row["id"]),
+            )
+            count(tx, telemetry.DELIVERIES, target=target.split(":", 1)[0], result="deferred")
+            return False
+        tx.execute("DELETE FROM continuations WHERE id = ?", (row["id"],))
+        count(tx, telemetry.DELIVERIES, target=target.split(":", 1)[0], result="delivered")
+        return True

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pawflow import durations
+from pawflow import durations, telemetry
 from pawflow.clock import to_millis
 from pawflow.errors import Conflict, FieldError, InvalidInput, NotFound, NotPending
 from pawflow.ids import new_ordered_id
@@ -40,6 +41,9 @@ from pawflow.store.conversations import (
 from pawflow.store.database import Tx
 from pawflow.store.events import append_interaction_event
 from pawflow.store.file_links import link_files, referenced_files
+from pawflow.store.metrics import count
+
+log = logging.getLogger("pawflow.requests")
 
 MAX_MESSAGE = 20_000
 SignalFamily = Literal["confirmation", "interaction"]
@@ -82,28 +86,34 @@ class Question:
             if self.expires_at is not None
             else durations.deadline_after(now, self.expires_in)
         )
-        requester = self.requester
+        requester = self.requester or Requester()
         if isinstance(requester, dict):
             try:
                 requester = Requester.model_validate(requester)
             except ValueError as exc:
                 raise InvalidInput(f"invalid requester: {exc}") from exc
-        return request(
-            tx,
-            owner=self.owner,
-            conversation_id=self.conversation_id,
-            kind=self.kind,
-            message=self.message,
-            options=self.options,
-            title=self.title,
-            response_schema=self.response_schema,
-            expires_at=deadline,
-            requester=requester or Requester(),
-            signal_family=self.signal_family,
-            ui_surface=self.ui_surface,
-            idempotency_key=self.idempotency_key,
-            now=now,
-        )
+        attributes = {"pawflow.kind": str(self.kind), "pawflow.requester": requester.type}
+        with telemetry.span(
+            "pawflow.ask", attributes, conversation_id=self.conversation_id
+        ) as span:
+            record = request(
+                tx,
+                owner=self.owner,
+                conversation_id=self.conversation_id,
+                kind=self.kind,
+                message=self.message,
+                options=self.options,
+                title=self.title,
+                response_schema=self.response_schema,
+                expires_at=deadline,
+                requester=requester,
+                signal_family=self.signal_family,
+                ui_surface=self.ui_surface,
+                idempotency_key=self.idempotency_key,
+                now=now,
+            )
+            span.set_attribute("pawflow.request_id", record.id)
+        return record
 
 
 def request(
@@ -173,8 +183,8 @@ def request(
     row = tx.one(
         "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
         " response_schema, owner, conversation_id, requester, signal_id, status,"
-        " created_at, expires_at, ui_surface, idempotency_key)"
-        " VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)"
+        " created_at, expires_at, ui_surface, idempotency_key, trace_context)"
+        " VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)"
         " ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
         " RETURNING *",
         (
@@ -192,6 +202,7 @@ def request(
             None if expires_at is None else to_millis(expires_at),
             None if ui_surface is None else json.dumps(ui_surface),
             idempotency_key,
+            telemetry.traceparent(),  # the ask's: its answer and resume link to it
         ),
     )
     if row is None:  # the same key, committed meanwhile by a concurrent request
@@ -200,6 +211,8 @@ def request(
         assert first is not None
         return first
     record = Interaction.from_row(row)
+    count(tx, telemetry.REQUESTS_CREATED, kind=record.kind)
+    log.debug("request %s (%s) asked", record.id, record.kind)
     writers = {user for user, access in members.items() if access != "read"}
     _announce(tx, record, "interaction_request", now, writers)
     return record
@@ -368,6 +381,26 @@ def leave_pending(
     ``via`` (and a chat message's ``seq``) say where an answer came from.
     """
     at = to_millis(now)
+    verb = {"answered": "answer", "cancelled": "cancel", "expired": "expire"}[outcome]
+    with telemetry.span(
+        f"pawflow.{verb}", request_id=row["id"], conversation_id=row["conversation_id"]
+    ) as span:
+        telemetry.link(span, row.get("trace_context"))
+        return _leave(tx, row, outcome, answer=answer, by=by, at=at, now=now, via=via, seq=seq)
+
+
+def _leave(
+    tx: Tx,
+    row: dict[str, Any],
+    outcome: Outcome,
+    *,
+    answer: Any,
+    by: str | None,
+    at: int,
+    now: datetime,
+    via: str | None,
+    seq: int | None,
+) -> Interaction | None:
     answered = outcome == "answered"
     updated = tx.one(
         "UPDATE interactions SET status = ?, answer = ?, answered_by = ?, answered_at = ?,"
@@ -385,6 +418,8 @@ def leave_pending(
     if updated is None:
         return None
     record = Interaction.from_row(updated)
+    count(tx, telemetry.REQUESTS_CLOSED, kind=record.kind, outcome=outcome, via=via or "")
+    log.debug("request %s %s%s", record.id, outcome, f" via {via}" if via else "")
     fire_signal(tx, record.signal_id, {"status": outcome, "answer": record.answer}, now)
     _announce(tx, record, "interaction_answered", now)
     return record

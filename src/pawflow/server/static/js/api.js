@@ -1,3 +1,4 @@
+// @ts-check
 // The server's HTTP API as the page uses it: the session, the actions, uploads.
 //
 // The browser is signed in by a cookie session; every state change carries the session's
@@ -5,34 +6,72 @@
 // Errors come back as ApiError with the server's message, field errors (422) and, for a
 // request that left pending, its status (409).
 
+/**
+ * @import { Actions, FileEnvelope, FileRef, Interaction, InteractionPage } from "./contract.js"
+ * @import { ListInteractions, MessageOut, SessionOut } from "./contract.js"
+ */
+
 const CSRF_HEADER = "X-CSRF-Token";
 const RETRIES = 3;
 
 let csrfToken = "";
+/** @type {Set<() => void>} */
 const signedOutListeners = new Set();
 
+/**
+ * One refusal of the server: where (``path``, "" for the whole answer) and why.
+ * @typedef {{path: string, message: string}} FieldProblem
+ */
+
 export class ApiError extends Error {
+  /**
+   * @param {number} status the HTTP status; 0 when the server could not be reached
+   * @param {unknown} body what the server answered (JSON), or null
+   */
   constructor(status, body) {
+    const found = body !== null && typeof body === "object" ? /** @type {Record<string, unknown>} */ (body) : {};
     const message =
-      (body && typeof body.error === "string" && body.error) ||
+      (typeof found.error === "string" && found.error) ||
       (status === 0 ? "The server cannot be reached." : `The server answered ${status}.`);
     super(message);
     this.status = status;
     this.body = body;
-    this.errors = Array.isArray(body && body.errors) ? body.errors : [];
-    this.currentStatus = body && typeof body.status === "string" ? body.status : null;
+    /** @type {FieldProblem[]} */
+    this.errors = Array.isArray(found.errors) ? found.errors : [];
+    /** @type {string | null} */
+    this.currentStatus = typeof found.status === "string" ? found.status : null;
+    /** Whether the page has shown it already (beside the field it is about). */
+    this.shown = false;
   }
 }
 
-/** Called when the session is gone (expired, signed out elsewhere). */
+/**
+ * What went wrong, in words (for an ApiError, the server's).
+ * @param {unknown} error
+ */
+export function messageOf(error) {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Called when the session is gone (expired, signed out elsewhere).
+ * @param {() => void} listener
+ */
 export function onSignedOut(listener) {
   signedOutListeners.add(listener);
 }
 
+/** @param {number} ms */
 function wait(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * The server's JSON answer to one request (null when it has none), or an ApiError.
+ * @param {string} url
+ * @param {RequestInit} init
+ * @returns {Promise<unknown>}
+ */
 async function send(url, init, attempt = 0) {
   let response;
   try {
@@ -59,10 +98,13 @@ async function send(url, init, attempt = 0) {
   return body;
 }
 
-/** The signed-in user ({user, via, csrf_token}), or null when nobody is signed in. */
+/**
+ * The signed-in user ({user, via, csrf_token}), or null when nobody is signed in.
+ * @returns {Promise<SessionOut | null>}
+ */
 export async function session() {
   try {
-    const found = await send("/api/session", { method: "GET" });
+    const found = /** @type {SessionOut} */ (await send("/api/session", { method: "GET" }));
     csrfToken = found.csrf_token || "";
     return found;
   } catch (error) {
@@ -71,29 +113,47 @@ export async function session() {
   }
 }
 
-export function action(name, body = {}) {
-  return send(`/api/actions/${encodeURIComponent(name)}`, {
+/**
+ * Run the action ``name`` with ``body``; its result, as contract.js declares both.
+ * @template {keyof Actions} N
+ * @param {N} name
+ * @param {Actions[N]["body"]} body
+ * @returns {Promise<Actions[N]["result"]>}
+ */
+export async function action(name, body) {
+  const found = await send(`/api/actions/${encodeURIComponent(name)}`, {
     method: "POST",
     headers: { "Content-Type": "application/json", [CSRF_HEADER]: csrfToken },
     body: JSON.stringify(body),
   });
+  return /** @type {Actions[N]["result"]} */ (found);
 }
 
-/** Every item of a paged listing, following next_cursor. */
-export async function listAll(name, body, key) {
+/**
+ * Every request ``list_interactions`` finds with ``body``, following next_cursor.
+ * @param {ListInteractions} body
+ */
+export async function listInteractions(body) {
+  /** @type {Interaction[]} */
   const items = [];
+  /** @type {string | null} */
   let cursor = null;
   for (let page = 0; page < 100; page += 1) {
-    const found = await action(name, cursor ? { ...body, cursor } : body);
-    items.push(...found[key]);
+    /** @type {InteractionPage} */
+    const found = await action("list_interactions", cursor ? { ...body, cursor } : body);
+    items.push(...found.interactions);
     cursor = found.next_cursor;
     if (!cursor) break;
   }
   return items;
 }
 
-/** A conversation's whole history, a page at a time. */
+/**
+ * A conversation's whole history, a page at a time.
+ * @param {string} conversationId
+ */
 export async function history(conversationId, afterSeq = 0) {
+  /** @type {MessageOut[]} */
   const messages = [];
   let after = afterSeq;
   for (let page = 0; page < 100; page += 1) {
@@ -109,17 +169,25 @@ export async function history(conversationId, afterSeq = 0) {
   return messages;
 }
 
-/** Upload a file for a request (and form field); the server's file reference. */
+/**
+ * Upload a file for a request (and form field); the server's file reference.
+ * @param {File} file
+ * @param {string} requestId
+ * @param {string | null} field
+ * @returns {Promise<FileRef>}
+ */
 export async function upload(file, requestId, field) {
   const form = new FormData();
   form.append("file", file, file.name);
   form.append("request_id", requestId);
   if (field) form.append("field", field);
-  const found = await send("/api/files", {
-    method: "POST",
-    headers: { [CSRF_HEADER]: csrfToken },
-    body: form,
-  });
+  const found = /** @type {FileEnvelope} */ (
+    await send("/api/files", {
+      method: "POST",
+      headers: { [CSRF_HEADER]: csrfToken },
+      body: form,
+    })
+  );
   return found.file;
 }
 

@@ -1,3 +1,4 @@
+// @ts-check
 // The web chat: sign-in check, routes (/, /?c=<conversation>, /confirmations), the
 // conversation list, the pending badge, toasts, and the live connection that keeps it all
 // current in every open tab.
@@ -5,29 +6,37 @@
 import * as api from "./api.js";
 import { refreshBlocks } from "./blocks.js";
 import { ConversationView, urgencyLabel } from "./conversation.js";
-import { announce, clear, h, serverIsBack, uid } from "./dom.js";
+import { all, announce, byId, clear, h, serverIsBack, uid } from "./dom.js";
 import { expiryText, fromNow } from "./format.js";
 import { InboxView, loadPending } from "./inbox.js";
 import { InvitationList } from "./invitations.js";
 import { Live } from "./live.js";
 import * as state from "./state.js";
 
-const main = document.getElementById("main");
-const sidebar = document.getElementById("sidebar");
-const layout = document.getElementById("layout");
-const badge = document.getElementById("pending-badge");
-const pendingButton = document.getElementById("pending-button");
-const connection = document.getElementById("connection");
-const toasts = document.getElementById("toasts");
+/** @import { Interaction, MessageOut } from "./contract.js" */
+/** @import { LiveState } from "./live.js" */
+
+const main = byId("main");
+const sidebar = byId("sidebar");
+const layout = byId("layout");
+const badge = byId("pending-badge");
+const pendingButton = byId("pending-button");
+const connection = byId("connection");
+const toasts = byId("toasts");
 
 const READY_WAIT_MS = 1500;
 const TOAST_MS = 8000;
 
+/** @typedef {{name: "home"} | {name: "pending"} | {name: "conversation", id: string}} Route */
+
 let route = parseRoute(location.href);
+/** @type {ConversationView | InboxView | null} */
 let view = null;
 let hydrated = false;
+/** @type {Promise<void> | null} */
 let hydrating = null;
 let hydrateAgain = false;
+/** @type {Live | null} */
 let live = null;
 const conversationList = h("ul", { class: "conversation-list" });
 const invitations = new InvitationList((conversation) => {
@@ -37,6 +46,10 @@ const invitations = new InvitationList((conversation) => {
 
 // -- routes ---------------------------------------------------------------------------------
 
+/**
+ * @param {string} href
+ * @returns {Route}
+ */
 function parseRoute(href) {
   const url = new URL(href, location.origin);
   if (url.pathname === "/confirmations") return { name: "pending" };
@@ -44,6 +57,7 @@ function parseRoute(href) {
   return id ? { name: "conversation", id } : { name: "home" };
 }
 
+/** @param {string} href */
 function navigate(href) {
   if (href !== location.pathname + location.search) history.pushState(null, "", href);
   route = parseRoute(href);
@@ -51,11 +65,12 @@ function navigate(href) {
 }
 
 document.addEventListener("click", (event) => {
-  const link = event.target.closest("a[data-nav]");
-  if (!link || event.defaultPrevented || event.button !== 0) return;
+  const link = event.target instanceof Element ? event.target.closest("a[data-nav]") : null;
+  const href = link && link.getAttribute("href");
+  if (!href || event.defaultPrevented || event.button !== 0) return;
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   event.preventDefault();
-  navigate(link.getAttribute("href"));
+  navigate(href);
 });
 
 window.addEventListener("popstate", () => {
@@ -63,8 +78,9 @@ window.addEventListener("popstate", () => {
   render({ focus: true });
 });
 
+/** @param {{focus?: boolean}} [options] */
 function render({ focus = false } = {}) {
-  if (view && view.destroy) view.destroy();
+  if (view instanceof ConversationView) view.destroy();
   view = null;
   clear(main);
   layout.dataset.view = route.name;
@@ -85,7 +101,7 @@ function render({ focus = false } = {}) {
   }
   renderConversationList();
   updateBadge();
-  if (focus && view && view.focusTitle) view.focusTitle();
+  if (focus && view) view.focusTitle();
   else if (focus) main.focus();
 }
 
@@ -159,7 +175,7 @@ function renderSidebar() {
       toggle.setAttribute("aria-expanded", "false");
       navigate(`/?c=${encodeURIComponent(found.conversation.id)}`);
     } catch (failure) {
-      error.textContent = failure.message;
+      error.textContent = api.messageOf(failure);
       error.hidden = false;
     }
   });
@@ -225,6 +241,10 @@ function updateBadge() {
   document.title = count ? `(${count}) ${base}` : base;
 }
 
+/**
+ * A notice over the page; a high-urgency one stays until dismissed.
+ * @param {{title?: string | null, message: string, urgency?: string, conversationId?: string | null}} notice
+ */
 function toast({ title, message, urgency = "normal", conversationId = null }) {
   const item = h(
     "div",
@@ -278,6 +298,11 @@ state.onConversations(() => {
   if (view instanceof InboxView) view.refreshTitles();
 });
 
+/**
+ * One event of the live stream, by its type; ``data`` is the server's JSON for it.
+ * @param {string} type
+ * @param {any} data
+ */
 function onEvent(type, data) {
   if (type === "invitation") {
     invitations.load().catch(() => {}); // offered, not joined: only the invitation shows
@@ -288,23 +313,27 @@ function onEvent(type, data) {
     loadConversations().catch(() => {}); // shared with us since the list was read
   }
   if (type === "interaction_request" || type === "interaction_answered") {
-    const known = state.records.has(data.id);
-    state.upsert(data);
-    if (!known && type === "interaction_request" && data.status === "pending" && state.mine(data)) {
-      const here = view instanceof ConversationView && view.id === data.conversation_id;
+    /** @type {Interaction} */
+    const record = data;
+    const known = state.records.has(record.id);
+    state.upsert(record);
+    if (!known && type === "interaction_request" && record.status === "pending" && state.mine(record)) {
+      const here = view instanceof ConversationView && view.id === record.conversation_id;
       if (!here) {
         toast({
-          title: `New request in ${state.conversationTitle(data.conversation_id)}`,
-          message: data.title || data.message,
-          conversationId: data.conversation_id,
+          title: `New request in ${state.conversationTitle(record.conversation_id)}`,
+          message: record.title || record.message,
+          conversationId: record.conversation_id,
         });
       }
     }
   } else if (type === "message") {
-    if (view instanceof ConversationView && view.id === data.conversation_id) {
-      view.addMessage(data);
-    } else if (data.role !== "user" || data.author !== state.me.user) {
-      state.unread.add(data.conversation_id);
+    /** @type {MessageOut} */
+    const message = data;
+    if (view instanceof ConversationView && view.id === message.conversation_id) {
+      view.addMessage(message);
+    } else if (message.role !== "user" || message.author !== state.me.user) {
+      state.unread.add(message.conversation_id);
       renderConversationList();
     }
   } else if (type === "notification") {
@@ -326,11 +355,15 @@ async function loadConversations() {
   state.setConversations(found.conversations);
 }
 
+/** @param {string} id */
 async function getRecord(id) {
   return (await api.action("get_interaction", { request_id: id })).interaction;
 }
 
-/** Read everything shown from the server: on start, after a reconnect, on a reset. */
+/**
+ * Read everything shown from the server: on start, after a reconnect, on a reset.
+ * @returns {Promise<void>}
+ */
 function hydrate() {
   if (hydrating) {
     // Something may have changed after the read in flight began: read once more after it.
@@ -361,6 +394,7 @@ function hydrate() {
   return hydrating;
 }
 
+/** @param {LiveState} stateName */
 function setConnection(stateName) {
   connection.dataset.state = stateName;
   connection.textContent =
@@ -375,8 +409,8 @@ function signedOut() {
   layout.dataset.view = "signed-out";
   clear(sidebar);
   pendingButton.hidden = true;
-  document.getElementById("sign-out").hidden = true;
-  document.getElementById("who").textContent = "";
+  byId("sign-out").hidden = true;
+  byId("who").textContent = "";
   connection.textContent = "";
   clear(main).append(
     h(
@@ -400,10 +434,10 @@ api.onSignedOut(() => signedOut());
 
 // Relative times ("3 minutes ago", "expires in 2 hours") are kept current.
 setInterval(() => {
-  for (const time of document.querySelectorAll("time[datetime]")) {
-    time.textContent = fromNow(time.getAttribute("datetime"));
+  for (const time of all(document, "time[datetime]", HTMLTimeElement)) {
+    time.textContent = fromNow(time.dateTime);
   }
-  for (const expiry of document.querySelectorAll(".expiry")) {
+  for (const expiry of all(document, ".expiry", HTMLElement)) {
     expiry.textContent = expiryText(expiry.dataset.expires || null);
   }
 }, 30000);
@@ -423,9 +457,9 @@ async function boot() {
     return;
   }
   state.me.user = session.user;
-  document.getElementById("who").textContent = session.user;
+  byId("who").textContent = session.user;
   pendingButton.hidden = false;
-  const signOutButton = document.getElementById("sign-out");
+  const signOutButton = byId("sign-out");
   signOutButton.hidden = false;
   signOutButton.addEventListener("click", async () => {
     try {

@@ -1,3 +1,4 @@
+// @ts-check
 // Interaction blocks: one request drawn from its record, answerable in place while pending.
 //
 // A block is always rendered from the record the server sent (never from what was clicked):
@@ -6,26 +7,26 @@
 // shows the server's field errors beside the fields and leaves the block open.
 
 import { action, ApiError, upload } from "./api.js";
-import { announce, clear, h, uid, untilServerIsBack } from "./dom.js";
-import { answerText, expiryText, fromNow, kindName, optionsOf, when } from "./format.js";
+import { CHANNELS, KINDS, oneOf } from "./contract.js";
+import { all, announce, append, clear, disable, h, uid, untilServerIsBack } from "./dom.js";
+import { answerText, expiryText, fromNow, kindName, optionsOf, schemaOf, when } from "./format.js";
 import { field, kindOfProperty } from "./fields.js";
 import { me, mine, upsert } from "./state.js";
 import { renderSurface, unsupported } from "./surfaces.js";
 
-const KINDS = new Set([
-  "confirm",
-  "choice",
-  "multi",
-  "text",
-  "multiline",
-  "integer",
-  "decimal",
-  "date",
-  "datetime",
-  "file",
-  "form",
-]);
-const SINGLE_INPUT = new Set(["text", "multiline", "integer", "decimal", "date", "datetime", "file"]);
+/**
+ * @import { Channel, ClientChannel, FileRef, Interaction, Requester, ScalarKind, Status } from "./contract.js"
+ * @import { Field } from "./fields.js"
+ * @import { Schema } from "./format.js"
+ */
+
+/**
+ * How this page answers, as the record's answered_via then says.
+ * @type {ClientChannel}
+ */
+const ANSWERED_VIA = "button";
+
+/** @type {Record<Status, string>} */
 const STATUS_TEXT = {
   pending: "Waiting for you",
   answered: "Answered",
@@ -35,15 +36,30 @@ const STATUS_TEXT = {
 
 // Blocks answered from the keyboard (request id → where): their redrawn block takes the
 // focus, which the disabled controls lost to the page while the answer was on its way.
+/** @type {Map<string, string | undefined>} */
 const focusAfter = new Map();
 
-/** Redraw every block of ``record`` on the page, unless nothing a person sees changed. */
+/**
+ * A kind of the contract this page has no controls for: TypeScript (``make lint``) stops at
+ * the call until the page handles every kind.
+ * @param {never} kind
+ * @returns {never}
+ */
+function noControlsFor(kind) {
+  throw new Error(`no controls for a “${kind}” request`);
+}
+
+/**
+ * Redraw every block of ``record`` on the page, unless nothing a person sees changed.
+ * @param {Interaction} record
+ * @param {Interaction | null} old
+ */
 export function refreshBlocks(record, old) {
   if (old && old.status === "pending" && record.status === "pending") return;
   const selector = `[data-request-id="${CSS.escape(record.id)}"]`;
   const where = focusAfter.get(record.id);
   focusAfter.delete(record.id);
-  for (const element of document.querySelectorAll(selector)) {
+  for (const element of all(document, selector, HTMLElement)) {
     const hadFocus = element.contains(document.activeElement);
     const fresh = renderBlock(record, { where: element.dataset.where });
     element.replaceWith(fresh);
@@ -52,11 +68,13 @@ export function refreshBlocks(record, old) {
   }
 }
 
+/** @param {string} user */
 function person(user) {
   return user === me.user ? "you" : user;
 }
 
 // Where an answer came from (the record's answered_via), as the block says it.
+/** @type {Record<Channel, string>} */
 const VIA = {
   chat: "in the chat",
   button: "in its block",
@@ -65,24 +83,36 @@ const VIA = {
   api: "through the API",
 };
 
+/** @param {string | null} via */
 function viaText(via) {
   if (!via) return "";
-  return ` ${VIA[via] || `via ${via}`}`;
+  return ` ${oneOf(CHANNELS, via) ? VIA[via] : `via ${via}`}`;
 }
 
+/** @param {Requester} requester */
 function requesterText(requester) {
   if (!requester) return "";
   const { type, name } = requester;
   return type === "api" ? name : `${name} (${type})`;
 }
 
+/**
+ * The block of ``record``, drawn for ``where`` it is shown ("conversation", "inbox").
+ * @param {Interaction} record
+ * @param {{where?: string}} [options]
+ */
 export function renderBlock(record, { where = "conversation" } = {}) {
   return new Block(record, where).element;
 }
 
 class Block {
+  /**
+   * @param {Interaction} record
+   * @param {string} where
+   */
   constructor(record, where) {
     this.record = record;
+    /** @type {Field[]} */
     this.fields = [];
     this.busy = false;
     const titleId = uid("block-title");
@@ -115,8 +145,10 @@ class Block {
     if (!pending) this.element.append(this.outcome());
   }
 
+  /** @param {boolean} pending */
   body(pending) {
     const record = this.record;
+    /** @param {unknown} value */
     const act = (value) =>
       Array.isArray(value) && value.length === 0
         ? this.confirmEmpty("Send with nothing chosen?", "Send with none chosen", () => value)
@@ -140,7 +172,7 @@ class Block {
       }
     }
     if (!pending || answeredBySurface) return;
-    if (!KINDS.has(record.kind)) {
+    if (!oneOf(KINDS, record.kind)) {
       this.element.append(
         h(
           "p",
@@ -156,104 +188,157 @@ class Block {
 
   controls() {
     const record = this.record;
-    const schema = record.response_schema || {};
+    const schema = schemaOf(record);
     const form = h("form", { class: "answer", novalidate: true });
-    if (record.kind === "confirm") {
-      form.append(
-        h(
-          "div",
-          { class: "actions" },
-          h("button", { type: "button", class: "primary", onclick: () => this.submit(() => true) }, "Yes"),
-          h("button", { type: "button", onclick: () => this.submit(() => false) }, "No"),
-        ),
-      );
-    } else if (record.kind === "choice") {
-      const options = record.options || [];
-      form.append(
-        h(
-          "div",
-          { class: "actions actions--options", role: "group", "aria-label": "Options" },
-          options.map((option) =>
-            h("button", { type: "button", onclick: () => this.submit(() => option.value) }, option.label),
+    switch (record.kind) {
+      case "confirm":
+        form.append(
+          h(
+            "div",
+            { class: "actions" },
+            h("button", { type: "button", class: "primary", onclick: () => this.submit(() => true) }, "Yes"),
+            h("button", { type: "button", onclick: () => this.submit(() => false) }, "No"),
           ),
-        ),
-      );
-    } else if (record.kind === "multi") {
-      const input = field("multi", schema, { label: "Choose any that apply", name: "choices" });
-      this.fields.push(input);
-      form.append(input.element, this.submitButton("Validate"));
-      form.addEventListener("submit", (event) => {
-        event.preventDefault();
-        const value = input.read();
-        if (value.length === 0) {
-          this.confirmEmpty("Send with nothing chosen?", "Send with none chosen", () => value);
-        } else this.submit(() => value);
-      });
-    } else if (SINGLE_INPUT.has(record.kind)) {
-      const input = field(record.kind, schema, { describedBy: this.messageId });
-      this.fields.push(input);
-      form.append(
-        h("div", { class: "single" }, input.element, this.submitButton(record.kind === "file" ? "Upload and send" : "Send")),
-      );
-      if (record.kind === "multiline") {
-        input.element.querySelector("textarea").addEventListener("keydown", (event) => {
-          if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
-        });
+        );
+        break;
+      case "choice": {
+        const options = record.options || [];
+        form.append(
+          h(
+            "div",
+            { class: "actions actions--options", role: "group", "aria-label": "Options" },
+            options.map((option) =>
+              h("button", { type: "button", onclick: () => this.submit(() => option.value) }, option.label),
+            ),
+          ),
+        );
+        break;
       }
-      form.addEventListener("submit", (event) => {
-        event.preventDefault();
-        const value = input.read();
-        if ((record.kind === "text" || record.kind === "multiline") && value.trim() === "") {
-          this.confirmEmpty("Send an empty answer?", "Send it empty", () => value, input);
-          return;
-        }
-        this.submit(async () => (record.kind === "file" ? this.uploaded(value, input, null) : value));
-      });
-    } else if (record.kind === "form") {
-      const properties = schema.properties || {};
-      const required = new Set(schema.required || []);
-      const grid = h("div", { class: "form-fields" });
-      for (const [name, property] of Object.entries(properties)) {
-        const kind = kindOfProperty(property);
-        if (kind === null) continue;
-        const input = field(kind, property, {
-          name,
-          label: property.title || name,
-          required: required.has(name),
-          inForm: true,
-        });
+      case "multi": {
+        const input = field("multi", schema, { label: "Choose any that apply", name: "choices" });
         this.fields.push(input);
-        grid.append(input.element);
-      }
-      form.append(
-        required.size ? h("p", { class: "hint" }, "Fields marked * are required.") : null,
-        grid,
-        this.submitButton("Submit"),
-      );
-      form.addEventListener("submit", (event) => {
-        event.preventDefault();
-        this.submit(async () => {
-          const answer = {};
-          for (const input of this.fields) {
-            let value = input.read();
-            if (input.kind === "file" && value) value = await this.uploaded(value, input, input.name);
-            if (value !== null) answer[input.name] = value;
-          }
-          return answer;
+        form.append(input.element, this.submitButton("Validate"));
+        form.addEventListener("submit", (event) => {
+          event.preventDefault();
+          const value = input.read();
+          if (Array.isArray(value) && value.length === 0) {
+            this.confirmEmpty("Send with nothing chosen?", "Send with none chosen", () => value);
+          } else this.submit(() => value);
         });
-      });
+        break;
+      }
+      case "text":
+      case "multiline":
+      case "integer":
+      case "decimal":
+      case "date":
+      case "datetime":
+      case "file":
+        this.singleInput(form, record.kind, schema);
+        break;
+      case "form":
+        this.formFields(form, schema);
+        break;
+      default:
+        noControlsFor(record.kind);
     }
     return form;
   }
 
-  /** Ask before ``produce``'s answer is sent: "Send it empty" sends, "Keep editing" goes back. */
+  /**
+   * The one input of a request of a scalar kind (other than confirm, choice and multi).
+   * @param {HTMLFormElement} form
+   * @param {ScalarKind} kind
+   * @param {Schema} schema
+   */
+  singleInput(form, kind, schema) {
+    const input = field(kind, schema, { describedBy: this.messageId });
+    this.fields.push(input);
+    form.append(
+      h("div", { class: "single" }, input.element, this.submitButton(kind === "file" ? "Upload and send" : "Send")),
+    );
+    if (kind === "multiline") {
+      input.element.querySelector("textarea")?.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
+      });
+    }
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const value = input.read();
+      if ((kind === "text" || kind === "multiline") && typeof value === "string" && value.trim() === "") {
+        this.confirmEmpty("Send an empty answer?", "Send it empty", () => value, input);
+        return;
+      }
+      this.submit(async () =>
+        kind === "file" ? this.uploaded(value instanceof File ? value : null, input, null) : value,
+      );
+    });
+  }
+
+  /**
+   * The fields of a form request, one per property of its schema.
+   * @param {HTMLFormElement} form
+   * @param {Schema} schema
+   */
+  formFields(form, schema) {
+    const properties = schema.properties || {};
+    const required = new Set(schema.required || []);
+    const grid = h("div", { class: "form-fields" });
+    for (const [name, property] of Object.entries(properties)) {
+      const kind = kindOfProperty(property);
+      if (kind === null) continue;
+      const input = field(kind, property, {
+        name,
+        label: property.title || name,
+        required: required.has(name),
+        inForm: true,
+      });
+      this.fields.push(input);
+      grid.append(input.element);
+    }
+    append(form, [
+      required.size ? h("p", { class: "hint" }, "Fields marked * are required.") : null,
+      grid,
+      this.submitButton("Submit"),
+    ]);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.submit(async () => {
+        /** @type {Record<string, unknown>} */
+        const answer = {};
+        for (const input of this.fields) {
+          /** @type {unknown} */
+          let value = input.read();
+          if (input.kind === "file" && value instanceof File) {
+            value = await this.uploaded(value, input, input.name);
+          }
+          if (value !== null) answer[input.name] = value;
+        }
+        return answer;
+      });
+    });
+  }
+
+  /**
+   * Ask before ``produce``'s answer is sent: "Send it empty" sends, "Keep editing" goes back.
+   * @param {string} question
+   * @param {string} yes
+   * @param {() => unknown} produce
+   * @param {Field | null} [input]
+   */
   confirmEmpty(question, yes, produce, input = null) {
     this.ask(question, yes, () => this.submit(produce), "Keep editing", () => {
       if (input) input.focus();
     });
   }
 
-  /** A question in the block with two buttons; the first takes the focus. */
+  /**
+   * A question in the block with two buttons; the first takes the focus.
+   * @param {string} question
+   * @param {string} yes
+   * @param {() => void} onYes
+   * @param {string} no
+   */
   ask(question, yes, onYes, no, onNo = () => {}) {
     const close = () => {
       this.confirmBox.hidden = true;
@@ -271,7 +356,7 @@ class Block {
     );
     this.confirmBox.setAttribute("aria-labelledby", questionId);
     this.confirmBox.hidden = false;
-    this.confirmBox.querySelector("button").focus();
+    this.confirmBox.querySelector("button")?.focus();
   }
 
   /** The owner may withdraw a request nobody should answer any more. */
@@ -309,11 +394,17 @@ class Block {
     }
   }
 
+  /** @param {string} text */
   submitButton(text) {
     return h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, text));
   }
 
-  /** Upload ``file`` for this request; a refusal is shown on ``input``. */
+  /**
+   * Upload ``file`` for this request; a refusal is shown on ``input``.
+   * @param {File | null} file
+   * @param {Field} input
+   * @param {string | null} fieldName
+   */
   async uploaded(file, input, fieldName) {
     if (!file) return null;
     try {
@@ -328,12 +419,11 @@ class Block {
     }
   }
 
+  /** @param {boolean} busy */
   setBusy(busy) {
     this.busy = busy;
     this.element.setAttribute("aria-busy", busy ? "true" : "false");
-    for (const control of this.element.querySelectorAll("button, input, select, textarea")) {
-      control.disabled = busy;
-    }
+    disable(this.element, "button, input, select, textarea", busy);
   }
 
   clearErrors() {
@@ -343,6 +433,7 @@ class Block {
     for (const input of this.fields) input.clearError();
   }
 
+  /** @param {() => unknown} produce the answer (or a promise of it) */
   async submit(produce) {
     if (this.busy) return;
     this.clearErrors();
@@ -353,7 +444,7 @@ class Block {
       const found = await action("respond_interaction", {
         request_id: this.record.id,
         answer,
-        answered_via: "button",
+        answered_via: ANSWERED_VIA,
       });
       upsert(found.interaction);
       announce("Answer sent.");
@@ -365,6 +456,7 @@ class Block {
     }
   }
 
+  /** @param {unknown} error */
   async show(error) {
     if (!(error instanceof ApiError)) {
       this.blockError(["Something went wrong in this page; the answer was not sent."]);
@@ -405,6 +497,7 @@ class Block {
     }
   }
 
+  /** @param {string} path */
   fieldFor(path) {
     if (this.record.kind !== "form") return this.fields[0] || null;
     const name = path.split(/[.[]/)[0];
@@ -417,6 +510,7 @@ class Block {
     else this.element.focus();
   }
 
+  /** @param {string[]} lines */
   blockError(lines) {
     delete this.error.dataset.unreachable;
     clear(this.error);
@@ -479,7 +573,7 @@ class Block {
     const answer = record.answer;
     let shown;
     if (record.kind === "form" && answer && typeof answer === "object") {
-      const properties = (record.response_schema || {}).properties || {};
+      const properties = schemaOf(record).properties || {};
       shown = h(
         "dl",
         { class: "answer-list" },
@@ -495,7 +589,7 @@ class Block {
         }),
       );
     } else {
-      shown = h("strong", { class: "answer-value" }, valueNode(record.kind, answer, { options: optionsOf(record), schema: record.response_schema }));
+      shown = h("strong", { class: "answer-value" }, valueNode(record.kind, answer, { options: optionsOf(record), schema: schemaOf(record) }));
     }
     return h(
       "div",
@@ -506,9 +600,16 @@ class Block {
   }
 }
 
+/**
+ * An answer as shown in its block: a file answer links to the file.
+ * @param {string} kind
+ * @param {unknown} value
+ * @param {Parameters<typeof answerText>[2]} [context]
+ */
 function valueNode(kind, value, context) {
-  if (kind === "file" && value && value.id) {
-    return h("a", { href: `/api/files/${encodeURIComponent(value.id)}`, download: value.name }, answerText(kind, value));
+  const file = kind === "file" && value && typeof value === "object" ? /** @type {Partial<FileRef>} */ (value) : null;
+  if (file && file.id) {
+    return h("a", { href: `/api/files/${encodeURIComponent(file.id)}`, download: file.name }, answerText(kind, value));
   }
   return answerText(kind, value, context);
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // One conversation: its history and its requests in one timeline, and the composer.
 //
 // Messages and interaction blocks are placed by creation time, then by a sequence: a
@@ -8,27 +9,39 @@
 // and the conversation's interactions from the server (every time: first open, reconnect,
 // reset), so blocks always come from the store and stay answerable after reloads.
 
-import { action, ApiError, history, listAll } from "./api.js";
+import { action, ApiError, history, listInteractions, messageOf } from "./api.js";
 import { renderBlock } from "./blocks.js";
-import { clear, h, richText, uid, untilServerIsBack } from "./dom.js";
+import { clear, disable, h, richText, uid, untilServerIsBack } from "./dom.js";
 import { fromNow, when } from "./format.js";
 import { conversations, conversationTitle, pendingIn, records, upsert } from "./state.js";
 
+/** @import { Interaction, MessageOut } from "./contract.js" */
+
+/** @type {Record<MessageOut["role"], string>} */
 const ROLE_NAMES = { user: "You", assistant: "Assistant", system: "System", notification: "Notice" };
 const RANK = { message: 0, block: 1 };
 const TYPING_MS = 20000;
 
+/**
+ * Where an item of the timeline goes: creation time, rank, sequence, and a tiebreak.
+ * @typedef {[at: number, rank: number, seq: number, tiebreak: string]} SortKey
+ */
+
+/** @type {Record<string, (agent: string) => string>} */
 const WAKEUP_TEXT = {
   answered: (agent) => `${agent} has your answer and carries on.`,
   cancelled: (agent) => `${agent} was told the request was cancelled.`,
   expired: (agent) => `${agent} was told the request expired unanswered.`,
 };
 
-/** What an agent was woken with, as one quiet line (the block above shows the answer). */
+/**
+ * What an agent was woken with, as one quiet line (the block above shows the answer).
+ * @param {MessageOut} message
+ */
 function wakeupNode(message) {
   const data = message.data || {};
   const agent = String(message.author || "").replace(/^agent:/, "") || "The agent";
-  const text = (WAKEUP_TEXT[data.status] || WAKEUP_TEXT.answered)(agent);
+  const text = (WAKEUP_TEXT[String(data.status)] || WAKEUP_TEXT.answered)(agent);
   return h(
     "article",
     { class: "message message--event", dataset: { seq: String(message.seq) } },
@@ -36,12 +49,16 @@ function wakeupNode(message) {
   );
 }
 
+/**
+ * @param {MessageOut} message
+ * @param {string} self the signed-in user
+ */
 function messageNode(message, self) {
   const data = message.data || {};
   if (message.role === "system" && data.wakeup && !data.error) return wakeupNode(message);
   const mine = message.role === "user" && message.author === self;
   const who = mine ? "You" : message.author || ROLE_NAMES[message.role] || message.role;
-  const urgency = message.role === "notification" ? data.urgency || "normal" : null;
+  const urgency = message.role === "notification" ? String(data.urgency || "normal") : null;
   // Agents' messages come with the server's sanitized HTML of their Markdown.
   const content =
     typeof message.html === "string" && message.role !== "user"
@@ -69,25 +86,37 @@ function messageNode(message, self) {
       " · ",
       h("time", { datetime: message.created_at, title: when(message.created_at) }, fromNow(message.created_at)),
     ),
-    urgency && data.title ? h("p", { class: "message-title" }, data.title) : null,
+    urgency && data.title ? h("p", { class: "message-title" }, String(data.title)) : null,
     content,
   );
 }
 
+/** @type {Record<string, string>} */
+const URGENCY_LABELS = { low: "Low", normal: "Notice", high: "Urgent" };
+
+/** @param {string} urgency */
 export function urgencyLabel(urgency) {
-  return { low: "Low", normal: "Notice", high: "Urgent" }[urgency] || "Notice";
+  return URGENCY_LABELS[urgency] || "Notice";
 }
 
 export class ConversationView {
+  /**
+   * @param {string} id
+   * @param {string} self the signed-in user
+   */
   constructor(id, self) {
     this.id = id;
     this.self = self;
+    /** @type {Array<{key: string, sortKey: SortKey, node: HTMLElement}>} */
     this.order = [];
+    /** @type {Map<string, HTMLElement>} */
     this.keys = new Map();
-    this.anchors = new Map(); // request id → the sort key of the message introducing it
+    /** @type {Map<string, SortKey>} request id → the sort key of the message introducing it */
+    this.anchors = new Map();
     this.lastSeq = 0;
     this.loaded = false;
-    this.typingTimer = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.typingTimer = undefined;
     const titleId = uid("conversation-title");
     this.title = h("h2", { id: titleId, tabindex: "-1" }, conversationTitle(id));
     this.summary = h("p", { class: "conversation-summary" });
@@ -98,6 +127,7 @@ export class ConversationView {
     this.typing = h("p", { class: "typing", role: "status", hidden: true });
     // Which agent answers here; without one, a message would get no reply and no reason.
     this.agentNote = h("div", { class: "agent-note", role: "status", hidden: true });
+    this.composerNote = h("p", { class: "composer-note", role: "status" });
     this.composer = this.makeComposer();
     this.scroller = h("div", { class: "timeline-scroll" }, this.status, this.log, this.typing);
     this.element = h(
@@ -125,7 +155,7 @@ export class ConversationView {
       : "Nothing waiting for you here";
     const conversation = conversations.get(this.id);
     const readOnly = conversation && conversation.access === "read";
-    for (const control of this.composer.querySelectorAll("textarea, button")) control.disabled = readOnly;
+    disable(this.composer, "textarea, button", Boolean(readOnly));
     this.composerNote.textContent = readOnly ? "You can read this conversation but not write in it." : "";
   }
 
@@ -137,7 +167,6 @@ export class ConversationView {
       placeholder: "Write a message…",
       autocomplete: "off",
     });
-    this.composerNote = h("p", { class: "composer-note", role: "status" });
     const form = h(
       "form",
       { class: "composer", "aria-label": "Send a message" },
@@ -157,7 +186,7 @@ export class ConversationView {
       const content = input.value.trim();
       if (!content) return;
       const button = form.querySelector("button");
-      button.disabled = true;
+      if (button) button.disabled = true;
       this.composerNote.textContent = "";
       delete this.composerNote.dataset.unreachable;
       try {
@@ -169,10 +198,10 @@ export class ConversationView {
         const unreachable = error instanceof ApiError && error.status === 0;
         this.composerNote.textContent = unreachable
           ? "The server cannot be reached; the message was not sent."
-          : `Not sent: ${error.message}`;
+          : `Not sent: ${messageOf(error)}`;
         if (unreachable) untilServerIsBack(this.composerNote);
       } finally {
-        button.disabled = false;
+        if (button) button.disabled = false;
         input.focus();
       }
     });
@@ -184,7 +213,7 @@ export class ConversationView {
     try {
       const [messages, interactions, agents] = await Promise.all([
         history(this.id, this.lastSeq),
-        listAll("list_interactions", { conversation_id: this.id, limit: 500 }, "interactions"),
+        listInteractions({ conversation_id: this.id, limit: 500 }),
         action("list_agents", { conversation_id: this.id }),
       ]);
       this.showAgent(agents.assigned, agents.agents);
@@ -204,12 +233,16 @@ export class ConversationView {
       this.status.textContent =
         error instanceof ApiError && error.status === 404
           ? "This conversation does not exist or is not shared with you."
-          : `The conversation could not be loaded: ${error.message}`;
+          : `The conversation could not be loaded: ${messageOf(error)}`;
       if (error instanceof ApiError && error.status === 404) this.composer.hidden = true;
     }
   }
 
-  /** Say which agent answers here; without one, say so and offer the agents to choose. */
+  /**
+   * Say which agent answers here; without one, say so and offer the agents to choose.
+   * @param {string | null | undefined} assigned
+   * @param {string[]} agents
+   */
   showAgent(assigned, agents) {
     const note = clear(this.agentNote);
     note.hidden = false;
@@ -236,7 +269,7 @@ export class ConversationView {
         await action("assign_agent", { conversation_id: this.id, agent: select.value });
         this.showAgent(select.value, agents);
       } catch (error) {
-        problem.textContent = `Not assigned: ${error.message}`;
+        problem.textContent = `Not assigned: ${messageOf(error)}`;
         problem.hidden = false;
       }
     };
@@ -261,31 +294,41 @@ export class ConversationView {
     this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
+  /** @param {MessageOut} message */
   addMessage(message) {
     if (message.conversation_id !== this.id) return;
     this.lastSeq = Math.max(this.lastSeq, message.seq);
     if (message.role !== "user") this.stopTyping();
     const node = h("li", { class: "item item--message" }, messageNode(message, this.self));
+    /** @type {SortKey} */
     const sortKey = [Date.parse(message.created_at), RANK.message, message.seq, ""];
     this.insert(`m:${message.id}`, sortKey, node);
     const introduced = (message.data || {}).request_id;
     if (typeof introduced === "string" && message.role === "assistant") {
-      this.anchors.set(introduced, [...sortKey.slice(0, 3), `~${introduced}`]);
-      this.move(`i:${introduced}`, this.anchors.get(introduced));
+      /** @type {SortKey} */
+      const anchor = [sortKey[0], sortKey[1], sortKey[2], `~${introduced}`];
+      this.anchors.set(introduced, anchor);
+      this.move(`i:${introduced}`, anchor);
     }
   }
 
+  /** @param {Interaction} record */
   addRecord(record) {
     if (record.conversation_id !== this.id) return;
     const key = `i:${record.id}`;
     if (this.keys.has(key)) return;
     const current = records.get(record.id) || record;
     const node = h("li", { class: "item item--block" }, renderBlock(current, { where: "conversation" }));
+    /** @type {SortKey} */
     const sortKey = this.anchors.get(record.id) || [Date.parse(record.created_at), RANK.block, 0, record.id];
     this.insert(key, sortKey, node);
   }
 
-  /** Place an item shown already at its new sort key. */
+  /**
+   * Place an item shown already at its new sort key.
+   * @param {string} key
+   * @param {SortKey} sortKey
+   */
   move(key, sortKey) {
     const at = this.order.findIndex((item) => item.key === key);
     if (at < 0 || compare(this.order[at].sortKey, sortKey) === 0) return;
@@ -294,6 +337,11 @@ export class ConversationView {
     this.insert(key, sortKey, item.node);
   }
 
+  /**
+   * @param {string} key
+   * @param {SortKey} sortKey
+   * @param {HTMLElement} node
+   */
   insert(key, sortKey, node) {
     if (this.keys.has(key)) return;
     const nearEnd = this.nearEnd();
@@ -302,13 +350,15 @@ export class ConversationView {
     const next = this.order[index];
     this.order.splice(index, 0, { key, sortKey, node });
     this.keys.set(key, node);
-    const focused = node.contains(document.activeElement) ? document.activeElement : null;
+    const active = document.activeElement;
+    const focused = active instanceof HTMLElement && node.contains(active) ? active : null;
     this.list.insertBefore(node, next ? next.node : null);
     if (focused) focused.focus(); // moving a node drops its focus
     this.status.hidden = true;
     if (this.loaded && nearEnd) this.scrollToEnd();
   }
 
+  /** @param {{agent?: string}} progress the agent_progress event */
   showTyping(progress) {
     this.typing.textContent = `${progress.agent || "The assistant"} is working…`;
     this.typing.hidden = false;
@@ -331,6 +381,10 @@ export class ConversationView {
   }
 }
 
+/**
+ * @param {SortKey} a
+ * @param {SortKey} b
+ */
 function compare(a, b) {
   for (let i = 0; i < a.length; i += 1) {
     if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;

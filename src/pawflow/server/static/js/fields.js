@@ -1,10 +1,12 @@
+// @ts-check
 // Typed inputs for the scalar kinds, used alone (a text, a date… request) and as the fields
 // of a form. An input reads what the person entered into the JSON value the contract
 // expects; it checks nothing itself: the server validates every answer and its field
 // errors are shown back here, beside the input they are about.
 
+import { SCALAR_KINDS, oneOf } from "./contract.js";
 import { datePattern, dateText, dateTimePattern, parseDate, parseDateTime } from "./dates.js";
-import { h, uid } from "./dom.js";
+import { all, h, uid } from "./dom.js";
 import {
   currencySymbol,
   enumOptions,
@@ -15,23 +17,17 @@ import {
   timeZone,
 } from "./format.js";
 
-const MARKED = new Set([
-  "confirm",
-  "choice",
-  "multi",
-  "text",
-  "multiline",
-  "integer",
-  "decimal",
-  "date",
-  "datetime",
-  "file",
-]);
+/** @import { ScalarKind } from "./contract.js" */
+/** @import { Schema } from "./format.js" */
 
-/** Which scalar kind a form field's schema describes (as the server decides it). */
+/**
+ * Which scalar kind a form field's schema describes (as the server decides it).
+ * @param {Schema} schema
+ * @returns {ScalarKind | null}
+ */
 export function kindOfProperty(schema) {
   const marker = schema["x-pawflow-kind"];
-  if (typeof marker === "string" && MARKED.has(marker)) return marker;
+  if (oneOf(SCALAR_KINDS, marker)) return marker;
   switch (schema.type) {
     case "boolean":
       return "confirm";
@@ -50,6 +46,10 @@ export function kindOfProperty(schema) {
   }
 }
 
+/**
+ * @param {number} count
+ * @param {string} word
+ */
 function plural(count, word) {
   return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
@@ -57,12 +57,15 @@ function plural(count, word) {
 const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const LOWER = "abcdefghijklmnopqrstuvwxyz";
 const DIGITS = "1234567890";
+/** @type {Record<string, string>} */
 const CLASS_SAMPLES = { "A-Z": UPPER, "a-z": LOWER, "0-9": DIGITS, "A-Za-z": UPPER, "a-zA-Z": LOWER };
+/** @type {Record<string, string>} */
 const ESCAPE_SAMPLES = { d: DIGITS, w: LOWER, s: " " };
 
 /**
  * An example of what a simple pattern accepts ("^[A-Z]{3}-\\d{4}$" gives "ABC-1234"), or
  * null when the pattern is beyond these few constructs: a regex is no hint to a person.
+ * @param {string} pattern
  */
 export function patternExample(pattern) {
   let rest = String(pattern).replace(/^\^/, "").replace(/\$$/, "");
@@ -102,7 +105,11 @@ export function patternExample(pattern) {
   return out || null;
 }
 
-/** What the schema asks for, in words, so nobody has to learn it from an error. */
+/**
+ * What the schema asks for, in words, so nobody has to learn it from an error.
+ * @param {ScalarKind} kind
+ * @param {Schema} schema
+ */
 export function hints(kind, schema) {
   const found = [];
   const own = schema["x-pawflow-hint"];
@@ -149,6 +156,7 @@ export function hints(kind, schema) {
   return found;
 }
 
+/** @type {Partial<Record<ScalarKind, string>>} */
 const LABELS = {
   text: "Your answer",
   multiline: "Your answer",
@@ -159,12 +167,18 @@ const LABELS = {
   file: "File",
 };
 
-/** A date typed in the locale's order as YYYY-MM-DD; null when it does not read as one. */
+/**
+ * A date typed in the locale's order as YYYY-MM-DD; null when it does not read as one.
+ * @param {string} text
+ */
 function dateValue(text) {
   return parseDate(text);
 }
 
-/** A local date and time as an instant in UTC; null when it does not read as one. */
+/**
+ * A local date and time as an instant in UTC; null when it does not read as one.
+ * @param {string} text
+ */
 function datetimeValue(text) {
   const moment = parseDateTime(text);
   return moment === null || Number.isNaN(moment.getTime()) ? null : moment.toISOString();
@@ -174,6 +188,10 @@ function datetimeValue(text) {
  * The server's refusal of what was entered, in the words of the field's hint. The server
  * speaks of what it received (an ISO date, media types); the person typed a date as their
  * locale writes it, or picked a file: the message says what to write, or what to pick.
+ * @param {ScalarKind} kind
+ * @param {Schema} schema
+ * @param {string} message
+ * @param {Entered} entered
  */
 function explained(kind, schema, message, entered) {
   if ((kind === "date" || kind === "datetime") && entered.unreadable) {
@@ -185,8 +203,9 @@ function explained(kind, schema, message, entered) {
   const file = entered.file;
   if (kind === "file" && file) {
     const types = Array.isArray(schema.mediaTypes) ? schema.mediaTypes : ["*/*"];
-    if (Number.isInteger(schema.maxBytes) && file.size > schema.maxBytes) {
-      return `This file is ${size(file.size)}: choose one of at most ${size(schema.maxBytes)}.`;
+    const maxBytes = schema.maxBytes;
+    if (typeof maxBytes === "number" && Number.isInteger(maxBytes) && file.size > maxBytes) {
+      return `This file is ${size(file.size)}: choose one of at most ${size(maxBytes)}.`;
     }
     if (!mediaAccepted(file.type || "", types)) {
       const what = file.type ? `This file is ${mediaWords(file.type)}` : "This type of file is not taken here";
@@ -196,6 +215,15 @@ function explained(kind, schema, message, entered) {
   return message;
 }
 
+/**
+ * What was entered when an input was last read: a date that did not read as one, a file.
+ * @typedef {{unreadable: boolean, file: File | null}} Entered
+ */
+
+/**
+ * A whole number as a number; anything else as typed (the server says what is wrong).
+ * @param {string} text
+ */
 function integerValue(text) {
   if (/^[+-]?\d+$/.test(text)) {
     const number = Number(text);
@@ -205,9 +233,39 @@ function integerValue(text) {
 }
 
 /**
- * One input for ``kind``: {element, name, kind, read(), focus(), setError(), clearError(),
- * setDisabled()}. ``read()`` gives the typed value, null when left empty (a File for file
- * inputs, uploaded by the caller). Options: name, label, required, inForm, describedBy.
+ * What an input reads: the value the contract expects for its kind (a File for a file,
+ * uploaded by the caller), or null when left empty in a form.
+ * @typedef {boolean | number | string | string[] | File | null} Value
+ */
+
+/**
+ * One input, alone or in a form.
+ * @typedef {object} Field
+ * @property {HTMLElement} element
+ * @property {string} name its property in a form ("" alone)
+ * @property {ScalarKind} kind
+ * @property {() => Value} read
+ * @property {() => void} focus
+ * @property {(message: string) => void} setError show the server's refusal beside it
+ * @property {() => void} clearError
+ */
+
+/**
+ * @typedef {object} FieldOptions
+ * @property {string} [name]
+ * @property {string} [label]
+ * @property {boolean} [required]
+ * @property {boolean} [inForm] a field of a form (empty reads as null)
+ * @property {string} [describedBy] the id of what describes it
+ */
+
+/**
+ * One input for ``kind``. ``read()`` gives the typed value, null when left empty (a File
+ * for file inputs, uploaded by the caller).
+ * @param {ScalarKind} kind
+ * @param {Schema} schema
+ * @param {FieldOptions} [options]
+ * @returns {Field}
  */
 export function field(kind, schema, options = {}) {
   const id = uid("field");
@@ -224,11 +282,16 @@ export function field(kind, schema, options = {}) {
   const requiredMark = required
     ? h("span", { class: "required", "aria-hidden": "true", title: "required" }, " *")
     : null;
+  /** @type {HTMLElement} what the label is for (a multi's fieldset) */
   let control;
+  /** @type {() => Value} */
   let read;
+  /** @type {{focus: () => void}} */
   let focusable;
-  let wrapper;
+  /** @type {HTMLElement | null} */
+  let wrapper = null;
   // What was entered when it was last read, for explaining the server's refusal of it.
+  /** @type {Entered} */
   const entered = { unreadable: false, file: null };
 
   const common = {
@@ -239,26 +302,28 @@ export function field(kind, schema, options = {}) {
   };
 
   if (kind === "confirm") {
-    control = h("input", { ...common, type: "checkbox", class: "check" });
-    read = () => control.checked;
-    focusable = control;
+    const box = h("input", { ...common, type: "checkbox", class: "check" });
+    control = box;
+    read = () => box.checked;
+    focusable = box;
     wrapper = h(
       "div",
       { class: "field field--check" },
-      h("label", { for: id, class: "check-label" }, control, " ", labelText, requiredMark),
+      h("label", { for: id, class: "check-label" }, box, " ", labelText, requiredMark),
       hint,
       error,
     );
   } else if (kind === "choice") {
     const choices = enumOptions(schema);
-    control = h(
+    const select = h(
       "select",
       common,
       h("option", { value: "" }, required ? "Choose…" : "—"),
       choices.map((o) => h("option", { value: o.value }, o.label)),
     );
-    read = () => (control.value === "" ? null : control.value);
-    focusable = control;
+    control = select;
+    read = () => (select.value === "" ? null : select.value);
+    focusable = select;
   } else if (kind === "multi") {
     const choices = enumOptions(schema);
     const legendId = uid("legend");
@@ -271,15 +336,7 @@ export function field(kind, schema, options = {}) {
         h("label", { for: boxId }, o.label),
       );
     });
-    const inputs = () => [...wrapper.querySelectorAll("input[type=checkbox]")];
-    read = () => {
-      const chosen = inputs()
-        .filter((box) => box.checked)
-        .map((box) => box.value);
-      return chosen.length || !options.inForm ? chosen : null;
-    };
-    focusable = { focus: () => inputs()[0] && inputs()[0].focus() };
-    wrapper = h(
+    const fieldset = h(
       "fieldset",
       {
         class: "field field--multi",
@@ -290,19 +347,30 @@ export function field(kind, schema, options = {}) {
       hint,
       error,
     );
-    control = wrapper;
+    const inputs = () => all(fieldset, "input[type=checkbox]", HTMLInputElement);
+    read = () => {
+      const chosen = inputs()
+        .filter((box) => box.checked)
+        .map((box) => box.value);
+      return chosen.length || !options.inForm ? chosen : null;
+    };
+    focusable = { focus: () => inputs()[0] && inputs()[0].focus() };
+    wrapper = fieldset;
+    control = fieldset;
   } else if (kind === "multiline") {
-    control = h("textarea", { ...common, rows: 4 });
-    read = () => (control.value === "" && options.inForm ? null : control.value);
-    focusable = control;
+    const area = h("textarea", { ...common, rows: 4 });
+    control = area;
+    read = () => (area.value === "" && options.inForm ? null : area.value);
+    focusable = area;
   } else if (kind === "file") {
     const accept = Array.isArray(schema.mediaTypes) ? schema.mediaTypes.join(",") : null;
-    control = h("input", { ...common, type: "file", accept: accept === "*/*" ? null : accept });
+    const input = h("input", { ...common, type: "file", accept: accept === "*/*" ? null : accept });
+    control = input;
     read = () => {
-      entered.file = control.files && control.files.length ? control.files[0] : null;
+      entered.file = input.files && input.files.length ? input.files[0] : null;
       return entered.file;
     };
-    focusable = control;
+    focusable = input;
   } else {
     const attrs = { ...common, autocomplete: "off" };
     if (kind === "integer") Object.assign(attrs, { type: "text", inputmode: "numeric" });
@@ -314,9 +382,10 @@ export function field(kind, schema, options = {}) {
     else if (schema.format === "email") Object.assign(attrs, { type: "email" });
     else if (schema.format === "uri") Object.assign(attrs, { type: "url" });
     else Object.assign(attrs, { type: "text" });
-    control = h("input", attrs);
+    const input = h("input", attrs);
+    control = input;
     read = () => {
-      const text = kind === "text" ? control.value : control.value.trim();
+      const text = kind === "text" ? input.value : input.value.trim();
       entered.unreadable = false;
       if (text === "" && options.inForm) return null;
       if (kind === "integer") return integerValue(text);
@@ -327,11 +396,12 @@ export function field(kind, schema, options = {}) {
       }
       return text;
     };
-    focusable = control;
+    focusable = input;
   }
 
-  if (!wrapper) {
-    wrapper = h(
+  const element =
+    wrapper ||
+    h(
       "div",
       { class: `field field--${kind}` },
       h("label", { for: id }, labelText, requiredMark),
@@ -339,12 +409,10 @@ export function field(kind, schema, options = {}) {
       hint,
       error,
     );
-  }
 
-  const targets = () =>
-    kind === "multi" ? [...wrapper.querySelectorAll("input")] : [control];
+  const targets = () => (kind === "multi" ? [...element.querySelectorAll("input")] : [control]);
   return {
-    element: wrapper,
+    element,
     name: options.name || "",
     kind,
     read,
@@ -352,7 +420,7 @@ export function field(kind, schema, options = {}) {
     setError(message) {
       error.textContent = explained(kind, schema, message, entered);
       error.hidden = false;
-      wrapper.classList.add("field--invalid");
+      element.classList.add("field--invalid");
       for (const target of targets()) {
         target.setAttribute("aria-invalid", "true");
         if (kind !== "multi") {
@@ -365,13 +433,8 @@ export function field(kind, schema, options = {}) {
     clearError() {
       error.textContent = "";
       error.hidden = true;
-      wrapper.classList.remove("field--invalid");
+      element.classList.remove("field--invalid");
       for (const target of targets()) target.removeAttribute("aria-invalid");
-    },
-    setDisabled(disabled) {
-      for (const target of wrapper.querySelectorAll("input, select, textarea")) {
-        target.disabled = disabled;
-      }
     },
   };
 }

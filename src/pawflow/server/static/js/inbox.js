@@ -1,15 +1,21 @@
+// @ts-check
 // The pending panel (/confirmations): every request waiting for the user, across all
 // conversations, oldest first, answerable in place. The inbox for answering days later.
 
-import { listAll } from "./api.js";
+import { listInteractions } from "./api.js";
 import { renderBlock } from "./blocks.js";
-import { h, uid } from "./dom.js";
+import { all, h, uid } from "./dom.js";
 import { conversationTitle, mine, pending, records, upsert } from "./state.js";
 
-/** Read the user's pending requests; a request we held as pending that is no longer in the
- * list left pending while we were away, so its record is read again. */
+/** @import { Interaction } from "./contract.js" */
+
+/**
+ * Read the user's pending requests; a request we held as pending that is no longer in the
+ * list left pending while we were away, so its record is read again.
+ * @param {(id: string) => Promise<Interaction>} getRecord
+ */
 export async function loadPending(getRecord) {
-  const found = await listAll("list_interactions", { status: "pending", limit: 500 }, "interactions");
+  const found = await listInteractions({ status: "pending", limit: 500 });
   const ids = new Set(found.map((record) => record.id));
   for (const record of found) upsert(record);
   const stale = [...records.values()].filter(
@@ -57,6 +63,7 @@ export class InboxView {
     this.empty.hidden = !loaded || this.shown.size > 0;
   }
 
+  /** @param {Interaction} record */
   add(record) {
     if (this.shown.has(record.id)) return;
     this.shown.add(record.id);
@@ -77,17 +84,17 @@ export class InboxView {
     );
     // Oldest first: place by creation time among what is shown.
     const created = Date.parse(record.created_at);
-    const after = [...this.list.children].find(
-      (li) => Date.parse(li.dataset.created) > created,
+    const after = all(this.list, ":scope > li", HTMLElement).find(
+      (li) => Date.parse(li.dataset.created || "") > created,
     );
     item.dataset.created = record.created_at;
     this.list.insertBefore(item, after || null);
   }
 
   refreshTitles() {
-    for (const item of this.list.children) {
+    for (const item of all(this.list, ":scope > li", HTMLElement)) {
       const link = item.querySelector(".inbox-where a");
-      if (link) link.textContent = conversationTitle(item.dataset.conversationId);
+      if (link) link.textContent = conversationTitle(item.dataset.conversationId || "");
     }
   }
 

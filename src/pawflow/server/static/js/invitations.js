@@ -1,3 +1,4 @@
+// @ts-check
 // Conversations offered to the signed-in user: each shows who offers it and with what
 // access, and joins (Accept) or goes away (Decline). Nothing of the conversation itself is
 // shown until it is accepted.
@@ -5,8 +6,10 @@
 import * as api from "./api.js";
 import { announce, clear, h, uid } from "./dom.js";
 
+/** @import { Conversation, InvitationOut } from "./contract.js" */
+
 export class InvitationList {
-  /** onJoined(conversation) runs after an invitation is accepted. */
+  /** @param {(conversation: Conversation) => void} onJoined runs after one is accepted */
   constructor(onJoined) {
     this.onJoined = onJoined;
     this.titleId = uid("invitations-title");
@@ -17,6 +20,7 @@ export class InvitationList {
       h("h2", { id: this.titleId }, "Invitations"),
       this.list,
     );
+    /** @type {InvitationOut[]} */
     this.invitations = [];
   }
 
@@ -32,24 +36,28 @@ export class InvitationList {
     for (const invitation of this.invitations) this.list.append(this.item(invitation));
   }
 
+  /** @param {InvitationOut} invitation */
   item(invitation) {
     const title = invitation.title || "Untitled conversation";
     const access = invitation.access === "write" ? "to read and answer" : "to read";
     const error = h("p", { class: "field-error", role: "alert", hidden: true });
-    const decide = async (action) => {
+    /** @param {boolean} accept */
+    const decide = async (accept) => {
       error.hidden = true;
+      const ref = { conversation_id: invitation.conversation_id };
       try {
-        const found = await api.action(action, { conversation_id: invitation.conversation_id });
+        const joined = accept ? (await api.action("accept_invitation", ref)).conversation : null;
+        if (!accept) await api.action("decline_invitation", ref);
         this.invitations = this.invitations.filter((i) => i !== invitation);
         this.render();
-        if (action === "accept_invitation") {
+        if (joined) {
           announce(`Joined ${title}`);
-          this.onJoined(found.conversation);
+          this.onJoined(joined);
         } else {
           announce(`Declined ${title}`);
         }
       } catch (failure) {
-        error.textContent = failure.message;
+        error.textContent = api.messageOf(failure);
         error.hidden = false;
       }
     };
@@ -67,7 +75,7 @@ export class InvitationList {
             type: "button",
             class: "primary small",
             "aria-label": `Accept invitation to ${title}`,
-            onclick: () => decide("accept_invitation"),
+            onclick: () => decide(true),
           },
           "Accept",
         ),
@@ -77,7 +85,7 @@ export class InvitationList {
             type: "button",
             class: "small",
             "aria-label": `Decline invitation to ${title}`,
-            onclick: () => decide("decline_invitation"),
+            onclick: () => decide(false),
           },
           "Decline",
         ),

@@ -1,3 +1,4 @@
+// @ts-check
 // The live connection: the user's durable event log over server-sent events.
 //
 // Each event id is its position in the log. When the connection drops, EventSource
@@ -19,18 +20,32 @@ const HANDLED = [
 ];
 const MAX_BACKOFF = 15000;
 
+/** @typedef {"connecting" | "live" | "reconnecting"} LiveState */
+
+/**
+ * What the page does with the stream: onEvent(type, data) for each event with its JSON,
+ * onGone() when a stream was refused (the session may be over).
+ * @typedef {object} LiveHandlers
+ * @property {(type: string, data: any) => void} onEvent
+ * @property {() => void} onReady
+ * @property {() => void} onReconnected
+ * @property {() => void} onReset
+ * @property {(state: LiveState) => void} onState
+ * @property {() => void} onGone
+ */
+
 export class Live {
-  /**
-   * handlers: onEvent(type, data), onReady(), onReconnected(), onReset(),
-   * onState("connecting" | "live" | "reconnecting"), onGone() (the session may be over).
-   */
+  /** @param {LiveHandlers} handlers */
   constructor(handlers) {
     this.handlers = handlers;
+    /** @type {EventSource | null} */
     this.source = null;
+    /** @type {string | null} */
     this.lastId = null;
     this.dropped = false;
     this.backoff = 1000;
-    this.timer = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.timer = undefined;
   }
 
   start() {
@@ -44,6 +59,7 @@ export class Live {
     this.source = null;
   }
 
+  /** @param {string | null} after */
   open(after) {
     const url = after === null ? "/api/events" : `/api/events?after=${encodeURIComponent(after)}`;
     const source = new EventSource(url);
@@ -76,6 +92,10 @@ export class Live {
     });
   }
 
+  /**
+   * @param {string} type
+   * @param {MessageEvent<string>} event
+   */
   receive(type, event) {
     if (event.lastEventId) this.lastId = event.lastEventId;
     let data = null;

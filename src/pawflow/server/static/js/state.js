@@ -1,25 +1,40 @@
+// @ts-check
 // What the page knows: interaction records (as the server last sent them), conversations.
 //
 // Records come from the actions and from events, in any order. A record never goes back to
 // pending once it has left it (the store moves it out of pending exactly once), so a stale
 // read that arrives after the answered event cannot reopen a closed block.
 
+/** @import { Conversation, Interaction } from "./contract.js" */
+
+/** @type {Map<string, Interaction>} */
 export const records = new Map();
+/** @type {Map<string, Conversation>} */
 export const conversations = new Map();
+/** @type {Set<string>} conversations with messages not seen yet */
 export const unread = new Set();
 export const me = { user: "" };
 
+/** @typedef {(record: Interaction, old: Interaction | null) => void} RecordListener */
+/** @type {Set<RecordListener>} */
 const recordListeners = new Set();
+/** @type {Set<() => void>} */
 const conversationListeners = new Set();
 
+/** @param {RecordListener} listener */
 export function onRecord(listener) {
   recordListeners.add(listener);
 }
 
+/** @param {() => void} listener */
 export function onConversations(listener) {
   conversationListeners.add(listener);
 }
 
+/**
+ * @param {Interaction} a
+ * @param {Interaction} b
+ */
 function same(a, b) {
   return (
     a.status === b.status &&
@@ -29,7 +44,10 @@ function same(a, b) {
   );
 }
 
-/** Keep the newer of what we had and ``record``; tell listeners when something changed. */
+/**
+ * Keep the newer of what we had and ``record``; tell listeners when something changed.
+ * @param {Interaction} record
+ */
 export function upsert(record) {
   const old = records.get(record.id);
   if (old && old.status !== "pending" && record.status === "pending") return old;
@@ -39,10 +57,15 @@ export function upsert(record) {
   return record;
 }
 
+/** @param {Interaction} record */
 export function mine(record) {
   return record.owner === me.user;
 }
 
+/**
+ * @param {Interaction} a
+ * @param {Interaction} b
+ */
 export function byCreation(a, b) {
   const at = Date.parse(a.created_at) - Date.parse(b.created_at);
   if (at !== 0) return at;
@@ -54,16 +77,19 @@ export function pending() {
   return [...records.values()].filter((r) => r.status === "pending" && mine(r)).sort(byCreation);
 }
 
+/** @param {string} conversationId */
 export function pendingIn(conversationId) {
   return pending().filter((r) => r.conversation_id === conversationId).length;
 }
 
+/** @param {Conversation[]} list */
 export function setConversations(list) {
   conversations.clear();
   for (const conversation of list) conversations.set(conversation.id, conversation);
   changedConversations();
 }
 
+/** @param {Conversation} conversation */
 export function addConversation(conversation) {
   conversations.set(conversation.id, conversation);
   changedConversations();
@@ -73,6 +99,7 @@ export function changedConversations() {
   for (const listener of conversationListeners) listener();
 }
 
+/** @param {string} id */
 export function conversationTitle(id) {
   const found = conversations.get(id);
   if (!found) return "a conversation";

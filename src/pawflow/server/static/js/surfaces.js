@@ -1,25 +1,70 @@
+// @ts-check
 // Rich surfaces, contract pawflow.ui-surface.v1: a table to pick rows from, a card with
 // action buttons. A surface only presents the request: its answers are the values of the
 // request's own kind (its declared fallback), sent and validated like any other answer.
 // A surface this page cannot draw is not guessed at: the request's kind is rendered
 // instead, with a note saying so.
 
-import { h, uid } from "./dom.js";
+import { SURFACE_CONTRACT } from "./contract.js";
+import { all, h, uid } from "./dom.js";
 
-export const SURFACE_CONTRACT = "pawflow.ui-surface.v1";
+/** @import { CardSurface, Interaction, Kind, Row, TableSurface } from "./contract.js" */
 
-/** Why ``surface`` cannot be drawn here (null when it can). */
-export function unsupported(surface, kind) {
-  if (!surface || typeof surface !== "object") return "it is not a surface";
-  if (surface.contract !== SURFACE_CONTRACT) return `its contract ${surface.contract} is unknown`;
-  if (surface.fallback !== kind) return "it does not declare this request's kind";
-  if (surface.type === "table" && Array.isArray(surface.columns) && Array.isArray(surface.rows)) {
-    return null;
-  }
-  if (surface.type === "card") return null;
-  return `this page cannot show a “${surface.type}”`;
+// The surfaces this page draws, by the type the contract gives them.
+/** @type {TableSurface["type"]} */
+const TABLE = "table";
+/** @type {CardSurface["type"]} */
+const CARD = "card";
+
+/**
+ * ``act(value)`` sends ``value`` as the answer.
+ * @typedef {(value: unknown) => void} Act
+ */
+
+/**
+ * The fields of ``surface``, whatever it is.
+ * @param {unknown} surface
+ * @returns {Record<string, unknown>}
+ */
+function fieldsOf(surface) {
+  return surface && typeof surface === "object" ? /** @type {Record<string, unknown>} */ (surface) : {};
 }
 
+/**
+ * Whether ``surface`` is a table (rows to pick from).
+ * @param {unknown} surface
+ * @returns {surface is TableSurface}
+ */
+export function isTable(surface) {
+  const { type, columns, rows } = fieldsOf(surface);
+  return type === TABLE && Array.isArray(columns) && Array.isArray(rows);
+}
+
+/**
+ * Whether ``surface`` is a card (a summary, with action buttons).
+ * @param {unknown} surface
+ * @returns {surface is CardSurface}
+ */
+function isCard(surface) {
+  return fieldsOf(surface).type === CARD;
+}
+
+/**
+ * Why ``surface`` cannot be drawn here (null when it can).
+ * @param {unknown} surface
+ * @param {Kind} kind
+ * @returns {string | null}
+ */
+export function unsupported(surface, kind) {
+  if (!surface || typeof surface !== "object") return "it is not a surface";
+  const { contract, fallback, type } = fieldsOf(surface);
+  if (contract !== SURFACE_CONTRACT) return `its contract ${contract} is unknown`;
+  if (fallback !== kind) return "it does not declare this request's kind";
+  if (isTable(surface) || isCard(surface)) return null;
+  return `this page cannot show a “${type}”`;
+}
+
+/** @param {unknown} value */
 function cellText(value) {
   if (value === null || value === undefined) return "";
   if (value === true) return "yes";
@@ -30,19 +75,31 @@ function cellText(value) {
 /**
  * Draw the surface of ``record``. ``act(value)`` answers. Returns {element, answers}:
  * ``answers`` is true when the surface carries the answering controls itself.
- * ``disabled`` draws it for a request that is no longer pending.
+ * ``disabled`` draws it for a request that is no longer pending. Only for a surface
+ * ``unsupported`` has nothing against.
+ * @param {Interaction} record
+ * @param {Act} act
+ * @param {{disabled?: boolean}} [options]
+ * @returns {{element: HTMLElement, answers: boolean}}
  */
 export function renderSurface(record, act, { disabled = false } = {}) {
   const surface = record.ui_surface;
-  return surface.type === "table"
-    ? table(surface, record, act, disabled)
-    : card(surface, record, act, disabled);
+  if (isTable(surface)) return table(surface, record, act, disabled);
+  if (isCard(surface)) return card(surface, record, act, disabled);
+  throw new Error("renderSurface: a surface this page cannot show");
 }
 
+/**
+ * @param {TableSurface} surface
+ * @param {Interaction} record
+ * @param {Act} act
+ * @param {boolean} disabled
+ */
 function table(surface, record, act, disabled) {
   const pick = record.kind === "choice" || record.kind === "multi";
   const captionId = uid("caption");
   const firstKey = surface.columns[0].key;
+  /** @param {Row} row */
   const rowName = (row) => cellText(row.cells[firstKey]) || row.value;
   const header = h(
     "tr",
@@ -53,7 +110,8 @@ function table(surface, record, act, disabled) {
     ),
     record.kind === "choice" ? h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Action")) : null,
   );
-  const chosen = record.status === "answered" ? [].concat(record.answer) : [];
+  /** @type {unknown[]} */
+  const chosen = record.status === "answered" ? [record.answer].flat() : [];
   const body = surface.rows.map((row) => {
     const isChosen = pick && chosen.includes(row.value);
     return h(
@@ -119,7 +177,7 @@ function table(surface, record, act, disabled) {
             class: "primary",
             onclick: () =>
               act(
-                [...tableEl.querySelectorAll("input[type=checkbox]")]
+                all(tableEl, "input[type=checkbox]", HTMLInputElement)
                   .filter((box) => box.checked)
                   .map((box) => box.value),
               ),
@@ -132,6 +190,12 @@ function table(surface, record, act, disabled) {
   return { element, answers: pick };
 }
 
+/**
+ * @param {CardSurface} surface
+ * @param {Interaction} record
+ * @param {Act} act
+ * @param {boolean} disabled
+ */
 function card(surface, record, act, disabled) {
   const actions = Array.isArray(surface.actions) ? surface.actions : [];
   const answers = actions.length > 0 && (record.kind === "confirm" || record.kind === "choice");

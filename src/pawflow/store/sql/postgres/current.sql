@@ -335,3 +335,6 @@ CREATE INDEX interactions_pending ON interactions (conversation_id, created_at)
 ALTER TABLE interactions ADD COLUMN idempotency_key TEXT;
 CREATE UNIQUE INDEX interactions_idempotency ON interactions (owner, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
+
+-- The ask's trace context (a W3C traceparent): the answer and the resume link to it.
+ALTER TABLE interactions ADD COLUMN trace_context TEXT;

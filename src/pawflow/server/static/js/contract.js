@@ -1,0 +1,384 @@
+// @ts-check
+// The contract as the web chat needs it: the names of the kinds, statuses, answer channels
+// and surfaces, what each action takes and answers, and the shapes of the records. Generated
+// from the server's own definitions (pawflow.interactions, pawflow.records, its OpenAPI
+// document): do not edit. After a change there, write it again with
+// `.venv/bin/python -m tests.server.test_webchat_contract`
+// (tests/server/test_webchat_contract.py fails while this file is behind).
+
+export const CONTRACT = "pawflow.user-interaction.v1";
+export const SURFACE_CONTRACT = "pawflow.ui-surface.v1";
+
+/** Every kind of request. */
+export const KINDS = /** @type {const} */ ([
+  "confirm",
+  "choice",
+  "multi",
+  "text",
+  "multiline",
+  "integer",
+  "decimal",
+  "date",
+  "datetime",
+  "file",
+  "form",
+]);
+/** @typedef {(typeof KINDS)[number]} Kind */
+
+/** The kinds a field of a form can have (every kind but form). */
+export const SCALAR_KINDS = /** @type {const} */ ([
+  "confirm",
+  "choice",
+  "multi",
+  "text",
+  "multiline",
+  "integer",
+  "decimal",
+  "date",
+  "datetime",
+  "file",
+]);
+/** @typedef {(typeof SCALAR_KINDS)[number]} ScalarKind */
+
+/** Where a request stands. */
+export const STATUSES = /** @type {const} */ (["pending", "answered", "cancelled", "expired"]);
+/** @typedef {(typeof STATUSES)[number]} Status */
+
+/** Where an answer came from (a record's answered_via). */
+export const CHANNELS = /** @type {const} */ (["chat", "mcp", "button", "cli", "api"]);
+/** @typedef {(typeof CHANNELS)[number]} Channel */
+
+/** The channels a client may declare when it answers. */
+export const CLIENT_CHANNELS = /** @type {const} */ (["button", "cli", "api"]);
+/** @typedef {(typeof CLIENT_CHANNELS)[number]} ClientChannel */
+
+/**
+ * Whether ``value`` is one of ``names`` (and so of their type).
+ * @template {string} T
+ * @param {readonly T[]} names
+ * @param {unknown} value
+ * @returns {value is T}
+ */
+export function oneOf(names, value) {
+  return typeof value === "string" && /** @type {readonly string[]} */ (names).includes(value);
+}
+
+/**
+ * What each action takes and answers: `POST /api/actions/NAME` with `body`; its
+ * `result` (null: an empty answer).
+ * @typedef {object} Actions
+ * @property {{body: RequestInteraction, result: InteractionEnvelope}} request_interaction
+ * @property {{body: RequestRef, result: InteractionEnvelope}} get_interaction
+ * @property {{body: ListInteractions, result: InteractionPage}} list_interactions
+ * @property {{body: Respond, result: InteractionEnvelope}} respond_interaction
+ * @property {{body: RequestRef, result: InteractionEnvelope}} cancel_interaction
+ * @property {{body: ListConfirmations, result: InteractionPage}} list_confirmations
+ * @property {{body: Respond, result: InteractionEnvelope}} respond_confirmation
+ * @property {{body: RequestRef, result: InteractionEnvelope}} cancel_confirmation
+ * @property {{body: CreateConversation, result: ConversationEnvelope}} create_conversation
+ * @property {{body: ListConversations, result: ConversationList}} list_conversations
+ * @property {{body: GetHistory, result: History}} get_history
+ * @property {{body: SendMessage, result: MessageEnvelope}} send_message
+ * @property {{body: ShareConversation, result: ConversationEnvelope}} share_conversation
+ * @property {{body: ListAgents, result: AgentList}} list_agents
+ * @property {{body: AssignAgent, result: Assignment}} assign_agent
+ * @property {{body: ListInvitations, result: InvitationList}} list_invitations
+ * @property {{body: InvitationRef, result: ConversationEnvelope}} accept_invitation
+ * @property {{body: InvitationRef, result: null}} decline_invitation
+ */
+
+/**
+ * @typedef {object} AgentList
+ * @property {Array<string>} agents
+ * @property {string | null} [assigned]
+ */
+
+/**
+ * @typedef {object} AssignAgent
+ * @property {string} conversation_id
+ * @property {string} agent
+ */
+
+/**
+ * @typedef {object} Assignment
+ * @property {string} conversation_id
+ * @property {string} agent
+ */
+
+/**
+ * @typedef {object} CardAction
+ * @property {string} label
+ * @property {boolean | string} value
+ * @property {"primary" | "default" | "danger"} [style]
+ */
+
+/**
+ * @typedef {object} CardField
+ * @property {string} label
+ * @property {string} value
+ */
+
+/**
+ * @typedef {object} CardSurface
+ * @property {"pawflow.ui-surface.v1"} contract
+ * @property {"card"} type
+ * @property {Kind} fallback
+ * @property {string | null} [title]
+ * @property {string | null} [subtitle]
+ * @property {string | null} [body]
+ * @property {Array<CardField>} [fields]
+ * @property {Array<CardAction>} [actions]
+ */
+
+/**
+ * @typedef {object} Column
+ * @property {string} key
+ * @property {string} label
+ * @property {"start" | "end" | "center"} [align]
+ */
+
+/**
+ * A conversation as one user sees it: their `access` and the other members.
+ * @typedef {object} Conversation
+ * @property {string} id
+ * @property {string} owner
+ * @property {string} title
+ * @property {string} created_at
+ * @property {"owner" | "write" | "read"} access
+ * @property {Record<string, "read" | "write">} members
+ */
+
+/**
+ * @typedef {object} ConversationEnvelope
+ * @property {Conversation} conversation
+ */
+
+/**
+ * @typedef {object} ConversationList
+ * @property {Array<Conversation>} conversations
+ */
+
+/**
+ * @typedef {object} CreateConversation
+ * @property {string} [title]
+ */
+
+/**
+ * @typedef {object} FileEnvelope
+ * @property {FileRef} file
+ */
+
+/**
+ * An upload, as a `file` answer refers to it.
+ * @typedef {object} FileRef
+ * @property {string} id
+ * @property {string} name
+ * @property {number} size
+ * @property {string} media_type
+ * @property {string} sha256
+ */
+
+/**
+ * @typedef {object} GetHistory
+ * @property {string} conversation_id
+ * @property {number} [after_seq]
+ * @property {number} [limit]
+ */
+
+/**
+ * @typedef {object} Health
+ * @property {"ok"} status
+ */
+
+/**
+ * @typedef {object} History
+ * @property {Array<MessageOut>} messages
+ */
+
+/**
+ * A request for input: the `pawflow.user-interaction.v1` record.
+ * @typedef {object} Interaction
+ * @property {"pawflow.user-interaction.v1"} contract
+ * @property {string} id
+ * @property {Kind} kind
+ * @property {string | null} title
+ * @property {string} message
+ * @property {Array<OptionItem> | null} options
+ * @property {Record<string, unknown>} response_schema
+ * @property {string} owner
+ * @property {string} conversation_id
+ * @property {Requester} requester
+ * @property {string} signal_id
+ * @property {Status} status
+ * @property {unknown} answer
+ * @property {string | null} answered_by
+ * @property {string | null} answered_at
+ * @property {string | null} answered_via
+ * @property {number | null} answered_seq
+ * @property {string} created_at
+ * @property {string | null} expires_at
+ * @property {Record<string, unknown> | null} ui_surface
+ */
+
+/**
+ * @typedef {object} InteractionEnvelope
+ * @property {Interaction} interaction
+ */
+
+/**
+ * @typedef {object} InteractionPage
+ * @property {Array<Interaction>} interactions
+ * @property {string | null} next_cursor
+ */
+
+/**
+ * @typedef {object} InvitationList
+ * @property {Array<InvitationOut>} invitations
+ */
+
+/**
+ * @typedef {object} InvitationOut
+ * @property {string} conversation_id
+ * @property {string} title
+ * @property {string} invited_by
+ * @property {"read" | "write"} access
+ * @property {string} created_at
+ */
+
+/**
+ * @typedef {object} InvitationRef
+ * @property {string} conversation_id
+ */
+
+/**
+ * @typedef {object} ListAgents
+ * @property {string | null} [conversation_id]
+ */
+
+/**
+ * @typedef {object} ListConfirmations
+ * @property {Status | null} [status]
+ * @property {string | null} [conversation_id]
+ * @property {"confirm" | "choice" | "multi" | null} [kind]
+ * @property {number} [limit]
+ * @property {string | null} [cursor]
+ */
+
+/** @typedef {Record<string, never>} ListConversations */
+
+/**
+ * @typedef {object} ListInteractions
+ * @property {Status | null} [status]
+ * @property {string | null} [conversation_id]
+ * @property {Kind | null} [kind]
+ * @property {number} [limit]
+ * @property {string | null} [cursor]
+ */
+
+/** @typedef {Record<string, never>} ListInvitations */
+
+/**
+ * @typedef {object} MessageEnvelope
+ * @property {MessageOut} message
+ */
+
+/**
+ * A message as the API sends it: the record, and for agents' and notifications'
+ * messages the content rendered as sanitized HTML.
+ * @typedef {object} MessageOut
+ * @property {number} seq
+ * @property {string} id
+ * @property {string} conversation_id
+ * @property {"user" | "assistant" | "system" | "notification"} role
+ * @property {string} author
+ * @property {string} content
+ * @property {Record<string, unknown> | null} data
+ * @property {string} created_at
+ * @property {string | null} html - Agents' and notifications' messages: the content as sanitized
+ *   HTML.
+ */
+
+/**
+ * @typedef {object} OptionIn
+ * @property {string} value
+ * @property {string | null} [label]
+ */
+
+/**
+ * One option a `choice`/`multi` request offers, as the record carries it.
+ * @typedef {object} OptionItem
+ * @property {string} value
+ * @property {string} label
+ */
+
+/**
+ * Ask the caller (or whoever answers in the conversation) something.
+ * @typedef {object} RequestInteraction
+ * @property {string} conversation_id
+ * @property {Kind} kind
+ * @property {string} message
+ * @property {string | null} [title]
+ * @property {Array<string | OptionIn> | null} [options]
+ * @property {Record<string, unknown> | null} [response_schema]
+ * @property {string | number | null} [expires_in] - 90s, 5m, 12h, 3d, 2w, 1mo, 1y; 0 or absent:
+ *   never
+ * @property {string | null} [expires_at] - ISO-8601 with a timezone
+ * @property {Record<string, unknown> | null} [ui_surface]
+ * @property {string | null} [idempotency_key]
+ */
+
+/**
+ * @typedef {object} RequestRef
+ * @property {string} request_id
+ */
+
+/**
+ * Who resumes on the answer: `{type: agent|flow|api, name, …}`.
+ * @typedef {object} Requester
+ * @property {"agent" | "flow" | "api"} [type]
+ * @property {string} [name]
+ */
+
+/**
+ * @typedef {object} Respond
+ * @property {string} request_id
+ * @property {unknown} answer - The typed value for the request's kind.
+ * @property {ClientChannel} [answered_via] - Where the answer was given: a block's button (web
+ *   chat, terminal, editor), the command line, or a plain API call. Kept on the record.
+ */
+
+/**
+ * @typedef {object} Row
+ * @property {string | null} [value]
+ * @property {Record<string, string | number | boolean | null>} cells
+ */
+
+/**
+ * @typedef {object} SendMessage
+ * @property {string} conversation_id
+ * @property {string} content
+ */
+
+/**
+ * @typedef {object} SessionOut
+ * @property {string} user
+ * @property {"token" | "session"} via
+ * @property {string | null} csrf_token
+ */
+
+/**
+ * @typedef {object} ShareConversation
+ * @property {string} conversation_id
+ * @property {string} user
+ * @property {"read" | "write"} access
+ */
+
+/**
+ * @typedef {object} TableSurface
+ * @property {"pawflow.ui-surface.v1"} contract
+ * @property {"table"} type
+ * @property {Kind} fallback
+ * @property {string | null} [title]
+ * @property {Array<Column>} columns
+ * @property {Array<Row>} rows
+ */
