@@ -89,8 +89,16 @@ class Client:
     ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.server = server.rstrip("/")
+        # A plain-HTTP server (the loopback default) needs no certificate store: the client
+        # requests only paths under ``server`` and follows no redirect, so loading the store
+        # would only slow every command's start.
+        plain = self.server.lower().startswith("http://")
         self.http = httpx.Client(
-            base_url=self.server, headers=headers, timeout=timeout, transport=transport
+            base_url=self.server,
+            headers=headers,
+            timeout=timeout,
+            transport=transport,
+            verify=not plain,
         )
 
     @classmethod

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import ssl
+import subprocess
+import threading
+from pathlib import Path
+
 import pytest
 
 from pawflow.client import ApiError, Client, parse_sse
-from pawflow.errors import InvalidInput, NotFound, NotPending
+from pawflow.errors import InvalidInput, NotFound, NotPending, ServerUnreachable
 from pawflow.server.testing import LiveServer
 from tests.server.conftest import unique
 
@@ -71,3 +78,41 @@ def test_parse_sse_reads_ids_types_and_multiline_data() -> None:
     )
     parsed = list(parse_sse(lines))
     assert [(e.id, e.type, e.data) for e in parsed] == [(3, "x", {"a": 1}), (3, "message", "plain")]
+
+
+def test_an_https_server_is_verified_though_a_plain_one_needs_no_certificates(
+    tmp_path: Path,
+) -> None:
+    """A server whose certificate nobody vouches for is refused: a plain-HTTP server skips
+    the certificate store, an https:// one never does."""
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+
+        def accept() -> None:
+            conn, _ = listener.accept()
+            with (
+                contextlib.suppress(ssl.SSLError, OSError),
+                context.wrap_socket(conn, server_side=True),
+            ):
+                pass
+
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        with (
+            Client(f"https://127.0.0.1:{port}", "pf_x") as client,
+            pytest.raises(ServerUnreachable, match="CERTIFICATE_VERIFY_FAILED"),
+        ):
+            client.whoami()
+        thread.join(timeout=30)
