@@ -28,7 +28,7 @@ from fastapi.responses import StreamingResponse
 
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Event
-from pawflow.server.auth import Principal, authenticate, credential_current, prune_expired
+from pawflow.server.auth import Principal, authenticate, prune_expired, still_signed_in
 from pawflow.server.context import ServerContext, context_of
 from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.server.markdown import with_html
@@ -97,11 +97,6 @@ def _start(store: Store, user: str, asked: int | None) -> tuple[int, bool]:
         return asked, False
 
 
-def _still_signed_in(store: Store, principal: Principal) -> bool:
-    with store.transaction(write=False) as tx:
-        return credential_current(tx, principal, now=store.now())
-
-
 async def event_stream(
     ctx: ServerContext, principal: Principal, asked: int | None
 ) -> AsyncIterator[str]:
@@ -128,7 +123,7 @@ async def event_stream(
         while hub.running:
             if waiter.recheck or time.monotonic() - checked >= recheck:
                 waiter.recheck = False
-                if not await anyio.to_thread.run_sync(_still_signed_in, store, principal):
+                if not await anyio.to_thread.run_sync(still_signed_in, store, principal):
                     return
                 checked = time.monotonic()
             waiter.clear()  # before reading: a notice during the read wakes the next wait
