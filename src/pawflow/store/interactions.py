@@ -27,6 +27,7 @@ from pawflow.interactions import (
     parse_kind,
     prepare_request,
 )
+from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
 from pawflow.records import Interaction, Requester
 from pawflow.store.continuations import fire_signal
@@ -126,6 +127,19 @@ def request(
     if members.get(owner) not in ("owner", "write"):
         require_write(tx, conversation_id, owner)
     parsed_kind = parse_kind(kind)
+    unstorable = [
+        found
+        for found in (
+            unstorable_text(message, "message"),
+            unstorable_text(title, "title"),
+            unstorable_text(response_schema, "response_schema"),
+            unstorable_text(ui_surface, "ui_surface"),
+            unstorable_text(requester.model_dump(), "requester"),
+        )
+        if found is not None
+    ]
+    if unstorable:
+        raise invalid("invalid request", unstorable)
     if not isinstance(message, str) or not message.strip():
         raise InvalidInput("message is required", [FieldError("message", "required")])
     if len(message) > MAX_MESSAGE:
