@@ -20,6 +20,7 @@ from pawflow.client import ApiError, Client
 from pawflow.errors import InvalidInput, NotFound, NotPending, PawFlowError
 from pawflow.interactions import Kind
 from pawflow.records import Interaction
+from pawflow.redaction import redact_logs
 from pawflow.server.auth import issue_signin_link, issue_token, revoke_tokens, validate_user_name
 from pawflow.server.settings import ServerSettings
 from pawflow.store import DEFAULT_URL, open_store
@@ -77,6 +78,7 @@ def serve(
     except InvalidInput as exc:
         raise typer.BadParameter(str(exc)) from exc
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    redact_logs()
     # The agents' MCP sessions stay open while the server runs.
     with ExitStack() as connections:
         try:

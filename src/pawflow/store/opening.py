@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pawflow.clock import Clock
 from pawflow.errors import InvalidInput
+from pawflow.redaction import remember_url
 from pawflow.store.database import Database, SqliteDatabase
 from pawflow.store.store import DEFAULT_PAYLOAD_CAP, Store
 
@@ -23,6 +24,7 @@ def open_store(
     is not offered (every thread would get its own empty database); ``postgresql://…``.
     """
     db: Database
+    remember_url(url)  # its password never reaches a log or a stored error
     if url.startswith("sqlite:///"):
         db = SqliteDatabase(url.removeprefix("sqlite:///"))
     elif url.startswith(("postgresql://", "postgres://")):
