@@ -56,6 +56,10 @@ def is_clean_text(text: str) -> bool:
 
 
 UNSTORABLE = "NUL characters and lone surrogates cannot be stored"
+NO_NUL = r"^[^\x00]*$"
+"""As a JSON Schema pattern: text without NUL."""
+NOT_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
+"""As a JSON Schema pattern: text with something besides spaces, and no NUL."""
 
 
 def unstorable_text(value: object, path: str) -> FieldError | None:

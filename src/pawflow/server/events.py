@@ -32,6 +32,7 @@ from pawflow.server.auth import Principal, authenticate, prune_expired, still_si
 from pawflow.server.context import ServerContext, context_of
 from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.server.markdown import with_html
+from pawflow.server.models import MAX_SAFE_INTEGER
 from pawflow.store import Store
 from pawflow.store import events as event_log
 from pawflow.store.database import Tx
@@ -188,7 +189,7 @@ _EVENT_ID = re.compile(r"[0-9]{1,18}")
 async def events(
     request: Request,
     principal: Annotated[Principal, Depends(authenticate)],
-    after: Annotated[int | None, Query(ge=0, le=10**18)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_SAFE_INTEGER)] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
     asked = _event_id(last_event_id)
