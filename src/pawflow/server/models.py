@@ -28,7 +28,8 @@ from pydantic_core import CoreSchema
 from typing_extensions import TypeAliasType
 
 from pawflow.interactions import OPTION_KINDS, Kind
-from pawflow.interactions.kinds import KEYWORD_VALUES, SCHEMA_KEYWORDS, response_schema_outline
+from pawflow.interactions.kinds import SCHEMA_KEYWORDS
+from pawflow.interactions.outline import KEYWORD_VALUES, response_schema_outline
 from pawflow.interactions.problems import NO_NUL, NOT_BLANK
 from pawflow.interactions.surfaces import SURFACE_CONTRACT
 from pawflow.records import Conversation, FileRef, Interaction, Message, Status
