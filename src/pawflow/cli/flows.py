@@ -15,6 +15,7 @@ from pawflow.errors import InvalidInput, NotFound, PawFlowError
 from pawflow.flow import FlowFile, HopLimitReached, deployments, import_tasks, load_flow, run_batch
 from pawflow.flow.runtime import DEFAULT_MAX_HOPS
 from pawflow.flow.status import deployment_status, deployment_statuses
+from pawflow.redaction import redact_logs
 from pawflow.store import Store, open_store
 
 flow_app = typer.Typer(
@@ -107,6 +108,7 @@ def run(
 
     if not quiet:
         logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
+        redact_logs()
     _imports(modules or [])
     try:
         flow = load_flow(file)

@@ -19,6 +19,7 @@ from pawflow.client import ApiError, Client
 from pawflow.errors import ConfigError, InvalidInput, NotFound, NotPending, PawFlowError
 from pawflow.interactions import Kind
 from pawflow.records import Interaction
+from pawflow.redaction import redact_logs
 from pawflow.server.auth import issue_signin_link, issue_token, revoke_tokens, validate_user_name
 from pawflow.server.running import listen
 from pawflow.server.settings import ServerSettings
@@ -91,6 +92,7 @@ def serve(
         errors.print(f"[red]Cannot serve:[/] {escape(exc.message)}")
         raise typer.Exit(1) from None
     configure_logging(log_level, settings.log_format)
+    redact_logs()
     # The agents' MCP sessions stay open while the server runs.
     with closing(sock), ExitStack() as connections:
         try:

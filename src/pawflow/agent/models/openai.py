@@ -31,6 +31,7 @@ from pawflow.agent.models.base import (
     Usage,
 )
 from pawflow.errors import InvalidInput, ModelError
+from pawflow.redaction import remember, remember_url
 
 DEFAULT_URL = "https://api.openai.com/v1"
 
@@ -211,6 +212,8 @@ class OpenAIChatModel:
         self.streaming = streaming
         self._sleep = sleep
         headers = {"Accept": "application/json"}
+        remember(api_key)  # masked wherever a provider's error might echo it
+        remember_url(url)
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._client = httpx.Client(
