@@ -33,6 +33,7 @@ from pawflow.errors import (
     ServerUnreachable as ServerUnreachable,
 )
 from pawflow.records import ClientChannel, Conversation, FileRef, Interaction, Message
+from pawflow.redaction import remember
 
 DEFAULT_SERVER = "http://127.0.0.1:8765"
 SERVER_ENV = "PAWFLOW_SERVER"
@@ -87,6 +88,7 @@ class Client:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        remember(token)  # masked in whatever this process logs
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.server = server.rstrip("/")
         # A plain-HTTP server (the loopback default) needs no certificate store: the client

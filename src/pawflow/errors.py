@@ -37,6 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pawflow.redaction import redact
+
 HTTP_MESSAGES = {
     400: "bad request",
     401: "authentication required",
@@ -173,10 +175,12 @@ class ModelError(PawFlowError):
     """A model provider failed: unreachable, timed out, refused the request, or spoke nonsense.
 
     ``retryable`` says whether trying again could help (timeouts, 5xx); ``status`` is the HTTP
-    status when there was one.
+    status when there was one. The message is redacted (:mod:`pawflow.redaction`): a
+    provider that quotes the key it was sent gets it into no reply, log or row.
     """
 
     def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+        message = redact(message)
         super().__init__(message)
         self.message = message
         self.retryable = retryable

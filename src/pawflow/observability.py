@@ -32,8 +32,8 @@ from opentelemetry.trace import Span
 
 from pawflow.errors import ConfigError
 from pawflow.loops import Service
+from pawflow.redaction import redact
 from pawflow.server import metrics
-from pawflow.server.running import mask_secrets
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
 
@@ -95,7 +95,7 @@ def _mask_request(span: Span, scope: dict[str, Any]) -> None:
     for name in _URL_ATTRIBUTES:
         value = attributes.get(name)
         if isinstance(value, str):
-            span.set_attribute(name, mask_secrets(value))
+            span.set_attribute(name, redact(value))
 
 
 def instrument(app: FastAPI) -> None:

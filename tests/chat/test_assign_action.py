@@ -17,7 +17,7 @@ def test_an_assigned_agent_answers_the_conversation(sqlite_store: Store) -> None
         unknown = alice.post(
             "/api/actions/assign_agent", json={"conversation_id": conversation, "agent": "nobody"}
         )
-        assert unknown.status_code == 422 and "unknown agent 'nobody'" in unknown.text
+        assert unknown.status_code == 404 and unknown.json()["error"] == "agent not found"
         foreign = mallory.post(
             "/api/actions/assign_agent", json={"conversation_id": conversation, "agent": DEMO_AGENT}
         )

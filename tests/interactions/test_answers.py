@@ -361,6 +361,16 @@ def test_datetime_rejections() -> None:
         assert error.message.startswith("expected a date and time")
 
 
+@pytest.mark.parametrize(
+    "raw", ["2026-11-29T10:00:00.123456789Z", "2026-11-29T10:00:00,1234567+01:00"]
+)
+def test_datetime_finer_than_a_microsecond_is_refused_not_cut(raw: str) -> None:
+    assert errors(Kind.DATETIME, raw) == [
+        FieldError("", "at most 6 digits after the seconds: microseconds are the finest kept")
+    ]
+    assert answer(Kind.DATETIME, "2026-11-29T10:00:00.123456Z") == "2026-11-29T10:00:00.123456Z"
+
+
 # --- file ---------------------------------------------------------------------------------
 
 

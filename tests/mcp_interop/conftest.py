@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -34,7 +35,8 @@ async def stdio_client(server: LiveServer, token: str, **options: Any) -> AsyncI
     """The SDK's client launching ``pawflow mcp`` against ``server``."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "pawflow", "mcp", "--server", server.url, "--token", token],
+        args=["-m", "pawflow", "mcp", "--server", server.url],
+        env={**os.environ, "PAWFLOW_TOKEN": token},  # never on the command line
     )
     async with Client(params, **options) as client:
         yield client

@@ -263,3 +263,34 @@ def test_asking_again_with_an_idempotency_key_returns_the_first_request(
         confirms[0]["interaction"]["id"],
         texts[0]["interaction"]["id"],
     ]
+
+
+def test_text_with_nul_is_refused_as_the_action_api_refuses_it(
+    live: LiveServer, user_api: UserApi
+) -> None:
+    api, token = user_api("nul")
+    conversation = api.conversation()
+    through_api = api.call(
+        "request_interaction", conversation_id=conversation, kind="text", message="a\x00b"
+    )
+    assert through_api.status_code == 400
+    assert "NUL" in through_api.json()["error"]
+
+    async def scenario() -> list[str]:
+        async with http_client(live, token) as client:
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("request_user_input", {"kind": "text", "message": "a\x00b"}),
+                ("request_user_input", {"kind": "text", "message": "ok", "title": "t\x00"}),
+                (
+                    "request_user_input",
+                    {"kind": "text", "message": "ok", "conversation_id": conversation + "\x00"},
+                ),
+                ("get_interaction", {"request_id": "id\x00"}),
+                ("list_interactions", {"conversation_id": "c\x00"}),
+            ]
+            return [error_text(await client.call_tool(name, args)) for name, args in calls]
+
+    texts = anyio.run(scenario)
+    assert all("NUL" in text for text in texts), texts
+    assert not any("database error" in text for text in texts), texts
+    assert api.ok("list_interactions", status=None)["interactions"] == []

@@ -75,3 +75,42 @@ def test_pending_resource_over_http(live: LiveServer, user_api: UserApi) -> None
 def test_pending_resource_over_stdio(live: LiveServer, user_api: UserApi) -> None:
     api, token = user_api("ola")
     _scenario(api, lambda **options: stdio_client(live, token, **options))
+
+
+def _changes_right_after_subscribing(api: Api, connect: Any, rounds: int) -> int:
+    """Subscribe, change the pending list at once, unsubscribe; the rounds notified."""
+    conversation = api.conversation()
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            changed.set()
+
+    async def scenario() -> int:
+        nonlocal changed
+        notified = 0
+        async with connect(message_handler=on_message, mode="legacy") as client:
+            for _ in range(rounds):
+                changed = anyio.Event()
+                await client.subscribe_resource(PENDING_URI)
+                await anyio.to_thread.run_sync(lambda: api.ask(conversation))
+                with anyio.move_on_after(10):
+                    await changed.wait()
+                    notified += 1
+                await client.unsubscribe_resource(PENDING_URI)
+        return notified
+
+    return anyio.run(scenario)
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_a_change_right_after_subscribing_is_notified(
+    live: LiveServer, user_api: UserApi, transport: str
+) -> None:
+    api, token = user_api("pia")
+    client = http_client if transport == "http" else stdio_client
+    rounds = 20
+    notified = _changes_right_after_subscribing(
+        api, lambda **options: client(live, token, **options), rounds
+    )
+    assert notified == rounds

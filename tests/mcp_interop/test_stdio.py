@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
 from pawflow.cli import app
@@ -36,7 +39,8 @@ def _user(server: LiveServer) -> tuple[Api, str]:
 def test_a_refused_token_ends_pawflow_mcp_at_start(sqlite_live: LiveServer) -> None:
     # The MCP client's stdin stays open: a server that started would wait on it for ever.
     started = subprocess.Popen(
-        [sys.executable, "-m", "pawflow", "mcp", "--server", sqlite_live.url, "--token", "pf_no"],
+        [sys.executable, "-m", "pawflow", "mcp", "--server", sqlite_live.url],
+        env={**os.environ, "PAWFLOW_TOKEN": "pf_no"},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -118,6 +122,28 @@ def test_a_wait_over_stdio_ends_with_an_answer_given_meanwhile(sqlite_live: Live
     result = anyio.run(scenario)
     assert result["interaction"]["status"] == "answered"
     assert result["interaction"]["answer"] is True
+    api.close()
+
+
+def test_the_token_can_come_from_a_file(sqlite_live: LiveServer, tmp_path: Path) -> None:
+    api, token = _user(sqlite_live)
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    token_file.chmod(0o600)
+    asked = api.ask(api.conversation())
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "pawflow", "mcp", "--server", sqlite_live.url, "--token-file", str(token_file)],
+        env={k: v for k, v in os.environ.items() if k != "PAWFLOW_TOKEN"},
+    )
+
+    async def scenario() -> dict[str, Any]:
+        async with Client(params) as client:
+            return structured(
+                await client.call_tool("get_interaction", {"request_id": asked["id"]})
+            )
+
+    assert anyio.run(scenario)["interaction"]["owner"] == api.user
     api.close()
 
 

@@ -35,6 +35,7 @@ _cursor_text = st.one_of(
 )
 CURSORS = st.one_of(
     st.text(max_size=80),
+    _cursor_text,
     _cursor_text.map(lambda raw: base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")),
 )
 # Any value HTTP/1.1 can carry (RFC 9110 field-value): what a client could send at all.

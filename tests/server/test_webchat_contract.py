@@ -115,6 +115,8 @@ class _Shapes:
     def __init__(self) -> None:
         self.named = {tuple(names): type_name for _, type_name, _, names in LISTS}
         self.written: dict[str, str] = {}
+        self.expanding: set[str] = set()  # named non-object schemas being written out
+        self.recursive: set[str] = set()
 
     def type_of(self, node: dict[str, Any], defs: dict[str, Any]) -> str:
         if "$ref" in node:
@@ -156,7 +158,16 @@ class _Shapes:
     def shape(self, name: str, schema: dict[str, Any], defs: dict[str, Any]) -> str:
         """The typedef of one object schema (written once), or the type it names."""
         if "properties" not in schema:
-            return self.type_of(schema, defs)
+            # A value defined by itself (any JSON value) has no finite JSDoc type: unknown.
+            if name in self.expanding:
+                self.recursive.add(name)
+                return "unknown"
+            self.expanding.add(name)
+            try:
+                written = self.type_of(schema, defs)
+            finally:
+                self.expanding.discard(name)
+            return "unknown" if name in self.recursive else written
         if not schema["properties"] and schema.get("additionalProperties") is False:
             self.written[name] = f"/** @typedef {{Record<string, never>}} {name} */\n"
         if name not in self.written:

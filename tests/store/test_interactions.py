@@ -321,4 +321,37 @@ def test_an_unusable_idempotency_key_is_refused(
             idempotency_key=key,  # type: ignore[arg-type]
         )
     assert [e.path for e in refused.value.errors] == ["idempotency_key"]
+
+
+def test_text_no_database_can_keep_is_refused_alike_on_every_backend(
+    store: Store, conversation_id: str
+) -> None:
+    """NUL is refused before it reaches the database: SQLite would keep it, PostgreSQL
+    cannot; either way the caller gets the same clear refusal."""
+    asks: list[tuple[dict[str, object], str]] = [
+        ({"message": "Deploy\x00now?"}, "message"),
+        ({"title": "Deploy\x00"}, "title"),
+        ({"response_schema": {"type": "string", "title": "x\x00"}}, "response_schema.title"),
+        (
+            {"response_schema": {"type": "string", "description": "\ud800"}},
+            "response_schema.description",
+        ),
+    ]
+    for fields, path in asks:
+        question: dict[str, object] = {"message": "Deploy?", **fields}
+        message = question.pop("message")
+        assert isinstance(message, str)
+        with pytest.raises(InvalidInput) as caught:
+            store.request_interaction("alice", conversation_id, "text", message, **question)  # type: ignore[arg-type]
+        found = caught.value.errors[0]
+        assert found.path == path, caught.value.errors
+        assert "\x00" not in str(caught.value)
+    for lookup in (
+        lambda: store.get_interaction("id\x00", user="alice"),
+        lambda: store.cancel_interaction("id\x00", user="alice"),
+        lambda: store.page_interactions(user="alice", conversation_id="c\x00"),
+        lambda: store.create_conversation("alice", "Plans\x00"),
+    ):
+        with pytest.raises((InvalidInput, NotFound)):
+            lookup()
     assert store.list_interactions(user="alice") == []

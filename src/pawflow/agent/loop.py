@@ -30,6 +30,7 @@ from pawflow.agent.models.base import (
 from pawflow.agent.tools import Toolbox, ToolContext, ToolOutcome
 from pawflow.errors import ModelError, PawFlowError
 from pawflow.ids import new_id
+from pawflow.redaction import redact
 
 log = logging.getLogger("pawflow.agent.loop")
 
@@ -178,7 +179,8 @@ class AgentLoop:
                 return
             except Exception as exc:  # a provider's bug still ends the turn with a message
                 log.exception("run %s: the model call failed unexpectedly", run_id)
-                text = reply(f"Sorry, the model call failed: {type(exc).__name__}: {exc}")
+                failure = redact(f"{type(exc).__name__}: {exc}")
+                text = reply(f"Sorry, the model call failed: {failure}")
                 yield self._halt(request, messages, step, MODEL_ERROR, text, error=True)
                 return
             self.governance.after_model_call(request_now, response, budget)

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pawflow.agent.tools import Tool, ToolOutcome
 from pawflow.errors import InvalidInput
+from pawflow.redaction import remember_settings, remember_url
 
 SEPARATOR = "__"
 _SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
@@ -110,6 +111,10 @@ class McpToolset(AbstractContextManager["McpToolset"]):
 
     def __init__(self, config: McpServerConfig) -> None:
         self.config = config
+        # What the server is given to sign in with is masked in outputs and logs.
+        remember_settings(config.headers)
+        remember_settings(config.env or {})
+        remember_url(config.url)
         self._stack = ExitStack()
         self._portal: BlockingPortal | None = None
         self._client: Client | None = None

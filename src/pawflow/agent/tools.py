@@ -16,7 +16,7 @@ import re
 import typing
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import docstring_parser
@@ -37,6 +37,7 @@ from pydantic_core import CoreSchema, core_schema
 
 from pawflow.agent.models.base import ToolCall, ToolSpec
 from pawflow.errors import InvalidInput, PawFlowError
+from pawflow.redaction import redact
 
 if TYPE_CHECKING:
     from pawflow.store import Store
@@ -80,6 +81,16 @@ class ToolOutcome:
     @classmethod
     def failure(cls, message: str) -> ToolOutcome:
         return cls(content=f"Error: {message}", error=True)
+
+
+def _redacted(outcome: ToolOutcome) -> ToolOutcome:
+    """A tool's output as it may be stored, shown and sent to the model: a secret the
+    process knows (:mod:`pawflow.redaction`) is masked, whatever the tool printed."""
+    content = redact(outcome.content)
+    reply = None if outcome.reply is None else redact(outcome.reply)
+    if content == outcome.content and reply == outcome.reply:
+        return outcome
+    return replace(outcome, content=content, reply=reply)
 
 
 class Approver(Protocol):
@@ -326,4 +337,4 @@ class Toolbox:
                 return self.approver(call, found, ctx)
             except PawFlowError as exc:
                 return ToolOutcome.failure(f"could not ask for approval: {exc}")
-        return found.run(arguments, ctx)
+        return _redacted(found.run(arguments, ctx))

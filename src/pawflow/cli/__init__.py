@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from pawflow.cli import chat, demo, flows, mcp, server, sessions
+from pawflow.redaction import remember_settings
 
 # Every app of the CLI prints plain help (rich_markup_mode=None): typer's rich panels put a
 # type after each flag ("--help <bool>"), as if it took a value.
@@ -26,6 +29,9 @@ chat.register(app)
 @app.callback()
 def _root() -> None:
     """Ask a person something and wait for the answer durably."""
+    # Keys, tokens and passwords this process is configured with are masked wherever
+    # PawFlow stores or logs text it did not write itself (pawflow.redaction).
+    remember_settings(os.environ)
 
 
 def main() -> None:

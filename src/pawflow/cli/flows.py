@@ -12,6 +12,7 @@ import typer
 
 from pawflow.cli.server import DB_HELP
 from pawflow.errors import HopLimitReached, InvalidInput, NotFound, PawFlowError
+from pawflow.redaction import redact_logs
 
 if TYPE_CHECKING:
     from pawflow.store import Store
@@ -111,6 +112,7 @@ def run(
 
     if not quiet:
         logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(message)s")
+        redact_logs()
     _imports(modules or [])
     try:
         flow = load_flow(file)

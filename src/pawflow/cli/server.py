@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from pawflow.errors import ApiError, ConfigError, InvalidInput, NotFound, NotPending, PawFlowError
+from pawflow.redaction import redact_logs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -112,6 +113,7 @@ def serve(
         errors.print(f"[red]Cannot serve:[/] {escape(exc.message)}")
         raise typer.Exit(1) from None
     configure_logging(log_level, settings.log_format)
+    redact_logs()
     # The agents' MCP sessions stay open while the server runs.
     with closing(sock), ExitStack() as connections:
         try:

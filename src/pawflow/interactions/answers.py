@@ -41,6 +41,8 @@ _NO = frozenset({"no", "n", "false"})
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_FRACTION = re.compile(r"[.,]([0-9]+)")
+MAX_FRACTION_DIGITS = 6
 _OFFSET = re.compile(r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)$")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s.][^@\s]*")
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+")
@@ -435,6 +437,14 @@ def _datetime(raw: object) -> str:
         raise _Reject("expected a date and time such as 2026-11-29T10:00:00Z") from None
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise _Reject("needs a timezone")
+    # Python reads any number of fraction digits and drops those past the microsecond: an
+    # answer is never changed silently, so a finer one is refused.
+    fraction = _FRACTION.search(raw)
+    if fraction is not None and len(fraction.group(1)) > MAX_FRACTION_DIGITS:
+        raise _Reject(
+            f"at most {MAX_FRACTION_DIGITS} digits after the seconds:"
+            " microseconds are the finest kept"
+        )
     # Python also reads offsets with seconds (and silently drops their fractions); ISO 8601
     # offsets are whole minutes.
     if not _OFFSET.search(raw.strip().upper()):

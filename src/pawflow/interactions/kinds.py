@@ -261,6 +261,8 @@ _KEYWORDS: dict[Kind, frozenset[str]] = {
 }
 _ITEM_KEYWORDS = frozenset({"type", "title", "description", "enum", "enumNames"})
 _ALL_KEYWORDS = frozenset().union(*_KEYWORDS.values()) | {"$schema", "enum", "enumNames"}
+SCHEMA_KEYWORDS: Final = tuple(sorted(_ALL_KEYWORDS))
+"""Every keyword a response schema may use (which ones, depends on the kind)."""
 _TEXT_FORMATS = ("email", "uri")
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 

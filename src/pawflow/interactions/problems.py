@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from pawflow.errors import FieldError, InvalidInput
 
@@ -53,3 +53,29 @@ def is_clean_text(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+UNSTORABLE = "NUL characters and lone surrogates cannot be stored"
+NO_NUL = r"^[^\x00]*$"
+"""As a JSON Schema pattern: text without NUL."""
+NOT_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
+"""As a JSON Schema pattern: text with something besides spaces, and no NUL."""
+
+
+def unstorable_text(value: object, path: str) -> FieldError | None:
+    """Where in a JSON-like ``value`` some text (a string or a key) cannot be stored, if
+    anywhere: the one check every surface's questions pass, so all refuse them alike."""
+    stack: list[tuple[object, str]] = [(value, path)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            if not is_clean_text(item):
+                return FieldError(at, UNSTORABLE)
+        elif isinstance(item, Mapping):
+            for key, child in item.items():
+                if isinstance(key, str) and not is_clean_text(key):
+                    return FieldError(join_path(at, ["<key>"]), UNSTORABLE)
+                stack.append((child, join_path(at, [name_of(key)])))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, join_path(at, [index])) for index, child in enumerate(item))
+    return None

@@ -52,7 +52,8 @@ class Backend(Protocol):
         ...
 
     async def watch(self, on_change: Callable[[], Awaitable[None]]) -> None:
-        """Call ``on_change`` whenever the user's requests may have changed, until cancelled."""
+        """Call ``on_change`` whenever the user's requests may have changed, until cancelled:
+        once as soon as it listens (for what changed before it did), then on every change."""
         ...
 
     def answer_url(self, record: Interaction) -> str:

@@ -1,21 +1,28 @@
 """The backend of the ``/mcp`` endpoint: the store of the server it is mounted in.
 
 The store's calls block, so they run on worker threads; waiting is not a thread but a
-subscription to the server's event hub, which wakes on every committed event.
+subscription to the server's event hub, which wakes on every committed event. A wait (or
+a watch of the pending list) lasts only as long as the caller's token: revoked, it ends
+with an error and returns nothing it found.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
 from pawflow.errors import NotFound
 from pawflow.mcp.backend import DEFAULT_CONVERSATION, chat_url
 from pawflow.records import Interaction
+from pawflow.server.auth import Principal, still_signed_in, until_signed_out
 from pawflow.server.context import ServerContext
+from pawflow.server.errors import HTTPProblem
+
+T = TypeVar("T")
+REVOKED = "the token was revoked"
 
 
 class ConversationCache:
@@ -42,17 +49,49 @@ class ConversationCache:
 
 
 class LocalBackend:
+    """One caller's view: ``principal`` is the user and the token they called with."""
+
     def __init__(
-        self, ctx: ServerContext, user: str, conversations: ConversationCache, client: str = "mcp"
+        self,
+        ctx: ServerContext,
+        principal: Principal,
+        conversations: ConversationCache,
+        client: str = "mcp",
     ) -> None:
         self.ctx = ctx
-        self._user = user
+        self.principal = principal
         self.conversations = conversations
         self.client = client
 
     @property
     def user(self) -> str:
-        return self._user
+        return self.principal.user
+
+    async def _while_signed_in(self, work: Callable[[], Awaitable[T]]) -> T:
+        """``work``'s result, unless the caller's token is revoked first (then a 401): a
+        wait that outlives its token never hands over what it waited for."""
+        outcome: list[T] = []
+        failure: Exception | None = None
+        async with anyio.create_task_group() as tg:
+
+            async def guard() -> None:
+                await until_signed_out(self.ctx, self.principal)
+                tg.cancel_scope.cancel()  # revoked, or the server is stopping
+
+            tg.start_soon(guard)
+            try:
+                outcome.append(await work())
+            except Exception as exc:  # raised as itself, not in a task group's exception group
+                failure = exc
+            tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        store = self.ctx.store
+        if not await anyio.to_thread.run_sync(still_signed_in, store, self.principal):
+            raise HTTPProblem(401, REVOKED)
+        if not outcome:
+            raise HTTPProblem(503, "the server is stopping")
+        return outcome[0]
 
     async def default_conversation(self) -> str:
         return await anyio.to_thread.run_sync(self.conversations.resolve, self.ctx, self.user)
@@ -116,6 +155,9 @@ class LocalBackend:
         )
 
     async def wait(self, request_id: str, seconds: float) -> Interaction:
+        return await self._while_signed_in(lambda: self._wait(request_id, seconds))
+
+    async def _wait(self, request_id: str, seconds: float) -> Interaction:
         hub = self.ctx.hub
         waiter = hub.subscribe(self.user)
         try:
@@ -131,13 +173,16 @@ class LocalBackend:
         return await self.get(request_id)
 
     async def watch(self, on_change: Callable[[], Awaitable[None]]) -> None:
+        await self._while_signed_in(lambda: self._watch(on_change))
+
+    async def _watch(self, on_change: Callable[[], Awaitable[None]]) -> None:
         hub = self.ctx.hub
         waiter = hub.subscribe(self.user)
         try:
             while hub.running:
-                await waiter.wait()
-                waiter.clear()
+                waiter.clear()  # before reading: a commit during the read wakes the next wait
                 await on_change()
+                await waiter.wait()
         finally:
             hub.unsubscribe(waiter)
 

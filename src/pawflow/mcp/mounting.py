@@ -16,11 +16,11 @@ from typing import Any
 import anyio
 import anyio.abc
 from fastapi import FastAPI
-from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pawflow.server.context import ServerContext
+from pawflow.server.errors import HTTPProblem, problem_response
 
 PATH = "/mcp"
 
@@ -46,9 +46,8 @@ class _OnFirstUse:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         endpoint = self.endpoint or await self._start()
-        if endpoint is None:
-            response = JSONResponse({"error": "the server is not running"}, status_code=503)
-            await response(scope, receive, send)
+        if endpoint is None:  # not serving (yet, or any more)
+            await problem_response(HTTPProblem(503))(scope, receive, send)
             return
         await endpoint(scope, receive, send)
 

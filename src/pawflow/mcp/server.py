@@ -132,7 +132,7 @@ def build_server(resolve: Resolve, *, name: str = "pawflow") -> Server[Live]:
     ) -> types.EmptyResult:
         if str(params.uri) != PENDING_URI:
             raise MCPError(types.INVALID_PARAMS, f"unknown resource {params.uri}")
-        _start_watcher(ctx, resolve(ctx))
+        await _start_watcher(ctx, resolve(ctx))
         return types.EmptyResult()
 
     async def unsubscribe(
@@ -168,31 +168,37 @@ def _connection_key(ctx: ServerRequestContext[Any, Any]) -> int:
     return id(_connection(ctx) or ctx.session)
 
 
-def _start_watcher(ctx: ServerRequestContext[Live, Any], backend: Backend) -> None:
+async def _start_watcher(ctx: ServerRequestContext[Live, Any], backend: Backend) -> None:
+    """Watch the pending list for this connection, from the list as it is now: the baseline
+    is read before the subscription is confirmed, so any change after it is notified."""
     live = ctx.lifespan_context
     key = _connection_key(ctx)
     if key in live.watchers:
         return
-    session = ctx.session
     scope = anyio.CancelScope()
     live.watchers[key] = scope
+    try:
+        seen = [item["id"] for item in await pending_snapshot(backend)]
+    except BaseException:
+        live.watchers.pop(key, None)
+        raise
+    session = ctx.session
+
+    async def on_change() -> None:
+        nonlocal seen
+        now = [item["id"] for item in await pending_snapshot(backend)]
+        if now != seen:
+            seen = now
+            await session.send_resource_updated(PENDING_URI)
 
     async def watch() -> None:
-        seen = [item["id"] for item in await pending_snapshot(backend)]
-
-        async def on_change() -> None:
-            nonlocal seen
-            now = [item["id"] for item in await pending_snapshot(backend)]
-            if now != seen:
-                seen = now
-                await session.send_resource_updated(PENDING_URI)
-
         with scope:
             try:
                 await backend.watch(on_change)
             except Exception:  # the connection is gone (or the server going down)
                 log.debug("pending-list watcher ended", exc_info=True)
-        live.watchers.pop(key, None)
+        if live.watchers.get(key) is scope:  # not a newer subscription of this connection
+            del live.watchers[key]
 
     connection = _connection(ctx)
     if connection is not None:

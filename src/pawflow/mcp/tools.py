@@ -25,6 +25,7 @@ from pawflow.mcp import schemas
 from pawflow.mcp.backend import Backend
 from pawflow.mcp.elicitation import ElicitationForm, form_for, retry_message
 from pawflow.records import Interaction
+from pawflow.server.models import in_words
 
 log = logging.getLogger("pawflow.mcp")
 
@@ -51,7 +52,8 @@ class _ToolError(Exception):
 
 def _validation_errors(exc: ValidationError) -> list[FieldError]:
     return [
-        FieldError(".".join(str(p) for p in error["loc"]), error["msg"]) for error in exc.errors()
+        FieldError(".".join(str(p) for p in error["loc"]), in_words(error))
+        for error in exc.errors()
     ]
 
 

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from pawflow.chat.service import running_service
-from pawflow.errors import FieldError, InvalidInput, NotFound
+from pawflow.errors import NotFound
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
@@ -96,9 +96,6 @@ def assign_agent(body: AssignAgent, principal: Caller, request: Request) -> JSON
         raise NotFound("conversation")
     service = running_service(store)
     if service is None or service.agent(body.agent) is None:
-        known = ", ".join(service.agents) if service is not None else "none"
-        raise InvalidInput(
-            f"unknown agent {body.agent!r}", [FieldError("agent", f"agents here: {known}")]
-        )
+        raise NotFound("agent")  # like an unknown id: list_agents names those here
     service.assign(body.conversation_id, body.agent)
     return JSONResponse({"conversation_id": body.conversation_id, "agent": body.agent})

@@ -15,13 +15,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+import anyio
 from fastapi import Request
+from starlette.requests import HTTPConnection
 
 from pawflow.clock import to_millis
-from pawflow.server.context import context_of
+from pawflow.server.context import ServerContext, context_of
 from pawflow.server.credentials import digest, login_for, user_for_token
 from pawflow.server.errors import HTTPProblem
 from pawflow.server.settings import origin_of
+from pawflow.store import Store
 from pawflow.store.database import Tx
 
 SESSION_COOKIE = "pawflow_session"
@@ -76,17 +79,30 @@ def check_same_origin(request: Request) -> None:
         raise HTTPProblem(403, "cross-origin request refused")
 
 
-def _bearer(request: Request) -> str | None:
-    header = request.headers.get("authorization")
+def bearer_token(header: str | None) -> str | None:
+    """The token of an ``Authorization`` header (None when there is none), or a 401."""
     if header is None:
         return None
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise HTTPProblem(401, "use 'Authorization: Bearer <token>'", headers=_CHALLENGE)
+        raise HTTPProblem(401, "use 'Authorization: Bearer <token>'", headers=CHALLENGE)
     return token.strip()
 
 
-_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="pawflow"'}
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="pawflow"'}
+
+
+def token_principal(ctx: ServerContext, address: str, token: str) -> Principal:
+    """Who ``token`` belongs to, or a 401 counted against ``address`` (a 429 once it has
+    failed too often). Every surface that takes bearer tokens (the API, ``/mcp``) comes here,
+    so guesses anywhere count toward the same limit. Reads the store: call from a thread."""
+    ctx.auth_failures.check(address)
+    with ctx.store.transaction(write=False) as tx:
+        user = user_for_token(tx, token)
+    if user is None:
+        ctx.auth_failures.failed(address)
+        raise HTTPProblem(401, "invalid token", headers=CHALLENGE)
+    return Principal(user, "token", credential=digest(token))
 
 
 def authenticate(request: Request) -> Principal:
@@ -94,15 +110,9 @@ def authenticate(request: Request) -> Principal:
     ctx = context_of(request)
     store = ctx.store
     address = client_address(request)
-    token = _bearer(request)
+    token = bearer_token(request.headers.get("authorization"))
     if token is not None:
-        ctx.auth_failures.check(address)
-        with store.transaction(write=False) as tx:
-            user = user_for_token(tx, token)
-        if user is None:
-            ctx.auth_failures.failed(address)
-            raise HTTPProblem(401, "invalid token", headers=_CHALLENGE)
-        principal = Principal(user, "token", credential=digest(token))
+        principal = token_principal(ctx, address, token)
     else:
         cookie = request.cookies.get(SESSION_COOKIE)
         session = None
@@ -113,7 +123,7 @@ def authenticate(request: Request) -> Principal:
             if session is None:
                 ctx.auth_failures.failed(address)
         if session is None or not cookie:
-            raise HTTPProblem(401, headers=_CHALLENGE)
+            raise HTTPProblem(401, headers=CHALLENGE)
         if request.method not in SAFE_METHODS:
             check_same_origin(request)
             sent = request.headers.get(CSRF_HEADER, "")
@@ -127,6 +137,37 @@ def authenticate(request: Request) -> Principal:
     return principal
 
 
-def client_address(request: Request) -> str:
+def client_address(request: HTTPConnection) -> str:
     """The peer's address, which failed authentication is throttled by."""
     return request.client.host if request.client is not None else ""
+
+
+# -- while a caller stays signed in ------------------------------------------------------------
+
+
+def still_signed_in(store: Store, principal: Principal) -> bool:
+    with store.transaction(write=False) as tx:
+        return credential_current(tx, principal, now=store.now())
+
+
+async def until_signed_out(ctx: ServerContext, principal: Principal) -> bool:
+    """Wait until ``principal``'s token is revoked or its session ended (True), or the server
+    stops (False).
+
+    A revocation in this process, or announced by PostgreSQL, is noticed at once; one made
+    by another process on SQLite within ``credential_check`` seconds.
+    """
+    hub = ctx.hub
+    waiter = hub.subscribe(principal.user)
+    try:
+        while hub.running:
+            with anyio.move_on_after(ctx.settings.credential_check):
+                while not waiter.recheck and hub.running:
+                    waiter.clear()  # woken by the user's events too: only a recheck counts
+                    await waiter.wait()
+            waiter.recheck = False
+            if not await anyio.to_thread.run_sync(still_signed_in, ctx.store, principal):
+                return True
+    finally:
+        hub.unsubscribe(waiter)
+    return False

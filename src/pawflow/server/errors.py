@@ -35,6 +35,7 @@ from pawflow.errors import (
     HTTPProblem as HTTPProblem,
 )
 from pawflow.interactions.problems import join_path
+from pawflow.server.models import in_words
 
 log = logging.getLogger("pawflow.server")
 
@@ -126,7 +127,7 @@ def validation_errors(raw: Sequence[Any]) -> list[FieldError]:
         if error.get("type") != "extra_forbidden":
             loc = [p for p in loc if isinstance(p, int) or _is_field(p)]
         path = join_path("", [p if isinstance(p, int) else str(p) for p in loc])
-        found.append(FieldError(path, str(error.get("msg", "invalid value"))))
+        found.append(FieldError(path, in_words(error)))
     return found
 
 

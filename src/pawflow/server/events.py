@@ -28,11 +28,12 @@ from fastapi.responses import StreamingResponse
 
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Event
-from pawflow.server.auth import Principal, authenticate, credential_current
+from pawflow.server.auth import Principal, authenticate, still_signed_in
 from pawflow.server.context import ServerContext, context_of
 from pawflow.server.credentials import prune_expired
 from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.server.markdown import with_html
+from pawflow.server.models import MAX_SAFE_INTEGER
 from pawflow.store import Store
 from pawflow.store import events as event_log
 from pawflow.store.database import Tx
@@ -98,11 +99,6 @@ def _start(store: Store, user: str, asked: int | None) -> tuple[int, bool]:
         return asked, False
 
 
-def _still_signed_in(store: Store, principal: Principal) -> bool:
-    with store.transaction(write=False) as tx:
-        return credential_current(tx, principal, now=store.now())
-
-
 async def event_stream(
     ctx: ServerContext, principal: Principal, asked: int | None
 ) -> AsyncIterator[str]:
@@ -129,7 +125,7 @@ async def event_stream(
         while hub.running:
             if waiter.recheck or time.monotonic() - checked >= recheck:
                 waiter.recheck = False
-                if not await anyio.to_thread.run_sync(_still_signed_in, store, principal):
+                if not await anyio.to_thread.run_sync(still_signed_in, store, principal):
                     return
                 checked = time.monotonic()
             waiter.clear()  # before reading: a notice during the read wakes the next wait
@@ -194,7 +190,7 @@ _EVENT_ID = re.compile(r"[0-9]{1,18}")
 async def events(
     request: Request,
     principal: Annotated[Principal, Depends(authenticate)],
-    after: Annotated[int | None, Query(ge=0, le=10**18)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_SAFE_INTEGER)] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
     asked = _event_id(last_event_id)

@@ -13,7 +13,7 @@ import posixpath
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Path, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 
 from pawflow.errors import FieldError, InvalidInput, PayloadTooLarge
@@ -99,6 +99,23 @@ def _file_name(raw: str | None) -> str:
     "",
     summary="Upload a file to answer a file request with",
     status_code=201,
+    # A field names a part of a request's form: it comes with the request. (An empty form
+    # value counts as absent.)
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "if": {"required": ["field"], "properties": {"field": {"minLength": 1}}},
+                        "then": {
+                            "required": ["request_id"],
+                            "properties": {"request_id": {"minLength": 1}},
+                        },
+                    }
+                }
+            }
+        }
+    },
     response_model=m.FileEnvelope,
     responses={
         k: v for k, v in ERROR_RESPONSES.items() if k in (400, 401, 403, 404, 413, 422, 429)
@@ -108,8 +125,8 @@ def upload(
     principal: Caller,
     request: Request,
     file: Annotated[UploadFile, File(description="The file's bytes")],
-    request_id: Annotated[str | None, Form(max_length=200)] = None,
-    field: Annotated[str | None, Form(max_length=64)] = None,
+    request_id: Annotated[str | None, Form(max_length=200, pattern=m.NO_NUL)] = None,
+    field: Annotated[str | None, Form(max_length=64, pattern=m.NO_NUL)] = None,
 ) -> JSONResponse:
     ctx = context_of(request)
     store = ctx.store
@@ -137,7 +154,9 @@ def upload(
         **{k: v for k, v in ERROR_RESPONSES.items() if k in (401, 404, 429)},
     },
 )
-def download(file_id: str, principal: Caller, request: Request) -> Response:
+def download(
+    file_id: Annotated[str, Path(pattern=m.NO_NUL)], principal: Caller, request: Request
+) -> Response:
     store = context_of(request).store
     # The uploader, or whoever may read a request it answers: one indexed lookup, so an
     # unknown id and someone else's answer alike (same body, same cost).

@@ -9,17 +9,137 @@ response schemas, answers) are checked once, by the contract module, not here.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    PlainValidator,
+    StrictInt,
+    StrictStr,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+from typing_extensions import TypeAliasType
 
-from pawflow.interactions import Kind
+from pawflow.interactions import OPTION_KINDS, Kind
+from pawflow.interactions.kinds import SCHEMA_KEYWORDS
+from pawflow.interactions.outline import KEYWORD_VALUES, response_schema_outline
+from pawflow.interactions.problems import NO_NUL, NOT_BLANK
+from pawflow.interactions.surfaces import SURFACE_CONTRACT
 from pawflow.records import ClientChannel, Conversation, FileRef, Interaction, Message, Status
 
-Id = Annotated[StrictStr, Field(min_length=1, max_length=200)]
-Name = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+# No string in a body may hold NUL (the body is refused with a 400 otherwise): every string
+# the document describes says so (NO_NUL, NOT_BLANK).
+MAX_SAFE_INTEGER = 2**53 - 1
+"""The largest integer a JSON number carries exactly everywhere: a bound above it would
+admit, compared as a double, numbers past it."""
+
+
+def _whole_number(value: Any) -> Any:
+    """A JSON number with no fraction (``856.0``) is an integer, as JSON Schema counts."""
+    try:
+        if isinstance(value, float | Decimal) and value % 1 == 0:
+            return int(value)
+    except ArithmeticError:  # not a finite number: refused as not an integer
+        pass
+    return value
+
+
+WHOLE = BeforeValidator(_whole_number)
+"""Put last in an ``Annotated`` integer (after its bounds): an integer, however the JSON
+wrote it, never a string, a bool or a fraction."""
+Text = Annotated[StrictStr, Field(pattern=NO_NUL)]
+Id = Annotated[StrictStr, Field(min_length=1, max_length=200, pattern=NO_NUL)]
+Name = Annotated[StrictStr, Field(min_length=1, max_length=200, pattern=NO_NUL)]
 ConfirmationKind = Literal["confirm", "choice", "multi"]
-Limit = Annotated[StrictInt, Field(ge=1, le=1000)]
+Limit = Annotated[StrictInt, Field(ge=1, le=1000), WHOLE]
+CURSOR = r"^(0|[1-9][0-9]{0,17})\.[^\x00]{1,200}$"
+"""What a ``next_cursor`` looks like: a time and an id."""
+Cursor = Annotated[
+    StrictStr,
+    Field(
+        max_length=500,
+        pattern=CURSOR,
+        description="next_cursor of the page before: where this page starts",
+    ),
+]
+
+
+class _KeysByName:
+    """In the document, a JSON object's keys are described by ``propertyNames`` (pydantic
+    would write ``patternProperties``, which lets keys that do not match through)."""
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        patterns = schema.pop("patternProperties", None)
+        if patterns:
+            [(pattern, value)] = patterns.items()
+            schema["propertyNames"] = {"pattern": pattern}
+            schema["additionalProperties"] = value
+        return schema
+
+
+if TYPE_CHECKING:  # mypy cannot follow a recursive alias written this way
+    JsonValue = Any
+else:
+    JsonValue = TypeAliasType(
+        "JsonValue",
+        Union[  # noqa: UP007 - the alias names itself, in a string, which needs Union
+            bool,
+            int,
+            float,
+            Text,
+            list["JsonValue"],
+            Annotated[dict[Text, "JsonValue"], _KeysByName()],
+            None,
+        ],
+    )
+"""Any JSON value whose strings and keys hold no NUL."""
+
+
+def _json_object(value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise ValueError("expected an object")
+    return value
+
+
+JsonObject = Annotated[
+    dict[str, Any],
+    PlainValidator(
+        _json_object, json_schema_input_type=Annotated[dict[Text, JsonValue], _KeysByName()]
+    ),
+]
+"""A JSON object, as sent: the contract checks what is in it (the body's reading has
+already refused NUL anywhere in it)."""
+
+
+def _as_sent(value: Any) -> Any:
+    return value
+
+
+Answer = Annotated[Any, PlainValidator(_as_sent, json_schema_input_type=JsonValue)]
+"""Any JSON value, kept exactly as sent (an answer's decimals are never rounded, nor turned
+into numbers of a billion digits); the body's reading has already refused NUL in it."""
+
+
+def in_words(error: Mapping[str, Any]) -> str:
+    """A validation error's message, with the document's patterns said in words."""
+    if error.get("type") == "string_pattern_mismatch":
+        pattern = (error.get("ctx") or {}).get("pattern")
+        words = PATTERNS_IN_WORDS.get(pattern) if isinstance(pattern, str) else None
+        if words is not None:
+            return words
+    return str(error.get("msg", "invalid value"))
+
+
 IdempotencyKey = Annotated[
     StrictStr,
     Field(
@@ -41,29 +161,150 @@ class Body(BaseModel):
 # -- requests --------------------------------------------------------------------------------
 
 
+OptionValue = Annotated[StrictStr, Field(min_length=1, max_length=256, pattern=NOT_BLANK)]
+
+
 class OptionIn(Body):
-    value: StrictStr
-    label: StrictStr | None = None
+    value: OptionValue
+    label: Annotated[StrictStr, Field(min_length=1, max_length=1000, pattern=NOT_BLANK)] | None = (
+        None
+    )
+
+
+_SPACE = r"[ \t\n\r]*"
+DURATION = (
+    rf"^{_SPACE}(0+|[0-9]{{1,11}}{_SPACE}s|[0-9]{{1,9}}{_SPACE}m|[0-9]{{1,7}}{_SPACE}h"
+    rf"|[0-9]{{1,6}}{_SPACE}d|[0-9]{{1,5}}{_SPACE}w|[0-9]{{1,4}}{_SPACE}mo"
+    rf"|[0-9]{{1,3}}{_SPACE}y){_SPACE}$"
+)
+"""A count and a unit, small enough that it ends before the year 9999; 0 alone: never."""
+DEADLINE = (
+    r"^([0-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-[0-9]{2}-[0-9]{2}[Tt ]"
+    r"[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?([Zz]|[+-][0-9]{2}:[0-9]{2})\n?$"
+)
+"""An ISO-8601 date and time with a timezone, before the year 9999, to the microsecond."""
+PATTERNS_IN_WORDS = {
+    NO_NUL: "must not contain NUL characters",
+    NOT_BLANK: "must hold more than spaces, and no NUL characters",
+    CURSOR: "not a cursor: give the next_cursor of the page before",
+    DURATION: "expected a duration such as 90s, 5m, 12h, 3d, 2w, 1mo or 1y (0: never)",
+    DEADLINE: "expected a date and time with a timezone, such as 2026-12-01T09:00:00Z",
+}
+_NULL = {"type": "null"}
+
+
+def _kind_rules(kind: Kind) -> dict[str, Any]:
+    """What a request of ``kind`` asks of its options and response_schema."""
+    outline = response_schema_outline(kind)
+    given = {"anyOf": [_NULL, outline]}
+    if kind in OPTION_KINDS:
+        listed = {"type": "array", "minItems": 1}
+        in_schema = (
+            {"required": ["enum"]}
+            if kind is Kind.CHOICE
+            else {"required": ["items"], "properties": {"items": {"required": ["enum"]}}}
+        )
+        return {
+            "properties": {"kind": {"const": kind.value}},
+            "anyOf": [
+                {
+                    "required": ["options"],
+                    "properties": {"options": listed, "response_schema": given},
+                },
+                {
+                    "required": ["response_schema"],
+                    "properties": {
+                        "options": _NULL,
+                        "response_schema": {"allOf": [outline, in_schema]},
+                    },
+                },
+            ],
+        }
+    rules: dict[str, Any] = {
+        "properties": {
+            "kind": {"const": kind.value},
+            "options": {"anyOf": [_NULL, {"type": "array", "maxItems": 0}]},
+            "response_schema": outline if kind is Kind.FORM else given,
+        }
+    }
+    if kind is Kind.FORM:
+        rules["required"] = ["response_schema"]
+    return rules
+
+
+REQUEST_RULES: dict[str, Any] = {
+    "allOf": [
+        {
+            "description": "A deadline is expires_in or expires_at, not both.",
+            "not": {
+                "required": ["expires_in", "expires_at"],
+                "properties": {"expires_in": {"not": _NULL}, "expires_at": {"not": _NULL}},
+            },
+        },
+        {
+            "description": "choice and multi list their options, here or as response_schema's"
+            " enum; other kinds take none; a form is its response_schema; a response_schema"
+            " uses the keywords and type of the kind.",
+            "anyOf": [_kind_rules(kind) for kind in Kind],
+        },
+    ]
+}
+"""What the contract asks of a request's fields together, as JSON Schema. The rules of a
+``response_schema`` and a ``ui_surface`` themselves (the schema subset, bounds that agree,
+fields that exist, a surface that fits the kind) are the contract's (docs/contract.md): a
+request that breaks one is a 422 naming each problem."""
 
 
 class RequestInteraction(Body):
     """Ask the caller (or whoever answers in the conversation) something."""
 
+    model_config = ConfigDict(extra="forbid", json_schema_extra=REQUEST_RULES)
+
     conversation_id: Id
     kind: Kind
-    message: Annotated[StrictStr, Field(min_length=1, max_length=20_000)]
-    title: Annotated[StrictStr, Field(max_length=500)] | None = None
-    options: Annotated[list[StrictStr | OptionIn], Field(max_length=1000)] | None = None
-    response_schema: dict[str, Any] | None = None
+    message: Annotated[StrictStr, Field(min_length=1, max_length=20_000, pattern=NOT_BLANK)]
+    title: Annotated[StrictStr, Field(max_length=500, pattern=NO_NUL)] | None = None
+    options: (
+        Annotated[
+            list[OptionValue | OptionIn],
+            Field(max_length=1000, json_schema_extra={"uniqueItems": True}),
+        ]
+        | None
+    ) = None
+    response_schema: JsonObject | None = Field(
+        default=None,
+        description="The answer's JSON Schema, in the contract's subset (docs/contract.md):"
+        " which keywords a kind takes, bounds that agree, form fields that exist.",
+        json_schema_extra={
+            "propertyNames": {"enum": list(SCHEMA_KEYWORDS)},
+            "properties": KEYWORD_VALUES,
+        },
+    )
     expires_in: (
-        Annotated[StrictStr, Field(max_length=40)]
-        | Annotated[StrictInt, Field(ge=0, le=10**12)]
+        Annotated[StrictStr, Field(max_length=40, pattern=DURATION)]
+        | Annotated[StrictInt, Field(ge=0, le=10**11), WHOLE]
         | None
     ) = Field(default=None, description="90s, 5m, 12h, 3d, 2w, 1mo, 1y; 0 or absent: never")
-    expires_at: Annotated[StrictStr, Field(max_length=60)] | None = Field(
-        default=None, description="ISO-8601 with a timezone"
+    expires_at: (
+        Annotated[
+            StrictStr,
+            Field(max_length=60, pattern=DEADLINE, json_schema_extra={"format": "date-time"}),
+        ]
+        | None
+    ) = Field(default=None, description="ISO-8601 with a timezone; a moment already past is a 409")
+    ui_surface: JsonObject | None = Field(
+        default=None,
+        description="A pawflow.ui-surface.v1 surface (docs/contract.md): its fallback is the"
+        " request's kind, and a table or card fits that kind and its options.",
+        json_schema_extra={
+            "required": ["contract", "type", "fallback"],
+            "properties": {
+                "contract": {"const": SURFACE_CONTRACT},
+                "type": {"type": "string", "minLength": 1, "maxLength": 40, "pattern": NO_NUL},
+                "fallback": {"enum": [kind.value for kind in Kind]},
+            },
+        },
     )
-    ui_surface: dict[str, Any] | None = None
     idempotency_key: IdempotencyKey | None = None
 
 
@@ -73,7 +314,7 @@ class RequestRef(Body):
 
 class Respond(Body):
     request_id: Id
-    answer: Any = Field(description="The typed value for the request's kind.")
+    answer: Answer = Field(description="The typed value for the request's kind.")
     answered_via: ClientChannel = Field(
         default="api",
         description="Where the answer was given: a block's button (web chat, terminal,"
@@ -86,7 +327,7 @@ class ListInteractions(Body):
     conversation_id: Id | None = None
     kind: Kind | None = None
     limit: Limit = 100
-    cursor: Annotated[StrictStr, Field(max_length=500)] | None = None
+    cursor: Cursor | None = None
 
 
 class ListConfirmations(ListInteractions):
@@ -94,7 +335,7 @@ class ListConfirmations(ListInteractions):
 
 
 class CreateConversation(Body):
-    title: Annotated[StrictStr, Field(max_length=500)] = ""
+    title: Annotated[StrictStr, Field(max_length=500, pattern=NO_NUL)] = ""
 
 
 class ListConversations(Body):
@@ -103,13 +344,13 @@ class ListConversations(Body):
 
 class GetHistory(Body):
     conversation_id: Id
-    after_seq: Annotated[StrictInt, Field(ge=0, le=2**62)] = 0
-    limit: Annotated[StrictInt, Field(ge=1, le=500)] = 500
+    after_seq: Annotated[StrictInt, Field(ge=0, le=MAX_SAFE_INTEGER), WHOLE] = 0
+    limit: Annotated[StrictInt, Field(ge=1, le=500), WHOLE] = 500
 
 
 class SendMessage(Body):
     conversation_id: Id
-    content: Annotated[StrictStr, Field(min_length=1, max_length=100_000)]
+    content: Annotated[StrictStr, Field(min_length=1, max_length=100_000, pattern=NO_NUL)]
 
 
 class ShareConversation(Body):

@@ -2,16 +2,16 @@
 
 Requests are parsed by h11 with a bound on a request's line and headers: past it the
 client gets a 431 and the connection closes, before any of the request reaches the app.
-The access log never carries a secret: a ``token`` in a query string is masked. The
-listening socket is bound first (:func:`listen`), so a port that is taken is reported before
-anything else happens.
+No log line carries a secret: every handler masks what :mod:`pawflow.redaction` knows or
+recognizes (a ``token=``, ``access_token=``, ``api_key=``, ``password=`` in a query
+string, a configured key, a URL's password).
+The listening socket is bound first (:func:`listen`), so a port that is taken is reported
+before anything else happens.
 """
 
 from __future__ import annotations
 
 import errno
-import logging
-import re
 import socket
 from types import FrameType
 from typing import Any
@@ -22,35 +22,8 @@ from fastapi import FastAPI
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from pawflow.errors import ConfigError
+from pawflow.redaction import redact_logs
 from pawflow.server.settings import ServerSettings
-
-_SECRET_QUERY = re.compile(r"(?i)([?&](?:token|secret|session)=)[^&#\s]*")
-
-
-def mask_secrets(text: str) -> str:
-    """``/signin?token=abc`` → ``/signin?token=***``: the log keeps the route, not the key."""
-    return _SECRET_QUERY.sub(r"\1***", text)
-
-
-class MaskSecrets(logging.Filter):
-    """Masks secret query parameters in uvicorn's access log lines."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple):
-            record.args = tuple(
-                mask_secrets(arg) if isinstance(arg, str) else arg for arg in record.args
-            )
-        if isinstance(record.msg, str):
-            record.msg = mask_secrets(record.msg)
-        return True
-
-
-def mask_access_log() -> None:
-    """Install :class:`MaskSecrets` on uvicorn's access logger (once)."""
-    logger = logging.getLogger("uvicorn.access")
-    if not any(isinstance(f, MaskSecrets) for f in logger.filters):
-        logger.addFilter(MaskSecrets())
-
 
 _TOO_LARGE = b"Request Header Fields Too Large"
 
@@ -111,7 +84,7 @@ def server_config(app: FastAPI, settings: ServerSettings, **options: Any) -> uvi
         h11_max_incomplete_event_size=settings.max_header_bytes,
         **options,
     )
-    mask_access_log()  # after the Config, which (re)configures uvicorn's loggers
+    redact_logs()  # after the Config, which (re)configures uvicorn's loggers
     return config
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Literal
 
 from pawflow.clock import to_millis
-from pawflow.errors import FieldError, InvalidInput, NotFound, PayloadTooLarge
+from pawflow.errors import Conflict, FieldError, InvalidInput, NotFound, PayloadTooLarge
 from pawflow.ids import new_id
 from pawflow.records import Access, Conversation, FileRef
 from pawflow.store.database import Tx
@@ -125,7 +125,7 @@ def share_conversation(
     if known_users_only and not user_exists(tx, with_user):
         raise InvalidInput("unknown user", [FieldError("user", "no such user")])
     if with_user == user:
-        raise InvalidInput("the owner already has every access")
+        raise Conflict("the owner already has every access")
     ensure_user(tx, with_user, now)
     tx.execute(
         "INSERT INTO conversation_members (conversation_id, user_id, access) VALUES (?, ?, ?)"

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pawflow.errors import Conflict, StoreError, StoreUnavailable
+from pawflow.errors import Conflict, InvalidInput, StoreError, StoreUnavailable
 
 Row = dict[str, Any]
 Params = Sequence[Any]
@@ -44,17 +44,24 @@ class Tx:
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run a statement; returns the number of rows it changed."""
-        self._db.run(self._cursor, sql, params)
+        self._run(sql, params)
         return int(self._cursor.rowcount)
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
-        self._db.run(self._cursor, sql, params)
+        self._run(sql, params)
         row = self._cursor.fetchone()
         return None if row is None else dict(row)
 
     def all(self, sql: str, params: Params = ()) -> list[Row]:
-        self._db.run(self._cursor, sql, params)
+        self._run(sql, params)
         return [dict(row) for row in self._cursor.fetchall()]
+
+    def _run(self, sql: str, params: Params) -> None:
+        # SQLite would keep a NUL, PostgreSQL cannot: refused here, both backends alike,
+        # whatever the text is (an id looked up, a name, a message).
+        if any(isinstance(value, str) and "\x00" in value for value in params):
+            raise InvalidInput("text cannot contain NUL characters")
+        self._db.run(self._cursor, sql, params)
 
     def lock_key(self, key: str) -> None:
         """Serialize transactions that touch ``key`` (a signal id) until commit."""

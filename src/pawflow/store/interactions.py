@@ -7,11 +7,10 @@ same transaction it fires the request's signal and logs the event.
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -28,6 +27,7 @@ from pawflow.interactions import (
     parse_kind,
     prepare_request,
 )
+from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
 from pawflow.records import CHANNELS, Interaction, Requester
 from pawflow.store.continuations import fire_signal
@@ -78,20 +78,24 @@ class Question:
     ui_surface: dict[str, Any] | None = None
     idempotency_key: str | None = None
 
-    def publish(self, tx: Tx, now: datetime) -> Interaction:
+    def deadline(self, now: datetime) -> datetime | None:
         if self.expires_in is not None and self.expires_at is not None:
             raise InvalidInput("give expires_in or expires_at, not both")
-        deadline = (
-            durations.parse_deadline(self.expires_at)
-            if self.expires_at is not None
-            else durations.deadline_after(now, self.expires_in)
-        )
-        requester = self.requester or Requester()
+        if self.expires_at is None:
+            return durations.deadline_after(now, self.expires_in)
+        deadline = durations.parse_deadline(self.expires_at)
+        if deadline <= now:  # a question that could never be answered: now is too late
+            raise Conflict("expires_at is already past")
+        return deadline
+
+    def publish(self, tx: Tx, now: datetime) -> Interaction:
+        requester = self.requester
         if isinstance(requester, dict):
             try:
                 requester = Requester.model_validate(requester)
             except ValueError as exc:
                 raise InvalidInput(f"invalid requester: {exc}") from exc
+        requester = requester or Requester()
         attributes = {"pawflow.kind": str(self.kind), "pawflow.requester": requester.type}
         with telemetry.span(
             "pawflow.ask", attributes, conversation_id=self.conversation_id
@@ -105,7 +109,7 @@ class Question:
                 options=self.options,
                 title=self.title,
                 response_schema=self.response_schema,
-                expires_at=deadline,
+                deadline=self.deadline,
                 requester=requester,
                 signal_family=self.signal_family,
                 ui_surface=self.ui_surface,
@@ -126,7 +130,7 @@ def request(
     options: object,
     title: str | None,
     response_schema: dict[str, Any] | None,
-    expires_at: datetime | None,
+    deadline: Callable[[datetime], datetime | None],
     requester: Requester,
     signal_family: SignalFamily | None,
     ui_surface: dict[str, Any] | None,
@@ -144,6 +148,19 @@ def request(
     if members.get(owner) not in ("owner", "write"):
         require_write(tx, conversation_id, owner)
     parsed_kind = parse_kind(kind)
+    unstorable = [
+        found
+        for found in (
+            unstorable_text(message, "message"),
+            unstorable_text(title, "title"),
+            unstorable_text(response_schema, "response_schema"),
+            unstorable_text(ui_surface, "ui_surface"),
+            unstorable_text(requester.model_dump(), "requester"),
+        )
+        if found is not None
+    ]
+    if unstorable:
+        raise invalid("invalid request", unstorable)
     if not isinstance(message, str) or not message.strip():
         raise InvalidInput("message is required", [FieldError("message", "required")])
     if len(message) > MAX_MESSAGE:
@@ -155,8 +172,7 @@ def request(
             "response_schema must be an object",
             [FieldError("response_schema", "expected an object")],
         )
-    if expires_at is not None and expires_at <= now:
-        raise InvalidInput("expires_at is in the past", [FieldError("expires_at", "in the past")])
+    expires_at = deadline(now)  # read once access is settled, like every other field
     parsed_options = None if options is None else normalize_options(options)
     final_options, schema = prepare_request(parsed_kind, parsed_options, response_schema)
     if ui_surface is not None:
@@ -323,24 +339,19 @@ def list_for(
 
 
 def _encode_cursor(created: int, request_id: str) -> str:
-    return base64.urlsafe_b64encode(f"{created}.{request_id}".encode()).decode().rstrip("=")
+    return f"{created}.{request_id}"
 
 
 _CURSOR = re.compile(r"(0|[1-9][0-9]{0,17})\.([^\x00]{1,200})", re.DOTALL)
-"""What :func:`_encode_cursor` writes: a time that fits a 64-bit column, then an id."""
+"""What :func:`_encode_cursor` writes: a time that fits a 64-bit column, then an id. Every
+text of this form is a cursor (the API's document says so with the same pattern): one
+that names no request still says where a page starts."""
 
 
 def _decode_cursor(cursor: str) -> tuple[int, str]:
-    refused = InvalidInput("invalid cursor", [FieldError("cursor", "not a cursor")])
-    if not isinstance(cursor, str) or len(cursor) > 400:
-        raise refused
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise refused from exc
-    found = _CURSOR.fullmatch(raw)
+    found = _CURSOR.fullmatch(cursor) if isinstance(cursor, str) else None
     if found is None:
-        raise refused
+        raise InvalidInput("invalid cursor", [FieldError("cursor", "not a cursor")])
     return int(found.group(1)), found.group(2)
 
 

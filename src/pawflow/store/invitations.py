@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pawflow.clock import from_millis, to_millis
-from pawflow.errors import InvalidInput, NotFound
+from pawflow.errors import Conflict, InvalidInput, NotFound
 from pawflow.records import Conversation
 from pawflow.store.conversations import (
     conversation_access,
@@ -41,7 +41,7 @@ def invite(
     if conversation_access(tx, conversation_id, user) != "owner":
         raise NotFound("conversation")
     if with_user == user:
-        raise InvalidInput("the owner already has every access")
+        raise Conflict("the owner already has every access")
     current = conversation_access(tx, conversation_id, with_user)
     if current in ("read", "write"):  # already a member, as the owner can see: change access
         return share_conversation(

@@ -8,6 +8,7 @@ import platformdirs
 
 from pawflow.clock import Clock
 from pawflow.errors import InvalidInput
+from pawflow.redaction import remember_url
 from pawflow.store.database import Database, SqliteDatabase
 from pawflow.store.store import DEFAULT_PAYLOAD_CAP, Store
 
@@ -40,6 +41,7 @@ def open_store(
     """
     url = default_url() if url is None else url
     db: Database
+    remember_url(url)  # its password never reaches a log or a stored error
     if url.startswith("sqlite:///"):
         db = SqliteDatabase(url.removeprefix("sqlite:///"))
     elif url.startswith(("postgresql://", "postgres://")):

@@ -29,6 +29,7 @@ from pawflow.agent.models.base import (
     Usage,
 )
 from pawflow.errors import InvalidInput, ModelError
+from pawflow.redaction import remember, remember_url
 
 if TYPE_CHECKING:
     import httpx
@@ -215,6 +216,8 @@ class OpenAIChatModel:
         import httpx  # noqa: PLC0415
 
         headers = {"Accept": "application/json"}
+        remember(api_key)  # masked wherever a provider's error might echo it
+        remember_url(url)
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._client = httpx.Client(

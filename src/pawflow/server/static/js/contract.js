@@ -319,11 +319,16 @@ export function oneOf(names, value) {
  * @property {string} message
  * @property {string | null} [title]
  * @property {Array<string | OptionIn> | null} [options]
- * @property {Record<string, unknown> | null} [response_schema]
+ * @property {Record<string, unknown> | null} [response_schema] - The answer's JSON Schema, in the
+ *   contract's subset (docs/contract.md): which keywords a kind takes, bounds that agree, form
+ *   fields that exist.
  * @property {string | number | null} [expires_in] - 90s, 5m, 12h, 3d, 2w, 1mo, 1y; 0 or absent:
  *   never
- * @property {string | null} [expires_at] - ISO-8601 with a timezone
- * @property {Record<string, unknown> | null} [ui_surface]
+ * @property {string | null} [expires_at] - ISO-8601 with a timezone; a moment already past is a
+ *   409
+ * @property {Record<string, unknown> | null} [ui_surface] - A pawflow.ui-surface.v1 surface
+ *   (docs/contract.md): its fallback is the request's kind, and a table or card fits that kind and
+ *   its options.
  * @property {string | null} [idempotency_key]
  */
 
