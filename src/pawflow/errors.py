@@ -16,6 +16,7 @@ escape raw::
     │   ├── InvalidPattern          a ``pattern`` the linear-time engine refuses
     │   └── HopLimitReached         a one-shot flow run that loops without end
     ├── NotFound                    unknown id, or one the caller may not see
+    ├── Forbidden                   seen, but waits for others (``waiting_for``)
     ├── Conflict                    the state forbids the change
     │   ├── NotPending              the request already left ``pending`` (``status``)
     │   └── LeaseLost               another process has taken this process's work over
@@ -132,6 +133,16 @@ class NotFound(PawFlowError):
     def __init__(self, what: str = "interaction") -> None:
         super().__init__(f"{what} not found")
         self.what = what
+
+
+class Forbidden(PawFlowError):
+    """The caller may see the request but not answer it: it waits for ``waiting_for``
+    (users and ``group:NAME`` entries), or someone else is handling it."""
+
+    def __init__(self, message: str, waiting_for: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.waiting_for = list(waiting_for)
 
 
 class Conflict(PawFlowError):

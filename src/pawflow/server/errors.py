@@ -22,6 +22,7 @@ from pawflow.errors import (
     HTTP_MESSAGES,
     Conflict,
     FieldError,
+    Forbidden,
     InvalidInput,
     NotFound,
     NotPending,
@@ -45,6 +46,7 @@ STATUS_OF: tuple[tuple[type[PawFlowError], int], ...] = (
     (PayloadTooLarge, 413),
     (InvalidInput, 422),
     (NotFound, 404),
+    (Forbidden, 403),
     (Conflict, 409),
     (StoreUnavailable, 503),
     (Undeliverable, 503),
@@ -68,6 +70,7 @@ class ErrorBody(BaseModel):
     error: str
     errors: list[FieldErrorBody] | None = None
     status: str | None = None
+    waiting_for: list[str] | None = None
 
 
 def status_of(exc: PawFlowError) -> int:
@@ -100,6 +103,8 @@ def pawflow_error_response(exc: PawFlowError) -> JSONResponse:
         return respond(status, exc.message, errors=exc.errors)
     if isinstance(exc, NotFound):
         return respond(status, f"{exc.what} not found")
+    if isinstance(exc, Forbidden):
+        return respond(status, exc.message, waiting_for=exc.waiting_for)
     if status == 503:
         return respond(status, MESSAGES[503], headers={"Retry-After": "1"})
     if status >= 500:
@@ -181,7 +186,11 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     for status, description in (
         (400, "The body cannot be read (not JSON, not UTF-8, nested too deeply)."),
         (401, "No valid bearer token or session cookie."),
-        (403, "A cookie-authenticated change without a CSRF token or a same-origin Origin."),
+        (
+            403,
+            "A cookie-authenticated change without a CSRF token or a same-origin Origin;"
+            " or a request that waits for others (`waiting_for` names them).",
+        ),
         (404, "Unknown, or not visible to the caller: the two are indistinguishable."),
         (409, "The request is no longer pending; `status` says what it became."),
         (413, "The body is over the size limit."),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -30,6 +30,7 @@ from pawflow.interactions import (
 from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
 from pawflow.records import CHANNELS, Interaction, Requester
+from pawflow.store import audit, policies
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
@@ -77,6 +78,7 @@ class Question:
     signal_family: SignalFamily | None = None
     ui_surface: dict[str, Any] | None = None
     idempotency_key: str | None = None
+    policy: Mapping[str, Any] | None = None
 
     def deadline(self, now: datetime) -> datetime | None:
         if self.expires_in is not None and self.expires_at is not None:
@@ -115,6 +117,7 @@ class Question:
                 ui_surface=self.ui_surface,
                 idempotency_key=self.idempotency_key,
                 now=now,
+                policy=policies.read_policy(self.policy),
             )
             span.set_attribute("pawflow.request_id", record.id)
         return record
@@ -136,6 +139,7 @@ def request(
     ui_surface: dict[str, Any] | None,
     now: datetime,
     idempotency_key: str | None = None,
+    policy: policies.Policy | None = None,
 ) -> Interaction:
     """Publish a request; with an ``idempotency_key`` the owner already used, find that one.
 
@@ -227,6 +231,17 @@ def request(
         assert first is not None
         return first
     record = Interaction.from_row(row)
+    policies.attach(
+        tx,
+        record.id,
+        kind=parsed_kind,
+        schema=schema,
+        owner=owner,
+        requester=requester.type,
+        policy=policy,
+        created=now,
+        deadline=expires_at,
+    )
     count(tx, telemetry.REQUESTS_CREATED, kind=record.kind)
     log.debug("request %s (%s) asked", record.id, record.kind)
     writers = {user for user, access in members.items() if access != "read"}
@@ -386,10 +401,12 @@ def leave_pending(
     now: datetime,
     via: str | None = None,
     seq: int | None = None,
+    note: dict[str, Any] | None = None,
 ) -> Interaction | None:
     """Move one request out of ``pending``; None when another attempt won first.
 
-    ``via`` (and a chat message's ``seq``) say where an answer came from.
+    ``via`` (and a chat message's ``seq``) say where an answer came from; the audit trail
+    records the step (``note``: more about it) in the same transaction.
     """
     at = to_millis(now)
     verb = {"answered": "answer", "cancelled": "cancel", "expired": "expire"}[outcome]
@@ -397,7 +414,11 @@ def leave_pending(
         f"pawflow.{verb}", request_id=row["id"], conversation_id=row["conversation_id"]
     ) as span:
         telemetry.link(span, row.get("trace_context"))
-        return _leave(tx, row, outcome, answer=answer, by=by, at=at, now=now, via=via, seq=seq)
+        left = _leave(tx, row, outcome, answer=answer, by=by, at=at, now=now, via=via, seq=seq)
+    if left is not None:
+        action: audit.Action = "defaulted" if via == policies.POLICY_VIA else outcome
+        audit.record(tx, left.id, action, now, actor=by, via=via, detail=note)
+    return left
 
 
 def _leave(
@@ -431,7 +452,10 @@ def _leave(
     record = Interaction.from_row(updated)
     count(tx, telemetry.REQUESTS_CLOSED, kind=record.kind, outcome=outcome, via=via or "")
     log.debug("request %s %s%s", record.id, outcome, f" via {via}" if via else "")
-    fire_signal(tx, record.signal_id, {"status": outcome, "answer": record.answer}, now)
+    value = {"status": outcome, "answer": record.answer}
+    if via == policies.POLICY_VIA:  # requesters tell a policy's answer from a person's
+        value.update(answered_via=via, waited=policies.waited(row))
+    fire_signal(tx, record.signal_id, value, now)
     _announce(tx, record, "interaction_answered", now)
     return record
 
@@ -471,7 +495,9 @@ def prepare_answer(
     Validation (patterns included) runs here, before any write transaction opens, so no
     answer, however slow to check, ever holds up another writer.
     """
-    row = answerable(tx, request_id, user, kinds)
+    row = _row(tx, request_id)
+    policies.decider(tx, row, user, kinds, now)
+    assert row is not None
     if row["status"] != "pending":
         raise NotPending(row["status"])
     if _expired(row, now):
@@ -505,16 +531,27 @@ def respond(
     raises the returned ``NotPending``), so an answer never beats an expiry that is due.
     """
     check_channel(via, seq)
-    row = answerable(tx, request_id, user, kinds)
+    row = _row(tx, request_id)
+    policy, principal = policies.decider(tx, row, user, kinds, now)
+    assert row is not None
     if row["status"] != "pending":
         raise NotPending(row["status"])
     if _expired(row, now) or isinstance(normalized, PastDeadline):
-        leave_pending(tx, row, "expired", answer=None, by=None, now=now)
-        return NotPending("expired")
+        settled = settle_expired(tx, row, now)
+        row = _must(tx, request_id)
+        if settled is not None or isinstance(normalized, PastDeadline):
+            return NotPending(row["status"])
+        policy, principal = policies.decider(tx, row, user, kinds, now)  # extended: go on
+    note = None if principal == user else {"for": principal}
+    if policy is not None and policy["required_approvals"] is not None:
+        decided = policies.vote(tx, row, policy, user, bool(normalized), via=via, now=now)
+        if decided is None:
+            return Interaction.from_row(row)
+        normalized = decided
     kind = Kind(row["kind"])
     files = referenced_files(kind, json.loads(row["response_schema"]), normalized)
     record = leave_pending(
-        tx, row, "answered", answer=normalized, by=user, now=now, via=via, seq=seq
+        tx, row, "answered", answer=normalized, by=user, now=now, via=via, seq=seq, note=note
     )
     if record is None:
         current = _must(tx, request_id)
@@ -540,8 +577,19 @@ def expire_due(tx: Tx, now: datetime, limit: int) -> int:
         " ORDER BY expires_at LIMIT ?" + tx.skip_locked,
         (to_millis(now), limit),
     )
-    return sum(
-        1
-        for row in rows
-        if leave_pending(tx, row, "expired", answer=None, by=None, now=now) is not None
-    )
+    return sum(1 for row in rows if settle_expired(tx, row, now) is not None)
+
+
+def settle_expired(tx: Tx, row: dict[str, Any], now: datetime) -> Interaction | None:
+    """Apply the request's ``on_expire`` policy at its deadline, or expire it: None when it
+    stays pending (extended) or another attempt settled it first."""
+    decision, value = policies.on_expire(tx, row, now)
+    if decision == "extended":
+        return None
+    if decision == "answer":
+        via = policies.POLICY_VIA
+        return leave_pending(tx, row, "answered", answer=value, by=None, now=now, via=via)
+    if decision == "cancel":
+        note = {"policy": "on_expire"}
+        return leave_pending(tx, row, "cancelled", answer=None, by=None, now=now, note=note)
+    return leave_pending(tx, row, "expired", answer=None, by=None, now=now)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -21,6 +21,7 @@ from pawflow.store import continuations as cont
 from pawflow.store import conversations as convs
 from pawflow.store import events, file_links, invitations, messages, migrations, turns
 from pawflow.store import interactions as inter
+from pawflow.store.accountability import AccountabilityStore
 from pawflow.store.continuations import Continuation, SignalValue
 from pawflow.store.database import TOUCHED, Database, Tx
 from pawflow.store.delivery import (
@@ -43,7 +44,7 @@ SweepStep = Callable[["Store"], dict[str, int]]
 """An extra step of each sweeper pass; returns its counts by name."""
 
 
-class Store(RuntimeStore):
+class Store(RuntimeStore, AccountabilityStore):
     """Everything PawFlow keeps, over SQLite or PostgreSQL (``db``), with its ``clock``.
 
     Every public method is one transaction and returns records (:mod:`pawflow.records`).
@@ -231,9 +232,11 @@ class Store(RuntimeStore):
         signal_family: Literal["confirmation", "interaction"] | None = None,
         ui_surface: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
+        policy: Mapping[str, Any] | None = None,
     ) -> Interaction:
         """Publish a question for ``owner``, who needs write access to the conversation
-        (an ``idempotency_key`` of theirs asked again returns the first request)."""
+        (an ``idempotency_key`` of theirs asked again returns the first request); ``policy``:
+        who answers and what happens when nobody does (docs/governance.md)."""
         question = inter.Question(
             owner,
             conversation_id,
@@ -248,6 +251,7 @@ class Store(RuntimeStore):
             signal_family=signal_family,
             ui_surface=ui_surface,
             idempotency_key=idempotency_key,
+            policy=policy,
         )
         now = self.now()
         with self.db.transaction() as tx:
@@ -271,6 +275,7 @@ class Store(RuntimeStore):
         signal_family: Literal["confirmation", "interaction"] | None = None,
         ui_surface: dict[str, Any] | None = None,
         tx: Tx | None = None,
+        policy: Mapping[str, Any] | None = None,
     ) -> tuple[Interaction, Continuation]:
         """Ask as :meth:`request_interaction` does and, in the same transaction, park a
         continuation for ``target`` on the answer's signal: a requester that asks and waits.
@@ -291,6 +296,7 @@ class Store(RuntimeStore):
             requester=requester,
             signal_family=signal_family,
             ui_surface=ui_surface,
+            policy=policy,
         )
         now = self.now()
         with self._within(tx) as opened:
@@ -541,6 +547,7 @@ class Store(RuntimeStore):
         finally:
             self._delivering.active = False
         report.add({"delivered": self.deliver_due()})
+        report.add(self.sweep_accountability())
         for extra in self.sweep_steps:
             report.add(extra(self))
         return report
