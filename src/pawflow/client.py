@@ -23,6 +23,7 @@ from pawflow.errors import (
 from pawflow.errors import (
     Conflict,
     FieldError,
+    Forbidden,
     InvalidInput,
     NotFound,
     NotPending,
@@ -63,6 +64,8 @@ def _error_for(response: httpx.Response) -> PawFlowError:
         return NotPending(body["status"])
     if status == 409:
         return Conflict(message)
+    if status == 403 and isinstance(body, dict) and isinstance(body.get("waiting_for"), list):
+        return Forbidden(message, [str(entry) for entry in body["waiting_for"]])
     if status in (413, 422):
         raw = body.get("errors") if isinstance(body, dict) else None
         errors = [

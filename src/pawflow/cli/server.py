@@ -222,15 +222,29 @@ def inbox(
     server: str = SERVER_OPTION,
     token: str | None = TOKEN_OPTION,
     conversation: str | None = typer.Option(None, help="Only this conversation (id)."),
+    assigned: str | None = typer.Option(
+        None,
+        "--assigned",
+        help="Instead, what waits for you as an assignee, soonest due first: all, mine,"
+        " groups (through a group) or claimed (claimed by you).",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """List your pending requests across conversations, oldest first."""
     from rich.markup import escape
     from rich.table import Table
 
+    from pawflow.records import Interaction
+
     with _client(server, token) as client:
         try:
-            pending = list(client.iter_interactions(status="pending", conversation_id=conversation))
+            if assigned is not None:
+                items = client.action("list_inbox", filter=assigned)["items"]
+                pending = [Interaction.model_validate(item["interaction"]) for item in items]
+            else:
+                pending = list(
+                    client.iter_interactions(status="pending", conversation_id=conversation)
+                )
             titles = {c.id: c.title for c in client.list_conversations()}
         except PawFlowError as exc:
             raise _fail(exc) from exc

@@ -81,15 +81,9 @@ def request_interaction(
         requester={"type": "api", "name": principal.user},
         ui_surface=body.ui_surface,
         idempotency_key=body.idempotency_key,
+        policy=body.policy(),
     )
     return _interaction(record)
-
-
-@_action("get_interaction", m.InteractionEnvelope, "Read one of the caller's requests")
-def get_interaction(
-    body: m.RequestRef, principal: Caller, request: Request
-) -> m.InteractionEnvelope:
-    return _interaction(_store(request).get_interaction(body.request_id, user=principal.user))
 
 
 def _page(

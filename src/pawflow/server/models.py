@@ -255,6 +255,17 @@ fields that exist, a surface that fits the kind) are the contract's (docs/contra
 request that breaks one is a 422 naming each problem."""
 
 
+Duration = Annotated[StrictStr, Field(max_length=40, pattern=DURATION)]
+Assignees = Annotated[list[Name], Field(min_length=1, max_length=100)]
+
+
+class EscalationStep(Body):
+    """After a time since the request, add assignees (and tell them)."""
+
+    after: Duration
+    to: Assignees
+
+
 class RequestInteraction(Body):
     """Ask the caller (or whoever answers in the conversation) something."""
 
@@ -306,6 +317,53 @@ class RequestInteraction(Body):
         },
     )
     idempotency_key: IdempotencyKey | None = None
+    assignees: Assignees | None = Field(
+        default=None,
+        description="Who may answer: users and group:NAME entries (docs/governance.md);"
+        " absent: the requester and the conversation's writers.",
+    )
+    requester_may_answer: bool | None = Field(
+        default=None, description="false: the requester may not answer (no self-approval)."
+    )
+    reassign_to: Assignees | None = Field(
+        default=None, description="Whom an assignee may hand the request to, besides them."
+    )
+    claim_for: Duration | None = Field(default=None, description="How long a claim lasts (1h).")
+    required_approvals: Annotated[StrictInt, Field(ge=1, le=100), WHOLE] | None = Field(
+        default=None, description="confirm: this many distinct assignees' yes approve it."
+    )
+    reject: Literal["first", "majority"] | None = Field(
+        default=None, description="With required_approvals: the first no rejects, or a majority."
+    )
+    remind_every: Duration | None = Field(
+        default=None, description="Remind the assignees this often while it waits."
+    )
+    escalate: Annotated[list[EscalationStep], Field(min_length=1, max_length=20)] | None = Field(
+        default=None, description="Steps that add assignees as time passes since the request."
+    )
+    on_expire: Answer | None = Field(
+        default=None,
+        description="At the deadline: cancel, {answer: VALUE} (checked now against the"
+        " request) or {escalate: [...], extend: DURATION}.",
+    )
+
+    def policy(self) -> dict[str, Any]:
+        """The policy fields that were given, as the store reads them."""
+        names = (
+            "assignees",
+            "requester_may_answer",
+            "reassign_to",
+            "claim_for",
+            "required_approvals",
+            "reject",
+            "remind_every",
+            "escalate",
+            "on_expire",
+        )
+        found = {name: getattr(self, name) for name in names}
+        if self.escalate is not None:
+            found["escalate"] = [step.model_dump(exclude_none=True) for step in self.escalate]
+        return {name: value for name, value in found.items() if value is not None}
 
 
 class RequestRef(Body):

@@ -103,11 +103,11 @@ class AccountabilityStore:
 
     def sweep_accountability(self) -> dict[str, int]:
         """Send the reminders and take the escalation steps that are due."""
-        counts = {"reminded": 0, "escalated": 0}
+        counts = {"escalated": 0, "reminded": 0}
         now = self.now()
-        for name, step in (
-            ("reminded", assignments.remind_due),
+        for name, step in (  # escalate first: a reminder due then reaches the newcomers too
             ("escalated", assignments.escalate_due),
+            ("reminded", assignments.remind_due),
         ):
             while True:
                 with self.db.transaction() as tx:

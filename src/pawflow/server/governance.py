@@ -1,0 +1,136 @@
+"""The accountability actions: a request's policy and audit trail, claims, reassignment and
+the assignees' inbox (docs/governance.md). Publishing a request with a policy is
+``request_interaction`` (its ``assignees``, ``on_expire``, … fields); answering one is
+``respond_interaction``, which answers 403 to whoever may see the request but not decide it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from fastapi import APIRouter, Body, Depends, Request
+from pydantic import Field
+
+from pawflow.records import ClientChannel, Interaction
+from pawflow.server import models as m
+from pawflow.server.auth import Principal, authenticate
+from pawflow.server.bodies import StrictJSONRoute
+from pawflow.server.context import context_of
+from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.store import Store
+
+router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
+
+Caller = Annotated[Principal, Depends(authenticate)]
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    k: v for k, v in ERROR_RESPONSES.items() if k in (400, 401, 403, 404, 409, 413, 422, 429, 503)
+}
+
+
+class AuditEntry(m.Out):
+    """One step of a request's audit trail."""
+
+    seq: int
+    request_id: str
+    at: str
+    action: str
+    actor: str | None = Field(description="Who took the step; null: the system or a policy.")
+    via: str | None = Field(description="The client, channel or policy it came through.")
+    detail: dict[str, Any]
+
+
+class InteractionDetails(m.Out):
+    """A request with its policy's state (assignees, claim, quorum) and its audit trail."""
+
+    interaction: Interaction
+    policy: dict[str, Any] | None = Field(
+        description="assignees, claimed_by, required_approvals, approvals, progress"
+        " ('2 of 3 approvals'), on_expire…; null: anyone who may write answers."
+    )
+    audit: list[AuditEntry]
+
+
+class ClaimBody(m.Body):
+    request_id: m.Id
+    via: ClientChannel = "api"
+
+
+class ReassignBody(ClaimBody):
+    to: m.Assignees
+
+
+class InboxBody(m.Body):
+    filter: Literal["all", "mine", "groups", "claimed"] = Field(
+        default="all",
+        description="mine: assigned to the caller (or to whom they stand in for); groups:"
+        " through a group; claimed: claimed by the caller.",
+    )
+
+
+class InboxItem(m.Out):
+    interaction: Interaction
+    why: Literal["mine", "groups", "claimed"]
+
+
+class Inbox(m.Out):
+    items: list[InboxItem]
+
+
+def _store(request: Request) -> Store:
+    return context_of(request).store
+
+
+_Handler = TypeVar("_Handler", bound=Callable[..., m.Out])
+
+
+def _action(name: str, response: type[m.Out], summary: str) -> Callable[[_Handler], _Handler]:
+    return router.post(
+        f"/{name}",
+        name=name,
+        summary=summary,
+        response_model=response,
+        responses=_ERRORS,
+        operation_id=name,
+    )
+
+
+@_action("get_interaction", InteractionDetails, "Read a request, its policy and its audit trail")
+def get_interaction(body: m.RequestRef, principal: Caller, request: Request) -> InteractionDetails:
+    found = _store(request).interaction_details(body.request_id, user=principal.user)
+    return InteractionDetails(**found)
+
+
+@_action("claim_interaction", InteractionDetails, "Take a request on, for its claim time")
+def claim_interaction(body: ClaimBody, principal: Caller, request: Request) -> InteractionDetails:
+    store = _store(request)
+    found = store.claim_interaction(body.request_id, user=principal.user, via=body.via)
+    return InteractionDetails(**found)
+
+
+@_action("release_interaction", InteractionDetails, "Give a claimed request back")
+def release_interaction(body: ClaimBody, principal: Caller, request: Request) -> InteractionDetails:
+    store = _store(request)
+    found = store.release_interaction(body.request_id, user=principal.user, via=body.via)
+    return InteractionDetails(**found)
+
+
+@_action("reassign_interaction", InteractionDetails, "Hand a request to other assignees")
+def reassign_interaction(
+    body: ReassignBody, principal: Caller, request: Request
+) -> InteractionDetails:
+    store = _store(request)
+    found = store.reassign_interaction(
+        body.request_id, list(body.to), user=principal.user, via=body.via
+    )
+    return InteractionDetails(**found)
+
+
+@_action("list_inbox", Inbox, "The pending requests waiting for the caller, soonest due first")
+def list_inbox(
+    principal: Caller,
+    request: Request,
+    body: Annotated[InboxBody, Body()] = InboxBody(),  # noqa: B008
+) -> Inbox:
+    found = _store(request).inbox(user=principal.user, which=body.filter)
+    return Inbox(items=[InboxItem.model_validate({"interaction": r, "why": w}) for r, w in found])

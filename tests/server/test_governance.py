@@ -1,0 +1,291 @@
+"""Who answers and what happens when nobody does, through the HTTP API, on both backends,
+with a fake clock: assignees, groups, delegates, claims, on_expire, quorum, reminders,
+escalation and the audit trail (docs/governance.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pawflow.clock import FakeClock
+from pawflow.server.testing import LiveServer, live_server
+from pawflow.testing import temporary_store
+from tests.conftest import require_postgres
+from tests.server.conftest import QUIET, Api, unique
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def served(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[LiveServer, FakeClock]]:
+    if request.param == "postgres":
+        require_postgres()
+    clock = FakeClock()
+    with (
+        temporary_store(str(request.param), tmp_path, clock=clock) as store,
+        live_server(store, settings=QUIET) as server,
+    ):
+        yield server, clock
+
+
+class People:
+    def __init__(self, server: LiveServer) -> None:
+        self.server = server
+        self.made: dict[str, Api] = {}
+        self.suffix = unique("")
+
+    def __getitem__(self, name: str) -> Api:
+        if name not in self.made:
+            self.made[name] = Api(self.server, name + self.suffix)
+        return self.made[name]
+
+    def name(self, name: str) -> str:
+        return name + self.suffix
+
+
+@pytest.fixture
+def people(served: tuple[LiveServer, FakeClock]) -> Iterator[People]:
+    found = People(served[0])
+    yield found
+    for api in found.made.values():
+        api.close()
+
+
+def _setup(people: People, **policy: Any) -> tuple[str, dict[str, Any]]:
+    """A conversation of req shared for writing with carl, and a request in it."""
+    req = people["req"]
+    conversation = req.conversation()
+    people.server.store.share_conversation(
+        conversation, user=req.user, with_user=people.name("carl"), access="write"
+    )
+    asked = req.ask(conversation, **policy)
+    return conversation, asked
+
+
+def _answer(api: Api, request_id: str, answer: Any) -> Any:
+    return api.call("respond_interaction", request_id=request_id, answer=answer)
+
+
+def test_only_an_assignee_answers_and_others_learn_whom_it_waits_for(people: People) -> None:
+    ada = people.name("ada")
+    _, asked = _setup(people, assignees=[ada], requester_may_answer=False)
+    refused = _answer(people["carl"], asked["id"], True)  # a collaborator, not an assignee
+    assert refused.status_code == 403
+    assert refused.json()["waiting_for"] == [ada]
+    assert ada in refused.json()["error"]
+    self_approval = _answer(people["req"], asked["id"], True)
+    assert self_approval.status_code == 403
+    stranger = _answer(people["zed"], asked["id"], True)
+    unknown = _answer(people["zed"], "no-such-request", True)
+    assert (stranger.status_code, stranger.json()) == (unknown.status_code, unknown.json())
+    assert stranger.status_code == 404
+    done = _answer(people["ada"], asked["id"], True)
+    assert done.status_code == 200, done.text
+    record = done.json()["interaction"]
+    assert (record["answer"], record["answered_by"], record["answered_via"]) == (True, ada, "api")
+    trail = people["req"].ok("get_interaction", request_id=asked["id"])["audit"]
+    assert [(e["action"], e["actor"]) for e in trail] == [
+        ("created", people.name("req")),
+        ("answered", ada),
+    ]
+
+
+def test_a_group_member_answers_and_a_delegate_answers_for_alice(people: People) -> None:
+    store = people.server.store
+    store.add_to_group(people.name("leads"), [people.name("lee")])
+    _, by_group = _setup(people, assignees=[f"group:{people.name('leads')}"])
+    assert _answer(people["lee"], by_group["id"], True).status_code == 200
+
+    alice, bob = people.name("alice"), people.name("bob")
+    _, for_alice = _setup(people, assignees=[alice])
+    assert _answer(people["bob"], for_alice["id"], True).status_code == 404
+    store.delegate(alice, to=bob, until=store.now() + timedelta(days=2))
+    inbox = people["bob"].ok("list_inbox", filter="mine")["items"]
+    assert [item["interaction"]["id"] for item in inbox] == [for_alice["id"]]
+    done = _answer(people["bob"], for_alice["id"], False)
+    assert done.status_code == 200, done.text
+    assert done.json()["interaction"]["answered_by"] == bob
+    trail = people["req"].ok("get_interaction", request_id=for_alice["id"])["audit"]
+    assert trail[-1]["detail"] == {"for": alice}
+
+
+def test_claim_release_reassign_and_a_claim_that_runs_out(
+    people: People, served: tuple[LiveServer, FakeClock]
+) -> None:
+    clock = served[1]
+    ada, lee, cto = people.name("ada"), people.name("lee"), people.name("cto")
+    _, asked = _setup(people, assignees=[ada, lee], reassign_to=[cto], claim_for="1h")
+    claimed = people["ada"].ok("claim_interaction", request_id=asked["id"])
+    assert claimed["policy"]["claimed_by"] == ada
+    held = _answer(people["lee"], asked["id"], True)
+    assert held.status_code == 403
+    assert "being handled by" in held.json()["error"]
+    assert people["lee"].call("release_interaction", request_id=asked["id"]).status_code == 403
+    people["ada"].ok("release_interaction", request_id=asked["id"])
+    people["lee"].ok("claim_interaction", request_id=asked["id"])
+    clock.advance(timedelta(hours=2))  # the claim ran out: anyone assigned may answer again
+    mine = people["ada"].ok("list_inbox", filter="all")["items"]
+    assert [item["why"] for item in mine] == ["mine"]
+    outside = people["ada"].call(
+        "reassign_interaction", request_id=asked["id"], to=[people.name("zed")]
+    )
+    assert outside.status_code == 403
+    moved = people["ada"].ok("reassign_interaction", request_id=asked["id"], to=[cto])
+    assert moved["policy"]["assignees"] == [cto]
+    assert _answer(people["carl"], asked["id"], True).status_code == 403
+    assert _answer(people["ada"], asked["id"], True).status_code == 404  # no longer hers
+    assert _answer(people["cto"], asked["id"], True).status_code == 200
+    actions = [e["action"] for e in moved["audit"]]
+    assert actions == ["created", "claimed", "released", "claimed", "reassigned"]
+
+
+def test_on_expire_checks_its_default_when_asked(people: People) -> None:
+    ada = people.name("ada")
+    conversation = people["req"].conversation()
+    bad = people["req"].call(
+        "request_interaction",
+        conversation_id=conversation,
+        kind="confirm",
+        message="Ship?",
+        expires_in="3d",
+        assignees=[ada],
+        on_expire={"answer": "maybe"},
+    )
+    assert bad.status_code == 422
+    assert bad.json()["errors"][0]["path"].startswith("on_expire")
+    assert people["req"].ok("list_interactions")["interactions"] == []
+
+
+def test_on_expire_answers_once_when_an_answer_races_the_deadline(
+    people: People, served: tuple[LiveServer, FakeClock]
+) -> None:
+    server, clock = served
+    ada = people.name("ada")
+    _, asked = _setup(people, assignees=[ada], expires_in="3d", on_expire={"answer": False})
+    clock.advance(timedelta(days=3, seconds=1))
+    late = _answer(people["ada"], asked["id"], True)  # the deadline passed: the policy wins
+    assert late.status_code == 409
+    assert late.json()["status"] == "answered"
+    assert server.store.sweep()["expired"] == 0
+    record = people["req"].ok("get_interaction", request_id=asked["id"])
+    found = record["interaction"]
+    assert (found["answer"], found["answered_by"], found["answered_via"]) == (
+        False,
+        None,
+        "policy:on_expire",
+    )
+    assert [e["action"] for e in record["audit"]] == ["created", "defaulted"]
+    fired = server.store.get_signal(found["signal_id"])
+    assert fired is not None
+    assert fired.value["answered_via"] == "policy:on_expire"
+    assert fired.value["waited"] == "3 days"
+
+
+def test_on_expire_cancel_and_escalate_then_extend(
+    people: People, served: tuple[LiveServer, FakeClock]
+) -> None:
+    server, clock = served
+    ada, cto = people.name("ada"), people.name("cto")
+    _, cancelled = _setup(people, assignees=[ada], expires_in="1d", on_expire="cancel")
+    _, extended = _setup(
+        people, assignees=[ada], expires_in="1d", on_expire={"escalate": [cto], "extend": "1d"}
+    )
+    clock.advance(timedelta(days=1, seconds=1))
+    server.store.sweep()
+    first = people["req"].ok("get_interaction", request_id=cancelled["id"])["interaction"]
+    assert first["status"] == "cancelled"
+    second = people["req"].ok("get_interaction", request_id=extended["id"])
+    assert second["interaction"]["status"] == "pending"
+    assert second["policy"]["assignees"] == [ada, cto]
+    assert [e["action"] for e in second["audit"]] == ["created", "extended", "escalated"]
+    clock.advance(timedelta(days=1))
+    server.store.sweep()  # extended once: now it expires
+    last = people["req"].ok("get_interaction", request_id=extended["id"])["interaction"]
+    assert last["status"] == "expired"
+
+
+def test_a_two_of_three_quorum(people: People) -> None:
+    names = [people.name(n) for n in ("ann", "ben", "cat")]
+    _, asked = _setup(people, assignees=names, required_approvals=2)
+    first = _answer(people["ann"], asked["id"], True)
+    assert first.json()["interaction"]["status"] == "pending"
+    again = _answer(people["ann"], asked["id"], True)  # a repeated vote counts once
+    assert again.json()["interaction"]["status"] == "pending"
+    shown = people["req"].ok("get_interaction", request_id=asked["id"])["policy"]
+    assert shown["progress"] == "1 of 2 approvals"
+    done = _answer(people["ben"], asked["id"], True).json()["interaction"]
+    assert (done["status"], done["answer"]) == ("answered", True)
+    _, rejected = _setup(people, assignees=names, required_approvals=2)
+    assert _answer(people["ann"], rejected["id"], True).status_code == 200
+    no = _answer(people["cat"], rejected["id"], False).json()["interaction"]
+    assert (no["status"], no["answer"]) == ("answered", False)
+    majority = _setup(people, assignees=names, required_approvals=2, reject="majority")[1]
+    assert (
+        _answer(people["ann"], majority["id"], False).json()["interaction"]["status"] == "pending"
+    )
+    last = _answer(people["ben"], majority["id"], False).json()["interaction"]
+    assert (last["status"], last["answer"]) == ("answered", False)
+    not_confirm = people["req"].call(
+        "request_interaction",
+        conversation_id=people["req"].conversation(),
+        kind="text",
+        message="Why?",
+        assignees=names,
+        required_approvals=2,
+    )
+    assert not_confirm.status_code == 422
+
+
+def test_reminders_and_escalation_fire_once_each(
+    people: People, served: tuple[LiveServer, FakeClock]
+) -> None:
+    server, clock = served
+    ada, lead, cto = people.name("ada"), people.name("lead"), people.name("cto")
+    _, asked = _setup(
+        people,
+        assignees=[ada],
+        remind_every="1d",
+        escalate=[{"after": "4h", "to": [lead]}, {"after": "1d", "to": [cto]}],
+    )
+    for hours in (1, 4, 4, 12, 24, 24, 30):
+        target = asked_at(asked) + timedelta(hours=hours)
+        if target > clock.now():
+            clock.advance(target - clock.now())
+        server.store.sweep()
+        server.store.sweep()
+    trail = people["req"].ok("get_interaction", request_id=asked["id"])["audit"]
+    steps = [(e["action"], e["detail"].get("to")) for e in trail]
+    assert steps == [
+        ("created", None),
+        ("escalated", [lead]),
+        ("escalated", [cto]),
+        ("reminded", [ada, lead, cto]),
+    ]
+    notices = [e for e in server.store.events_after(cto) if e.type == "interaction_notice"]
+    assert [e.data["reason"] for e in notices] == ["escalate", "remind"]
+
+
+def asked_at(asked: dict[str, Any]) -> Any:
+    from pawflow.durations import parse_deadline
+
+    return parse_deadline(asked["created_at"])
+
+
+def test_the_inbox_sorts_by_due_time_and_filters(people: People) -> None:
+    ada = people.name("ada")
+    people.server.store.add_to_group(people.name("ops"), [ada])
+    _, later = _setup(people, assignees=[ada], expires_in="2d")
+    _, sooner = _setup(people, assignees=[f"group:{people.name('ops')}"], expires_in="1d")
+    _, never = _setup(people, assignees=[ada])
+    everything = people["ada"].ok("list_inbox")["items"]
+    assert [i["interaction"]["id"] for i in everything] == [sooner["id"], later["id"], never["id"]]
+    assert [i["why"] for i in everything] == ["groups", "mine", "mine"]
+    people["ada"].ok("claim_interaction", request_id=later["id"])
+    claimed = people["ada"].ok("list_inbox", filter="claimed")["items"]
+    assert [i["interaction"]["id"] for i in claimed] == [later["id"]]
+    groups_only = people["ada"].ok("list_inbox", filter="groups")["items"]
+    assert [i["interaction"]["id"] for i in groups_only] == [sooner["id"]]
