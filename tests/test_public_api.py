@@ -39,6 +39,7 @@ PUBLIC = [
     "FieldError",
     "FileRef",
     "FlowDefinitionError",
+    "Forbidden",
     "HTTPProblem",
     "Halt",
     "HopLimitReached",

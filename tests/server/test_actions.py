@@ -28,7 +28,9 @@ def test_request_get_respond_cancel_round_trip(api: MakeApi) -> None:
         {"value": "prod", "label": "P"},
     ]
     got = alice.ok("get_interaction", request_id=asked["id"])
-    assert got == {"interaction": asked}
+    assert got["interaction"] == asked
+    assert got["policy"] is None  # no assignees: the requester and the writers answer
+    assert [step["action"] for step in got["audit"]] == ["created"]
 
     answered = alice.ok("respond_interaction", request_id=asked["id"], answer="prod")
     assert answered["interaction"]["answer"] == "prod"

@@ -5,13 +5,14 @@ escalation and the audit trail (docs/governance.md)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pawflow.clock import FakeClock
+from pawflow.durations import parse_deadline
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.testing import temporary_store
 from tests.conftest import require_postgres
@@ -269,9 +270,7 @@ def test_reminders_and_escalation_fire_once_each(
     assert [e.data["reason"] for e in notices] == ["escalate", "remind"]
 
 
-def asked_at(asked: dict[str, Any]) -> Any:
-    from pawflow.durations import parse_deadline
-
+def asked_at(asked: dict[str, Any]) -> datetime:
     return parse_deadline(asked["created_at"])
 
 

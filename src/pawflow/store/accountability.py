@@ -46,6 +46,7 @@ class AccountabilityStore:
             return groups.delegate(tx, principal, to, until, self.now())
 
     def revoke_delegation(self, principal: str, *, to: str) -> None:
+        """End a delegation now; NotFound if there is none."""
         with self.db.transaction() as tx:
             groups.revoke_delegation(tx, principal, to)
 

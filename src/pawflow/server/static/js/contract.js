@@ -68,7 +68,6 @@ export function oneOf(names, value) {
  * `result` (null: an empty answer).
  * @typedef {object} Actions
  * @property {{body: RequestInteraction, result: InteractionEnvelope}} request_interaction
- * @property {{body: RequestRef, result: InteractionEnvelope}} get_interaction
  * @property {{body: ListInteractions, result: InteractionPage}} list_interactions
  * @property {{body: Respond, result: InteractionEnvelope}} respond_interaction
  * @property {{body: RequestRef, result: InteractionEnvelope}} cancel_interaction
@@ -80,6 +79,11 @@ export function oneOf(names, value) {
  * @property {{body: GetHistory, result: History}} get_history
  * @property {{body: SendMessage, result: MessageEnvelope}} send_message
  * @property {{body: ShareConversation, result: ConversationEnvelope}} share_conversation
+ * @property {{body: RequestRef, result: InteractionDetails}} get_interaction
+ * @property {{body: ClaimBody, result: InteractionDetails}} claim_interaction
+ * @property {{body: ClaimBody, result: InteractionDetails}} release_interaction
+ * @property {{body: ReassignBody, result: InteractionDetails}} reassign_interaction
+ * @property {{body: InboxBody, result: Inbox}} list_inbox
  * @property {{body: ListAgents, result: AgentList}} list_agents
  * @property {{body: AssignAgent, result: Assignment}} assign_agent
  * @property {{body: ListInvitations, result: InvitationList}} list_invitations
@@ -106,6 +110,18 @@ export function oneOf(names, value) {
  */
 
 /**
+ * One step of a request's audit trail.
+ * @typedef {object} AuditEntry
+ * @property {number} seq
+ * @property {string} request_id
+ * @property {string} at
+ * @property {string} action
+ * @property {string | null} actor - Who took the step; null: the system or a policy.
+ * @property {string | null} via - The client, channel or policy it came through.
+ * @property {Record<string, unknown>} detail
+ */
+
+/**
  * @typedef {object} CardAction
  * @property {string} label
  * @property {boolean | string} value
@@ -128,6 +144,12 @@ export function oneOf(names, value) {
  * @property {string | null} [body]
  * @property {Array<CardField>} [fields]
  * @property {Array<CardAction>} [actions]
+ */
+
+/**
+ * @typedef {object} ClaimBody
+ * @property {string} request_id
+ * @property {ClientChannel} [via]
  */
 
 /**
@@ -164,6 +186,13 @@ export function oneOf(names, value) {
  */
 
 /**
+ * After a time since the request, add assignees (and tell them).
+ * @typedef {object} EscalationStep
+ * @property {string} after
+ * @property {Array<string>} to
+ */
+
+/**
  * @typedef {object} FileEnvelope
  * @property {FileRef} file
  */
@@ -196,6 +225,23 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} Inbox
+ * @property {Array<InboxItem>} items
+ */
+
+/**
+ * @typedef {object} InboxBody
+ * @property {"all" | "mine" | "groups" | "claimed"} [filter] - mine: assigned to the caller (or to
+ *   whom they stand in for); groups: through a group; claimed: claimed by the caller.
+ */
+
+/**
+ * @typedef {object} InboxItem
+ * @property {Interaction} interaction
+ * @property {"mine" | "groups" | "claimed"} why
+ */
+
+/**
  * A request for input: the `pawflow.user-interaction.v1` record.
  * @typedef {object} Interaction
  * @property {"pawflow.user-interaction.v1"} contract
@@ -218,6 +264,15 @@ export function oneOf(names, value) {
  * @property {string} created_at
  * @property {string | null} expires_at
  * @property {Record<string, unknown> | null} ui_surface
+ */
+
+/**
+ * A request with its policy's state (assignees, claim, quorum) and its audit trail.
+ * @typedef {object} InteractionDetails
+ * @property {Interaction} interaction
+ * @property {Record<string, unknown> | null} policy - assignees, claimed_by, required_approvals,
+ *   approvals, progress ('2 of 3 approvals'), on_expire…; null: anyone who may write answers.
+ * @property {Array<AuditEntry>} audit
  */
 
 /**
@@ -312,6 +367,13 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} ReassignBody
+ * @property {string} request_id
+ * @property {ClientChannel} [via]
+ * @property {Array<string>} to
+ */
+
+/**
  * Ask the caller (or whoever answers in the conversation) something.
  * @typedef {object} RequestInteraction
  * @property {string} conversation_id
@@ -330,6 +392,22 @@ export function oneOf(names, value) {
  *   (docs/contract.md): its fallback is the request's kind, and a table or card fits that kind and
  *   its options.
  * @property {string | null} [idempotency_key]
+ * @property {Array<string> | null} [assignees] - Who may answer: users and group:NAME entries
+ *   (docs/governance.md); absent: the requester and the conversation's writers.
+ * @property {boolean | null} [requester_may_answer] - false: the requester may not answer (no
+ *   self-approval).
+ * @property {Array<string> | null} [reassign_to] - Whom an assignee may hand the request to,
+ *   besides them.
+ * @property {string | null} [claim_for] - How long a claim lasts (1h).
+ * @property {number | null} [required_approvals] - confirm: this many distinct assignees' yes
+ *   approve it.
+ * @property {"first" | "majority" | null} [reject] - With required_approvals: the first no
+ *   rejects, or a majority.
+ * @property {string | null} [remind_every] - Remind the assignees this often while it waits.
+ * @property {Array<EscalationStep> | null} [escalate] - Steps that add assignees as time passes
+ *   since the request.
+ * @property {unknown | null} [on_expire] - At the deadline: cancel, {answer: VALUE} (checked now
+ *   against the request) or {escalate: [...], extend: DURATION}.
  */
 
 /**
