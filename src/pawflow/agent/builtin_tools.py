@@ -10,6 +10,7 @@ the same turn, so that no wakeup follows for it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pawflow.agent import wakeups
@@ -25,6 +26,7 @@ from pawflow.agent.tools import (
 from pawflow.errors import InvalidInput
 from pawflow.interactions.surfaces import SURFACE_CONTRACT
 from pawflow.records import Interaction, Requester
+from pawflow.store.policies import POLICY_VIA
 
 MAX_WAIT_SECONDS = 120
 PAYLOAD_VERSION = 1
@@ -45,6 +47,7 @@ def publish_request(
     purpose: Literal["confirmation", "approval"] = "confirmation",
     extra: dict[str, Any] | None = None,
     ui_surface: dict[str, Any] | None = None,
+    policy: Mapping[str, Any] | None = None,
 ) -> Interaction:
     """Ask the user, and park the agent's continuation on the answer: one transaction.
 
@@ -80,6 +83,7 @@ def publish_request(
         expires_in=expires_in,
         requester=Requester(type="agent", name=ctx.agent),
         ui_surface=ui_surface,
+        policy=policy,
     )
     return interaction
 
@@ -87,8 +91,15 @@ def publish_request(
 # --- how outcomes read, to the model and in the wakeup --------------------------------
 
 
-def outcome_sentence(question: str, status: str, answer: Any) -> str:
+def outcome_sentence(
+    question: str, status: str, answer: Any, *, via: str | None = None, waited: str | None = None
+) -> str:
+    """How an outcome reads; an answer the ``on_expire`` policy gave never reads as a person's."""
     asked = json.dumps(question, ensure_ascii=False)
+    if status == "answered" and via == POLICY_VIA:
+        shown = json.dumps(answer, ensure_ascii=False)
+        within = waited or "its deadline"
+        return f"No one answered {asked} within {within}; the default `{shown}` was applied."
     if status == "answered":
         return f"The user answered {asked}: {json.dumps(answer, ensure_ascii=False)}"
     if status == "cancelled":
@@ -98,10 +109,19 @@ def outcome_sentence(question: str, status: str, answer: Any) -> str:
     return f"The request {asked} ended ({status})."
 
 
-def wakeup_text(agent: str, request_id: str, question: str, status: str, answer: Any) -> str:
+def wakeup_text(
+    agent: str,
+    request_id: str,
+    question: str,
+    status: str,
+    answer: Any,
+    *,
+    via: str | None = None,
+    waited: str | None = None,
+) -> str:
     """``[agent:<name>] [confirmation:<id>] The user answered <what was asked>: <answer JSON>``."""
     return f"[agent:{agent}] [confirmation:{request_id}] " + outcome_sentence(
-        question, status, answer
+        question, status, answer, via=via, waited=waited
     )
 
 
@@ -161,7 +181,13 @@ def request_confirmation(
                 status = str(fired.value.get("status"))
                 answer = fired.value.get("answer")
                 return ToolOutcome(
-                    outcome_sentence(message, status, answer),
+                    outcome_sentence(
+                        message,
+                        status,
+                        answer,
+                        via=fired.value.get("answered_via"),
+                        waited=fired.value.get("waited"),
+                    ),
                     data={**data, "status": status, "answer": answer},
                 )
     return ToolOutcome(
@@ -244,6 +270,7 @@ def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcom
         purpose="approval",
         extra={"tool_call": call.to_dict()},
         ui_surface=approval_card(call, ctx.agent),
+        policy=tool.approval_policy,
     )
     return ToolOutcome(
         f"pending: {call.name} needs the user's approval (request {interaction.id}); it has"

@@ -28,6 +28,7 @@ from pawflow.agent.models.openai import OpenAIChatModel
 from pawflow.agent.spec import AgentSpec
 from pawflow.agent.tools import Tool
 from pawflow.errors import InvalidInput
+from pawflow.store.policies import read_policy
 
 TOOL_GROUP = "pawflow.tools"
 """The entry-point group tools are installed in (``name = "module:function_or_tool"``)."""
@@ -55,7 +56,16 @@ class LimitsConfig(_Strict):
 
 class ToolConfig(_Strict):
     name: str = Field(min_length=1)
-    approval: bool = False  # the user approves each call in the chat first
+    approval: bool | dict[str, Any] = False
+    """True: the user approves each call in the chat first; a mapping: so do the assignees
+    it names, with its policy (``assignees``, ``on_expire``, …; docs/governance.md)."""
+
+    def approval_policy(self) -> dict[str, Any] | None:
+        """The approval's request policy, checked now (a bad one fails the agent's load)."""
+        if not isinstance(self.approval, dict):
+            return None
+        read_policy(self.approval)
+        return dict(self.approval)
 
 
 class AgentConfig(_Strict):
@@ -143,7 +153,10 @@ def _tool(config: ToolConfig, builtin: set[str], installed: dict[str, Any], agen
             f"agent {agent!r}: tool {config.name!r} cannot be loaded: {exc}"
         ) from exc
     return dataclasses.replace(
-        tool, name=config.name, consequential=tool.consequential or config.approval
+        tool,
+        name=config.name,
+        consequential=tool.consequential or bool(config.approval),
+        approval_policy=config.approval_policy(),
     )
 
 

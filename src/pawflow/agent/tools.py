@@ -15,7 +15,7 @@ import json
 import re
 import typing
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
@@ -182,6 +182,9 @@ class Tool:
     context_param: str | None = None
     arguments: type[BaseModel] | None = field(default=None, compare=False, repr=False)
     """The model of the function's arguments: it hands them over typed (an Enum's member)."""
+    approval_policy: Mapping[str, Any] | None = field(default=None, compare=False)
+    """Who approves a consequential call and what happens when nobody does (the request's
+    policy, docs/governance.md); None: the user in the chat, as always."""
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):

@@ -237,6 +237,7 @@ class ChatService:
             else "expired"
         )
         answer = value.get("answer") if status == "answered" else None
+        via, waited = value.get("answered_via"), value.get("waited")
         data = {
             "purpose": payload.get("purpose", "confirmation"),
             "request_id": request_id,
@@ -247,13 +248,15 @@ class ChatService:
         }
         if "tool_call" in payload:
             data["tool_call"] = payload["tool_call"]
+        if via is not None:  # a policy's answer (on_expire): the agent reads it as such
+            data.update(answered_via=via, waited=waited)
         wakeup_id = wakeups.schedule(
             delivery.tx,
             agent=agent,
             conversation_id=conversation_id,
             user=user,
             source=str(payload.get("signal_id") or f"confirmation:{request_id}"),
-            text=wakeup_text(agent, request_id, question, status, answer),
+            text=wakeup_text(agent, request_id, question, status, answer, via=via, waited=waited),
             data=data,
             now=self.store.now(),
         )

@@ -42,6 +42,12 @@ def wakeup_result(data: Mapping[str, Any]) -> str:
     result: dict[str, Any] = {"status": status}
     if status == "answered":
         result["answer"] = data.get("answer")
+    if data.get("answered_via"):  # no person answered: the on_expire policy did
+        result["answered_via"] = data["answered_via"]
+        result["note"] = (
+            f"No one answered within {data.get('waited') or 'the deadline'};"
+            " the default was applied."
+        )
     return json.dumps(result, ensure_ascii=False)
 
 

@@ -152,6 +152,7 @@ class RequestUserInput(Task):
         Property("response_schema", "object", description="JSON Schema subset (R-1.3)"),
         Property("title"),
         Property("expires_in", "duration"),
+        Property("policy", "object", description="who answers, on_expire (governance.md)"),
     )
     relationships = ("success", "failure")
 
@@ -189,6 +190,7 @@ class RequestUserInput(Task):
             requester=requester(ctx),
             signal_family="interaction",
             idempotency_key=asking_key(ctx),
+            policy=self.value("policy") or None,
         )
         yield (
             "success",
