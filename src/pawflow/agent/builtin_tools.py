@@ -262,6 +262,7 @@ def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcom
     """Ask, in the chat, whether a consequential call may run; the turn ends on it."""
     shown = describe_call(call)
     question = f"Allow {ctx.agent} to run {shown}?"
+    policy = dict(tool.approval_policy or {})  # who approves, and its expires_in
     interaction = publish_request(
         ctx,
         kind="confirm",
@@ -270,7 +271,8 @@ def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcom
         purpose="approval",
         extra={"tool_call": call.to_dict()},
         ui_surface=approval_card(call, ctx.agent),
-        policy=tool.approval_policy,
+        expires_in=policy.pop("expires_in", None),
+        policy=policy or None,
     )
     return ToolOutcome(
         f"pending: {call.name} needs the user's approval (request {interaction.id}); it has"

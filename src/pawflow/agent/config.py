@@ -64,7 +64,7 @@ class ToolConfig(_Strict):
         """The approval's request policy, checked now (a bad one fails the agent's load)."""
         if not isinstance(self.approval, dict):
             return None
-        read_policy(self.approval)
+        read_policy({k: v for k, v in self.approval.items() if k != "expires_in"})
         return dict(self.approval)
 
 

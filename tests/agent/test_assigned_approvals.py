@@ -1,0 +1,62 @@
+"""A tool approval with a policy (``approval: {assignees, on_expire, …}`` in agents.yaml):
+it waits for its assignees, and a default nobody gave reads as a policy's, not a person's."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+
+import pytest
+
+from pawflow.agent import AgentSpec, ScriptedModel
+from pawflow.agent.config import ToolConfig
+from pawflow.agent.tools import Tool
+from pawflow.chat.service import ChatService
+from pawflow.clock import FakeClock
+from pawflow.errors import Forbidden, InvalidInput
+from pawflow.records import Conversation
+from pawflow.store import Store
+from tests.agent.conftest import HELPER_SCRIPT, USER, Deleter, say
+
+POLICY = {"assignees": ["ada"], "expires_in": "3d", "on_expire": {"answer": False}}
+
+
+@pytest.fixture
+def helper(deleter: Deleter) -> AgentSpec:
+    tool = Tool.from_function(deleter.delete_files, consequential=True)
+    return AgentSpec(
+        name="helper",
+        instructions="You help.",
+        model=ScriptedModel(HELPER_SCRIPT),
+        tools=[dataclasses.replace(tool, approval_policy=POLICY)],
+    )
+
+
+def test_the_default_nobody_gave_reads_as_the_policys(
+    store: Store, service: ChatService, conversation: Conversation, deleter: Deleter
+) -> None:
+    service.assign(conversation.id, "helper")
+    say(store, service, conversation.id, "clean up the temp files")
+    [request] = store.list_interactions(user=USER, status="pending")
+    with pytest.raises(Forbidden):  # it waits for ada, not for the one who asked
+        store.respond_interaction(request.id, True, user=USER)
+    assert isinstance(store.clock, FakeClock)
+    store.clock.advance(timedelta(days=3, seconds=1))
+    assert store.sweep()["expired"] == 1  # the sweep also runs the agent's wakeup
+    record = store.get_interaction(request.id, user=USER)
+    assert (record.answer, record.answered_by, record.answered_via) == (
+        False,
+        None,
+        "policy:on_expire",
+    )
+    [wakeup] = service.wakeups_of(conversation.id)
+    assert "No one answered" in wakeup.text
+    assert "within 3 days; the default `false` was applied" in wakeup.text
+    assert wakeup.data["answered_via"] == "policy:on_expire"
+    assert deleter.calls == []
+
+
+def test_a_bad_approval_policy_fails_the_load() -> None:
+    assert ToolConfig(name="x", approval=POLICY).approval_policy() == POLICY
+    with pytest.raises(InvalidInput):
+        ToolConfig(name="x", approval={"assigness": ["ada"]}).approval_policy()
