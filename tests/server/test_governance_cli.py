@@ -1,0 +1,77 @@
+"""The accountability commands: groups, delegation, the audit export (on a store) and the
+assignees' inbox and claims (over HTTP)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from pawflow.cli import app
+from pawflow.clock import FakeClock
+from pawflow.server.testing import live_server
+from pawflow.store import open_store
+from tests.server.conftest import QUIET
+
+runner = CliRunner()
+
+
+def test_groups_delegation_inbox_claim_and_the_audit_export(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+    added = runner.invoke(app, ["groups", "add", "leads", "lee", "lou", "--db", db])
+    assert added.exit_code == 0, added.output
+    assert "leads: lee, lou" in added.output
+    listed = runner.invoke(app, ["groups", "list", "--json", "--db", db])
+    assert json.loads(listed.output) == {"groups": {"leads": ["lee", "lou"]}}
+    bad = runner.invoke(app, ["groups", "add", "no such", "x", "--db", db])
+    assert bad.exit_code == 2
+    delegated = runner.invoke(
+        app, ["users", "delegate", "alice", "--to", "bob", "--until", "2099-01-01", "--db", db]
+    )
+    assert delegated.exit_code == 0, delegated.output
+    assert "bob answers for alice until 2099-01-01" in delegated.output
+
+    clock = FakeClock()
+    with open_store(db, clock=clock) as store, live_server(store, settings=QUIET) as server:
+        conversation = store.create_conversation("req")
+        asked = store.request_interaction(
+            "req",
+            conversation.id,
+            "confirm",
+            "Ship?",
+            policy={"assignees": ["alice", "group:leads"]},
+        )
+        common = ["--server", server.url]
+        inbox = runner.invoke(
+            app, ["inbox", "--assigned", "mine", "--json", *common, "--token", server.token("bob")]
+        )
+        assert inbox.exit_code == 0, inbox.output
+        assert [i["id"] for i in json.loads(inbox.output)["interactions"]] == [asked.id]
+        lou = ["--token", server.token("lou")]
+        claimed = runner.invoke(app, ["claim", asked.id, *common, *lou])
+        assert claimed.exit_code == 0, claimed.output
+        assert "being handled by lou" in claimed.output
+        held = runner.invoke(
+            app, ["answer", asked.id, "yes", *common, "--token", server.token("bob")]
+        )
+        assert held.exit_code == 1
+        assert "being handled by lou" in held.output
+        done = runner.invoke(app, ["answer", asked.id, "yes", *common, *lou])
+        assert done.exit_code == 0, done.output
+
+    exported = runner.invoke(app, ["audit", "export", "--since", "2000-01-01", "--db", db])
+    assert exported.exit_code == 0, exported.output
+    steps = [json.loads(line) for line in exported.output.splitlines()]
+    assert [(s["action"], s["actor"], s["via"]) for s in steps] == [
+        ("created", "req", "api"),
+        ("claimed", "lou", "cli"),
+        ("answered", "lou", "cli"),
+    ]
+    as_csv = runner.invoke(
+        app, ["audit", "export", "--since", "2000-01-01", "--format", "csv", "--db", db]
+    )
+    rows = list(csv.DictReader(io.StringIO(as_csv.output)))
+    assert [row["action"] for row in rows] == ["created", "claimed", "answered"]
