@@ -87,6 +87,8 @@ export interface ErrorBody {
   error: string;
   errors?: FieldError[] | null;
   status?: string | null;
+  /** A 403 on a request with assignees: whom it waits for. */
+  waiting_for?: string[] | null;
 }
 
 /** InteractionEnvelope */
