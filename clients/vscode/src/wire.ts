@@ -161,6 +161,16 @@ export interface RequestInteraction {
   expires_at?: string | null;
   ui_surface?: JsonObject | null;
   idempotency_key?: string | null;
+  /** Who answers and what happens when nobody does (docs/governance.md). */
+  assignees?: string[] | null;
+  requester_may_answer?: boolean | null;
+  reassign_to?: string[] | null;
+  claim_for?: string | null;
+  required_approvals?: number | null;
+  reject?: "first" | "majority" | null;
+  remind_every?: string | null;
+  escalate?: { after: string; to: string[] }[] | null;
+  on_expire?: unknown;
 }
 
 /** CreateConversation */
@@ -262,7 +272,7 @@ export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
     ["id", "name", "size", "media_type", "sha256"],
   ),
   FieldErrorBody: schema<FieldError>()(["path", "message"], ["path", "message"]),
-  ErrorBody: schema<ErrorBody>()(["error", "errors", "status"], ["error"]),
+  ErrorBody: schema<ErrorBody>()(["error", "errors", "status", "waiting_for"], ["error"]),
   InteractionEnvelope: schema<InteractionEnvelope>()(["interaction"], ["interaction"]),
   InteractionPage: schema<InteractionPage>()(
     ["interactions", "next_cursor"],
@@ -293,6 +303,15 @@ export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
       "expires_at",
       "ui_surface",
       "idempotency_key",
+      "assignees",
+      "requester_may_answer",
+      "reassign_to",
+      "claim_for",
+      "required_approvals",
+      "reject",
+      "remind_every",
+      "escalate",
+      "on_expire",
     ],
     ["conversation_id", "kind", "message"],
   ),
