@@ -294,3 +294,31 @@ def test_text_with_nul_is_refused_as_the_action_api_refuses_it(
     assert all("NUL" in text for text in texts), texts
     assert not any("database error" in text for text in texts), texts
     assert api.ok("list_interactions", status=None)["interactions"] == []
+
+
+def test_a_request_over_mcp_may_name_its_assignees(live: LiveServer, user_api: UserApi) -> None:
+    api, token = user_api("di")
+    ada, ada_token = user_api("ada")
+
+    async def scenario() -> dict[str, Any]:
+        async with http_client(live, token) as client:
+            return structured(
+                await client.call_tool(
+                    "request_user_input",
+                    {
+                        "kind": "confirm",
+                        "message": "Ship?",
+                        "assignees": [ada.user],
+                        "requester_may_answer": False,
+                        "expires_in": "1d",
+                        "on_expire": {"answer": False},
+                    },
+                )
+            )
+
+    asked = anyio.run(scenario)["interaction"]
+    refused = api.call("respond_interaction", request_id=asked["id"], answer=True)
+    assert refused.status_code == 403
+    assert refused.json()["waiting_for"] == [ada.user]
+    done = ada.ok("respond_interaction", request_id=asked["id"], answer=True)
+    assert done["interaction"]["answered_by"] == ada.user

@@ -20,6 +20,7 @@ from pawflow.records import Interaction
 from pawflow.server.auth import Principal, still_signed_in, until_signed_out
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem
+from pawflow.store.policies import POLICY_KEYS
 
 T = TypeVar("T")
 REVOKED = "the token was revoked"
@@ -104,12 +105,14 @@ class LocalBackend:
             found = self.ctx.store.get_conversation(conversation_id, user=self.user)
             if found.access not in ("owner", "write"):
                 raise NotFound("conversation")
+            policy = {key: optional.pop(key) for key in POLICY_KEYS if key in optional}
             return self.ctx.store.request_interaction(
                 self.user,
                 conversation_id,
                 kind,
                 message,
                 requester={"type": "api", "name": self.client},
+                policy=policy or None,
                 **optional,
             )
 
