@@ -298,7 +298,7 @@ def test_text_with_nul_is_refused_as_the_action_api_refuses_it(
 
 def test_a_request_over_mcp_may_name_its_assignees(live: LiveServer, user_api: UserApi) -> None:
     api, token = user_api("di")
-    ada, ada_token = user_api("ada")
+    ada, _ = user_api("ada")
 
     async def scenario() -> dict[str, Any]:
         async with http_client(live, token) as client:
