@@ -18,6 +18,8 @@ from pawflow.testing import temporary_store
 from tests.conftest import require_postgres
 from tests.server.conftest import QUIET, Api, unique
 
+ADMIN = "root"
+
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def served(
@@ -28,7 +30,7 @@ def served(
     clock = FakeClock()
     with (
         temporary_store(str(request.param), tmp_path, clock=clock) as store,
-        live_server(store, settings=QUIET) as server,
+        live_server(store, settings=QUIET.replace(admins=(ADMIN,))) as server,
     ):
         yield server, clock
 
@@ -288,3 +290,34 @@ def test_the_inbox_sorts_by_due_time_and_filters(people: People) -> None:
     assert [i["interaction"]["id"] for i in claimed] == [later["id"]]
     groups_only = people["ada"].ok("list_inbox", filter="groups")["items"]
     assert [i["interaction"]["id"] for i in groups_only] == [sooner["id"]]
+
+
+def test_admins_manage_groups_and_users_delegate_for_themselves(people: People) -> None:
+    admin = Api(people.server, ADMIN)
+    try:
+        lee, lou = people.name("lee"), people.name("lou")
+        added = admin.ok("add_to_group", name="ops", users=[lee, lou])
+        assert added["groups"]["ops"] == [lee, lou]
+        left = admin.ok("remove_from_group", name="ops", users=[lou])
+        assert left["groups"]["ops"] == [lee]
+        assert admin.ok("list_groups")["groups"] == {"ops": [lee]}
+        refused = people["lee"].call("add_to_group", name="ops", users=[people.name("me")])
+        assert refused.status_code == 403
+        assert people["lee"].call("list_groups").status_code == 403
+        bob = people.name("bob")
+        mine = people["alice"].ok("delegate", to=bob, until="2099-01-01T00:00:00Z")
+        assert mine["delegations"] == [
+            {
+                "principal": people.name("alice"),
+                "delegate": bob,
+                "until": "2099-01-01T00:00:00.000Z",
+            }
+        ]
+        other = people["lee"].call(
+            "delegate", principal=people.name("alice"), to=lee, until="2099-01-01T00:00:00Z"
+        )
+        assert other.status_code == 403
+        ok = admin.ok("delegate", principal=lou, to=lee, until="2099-01-01T00:00:00Z")
+        assert ok["delegations"][0]["delegate"] == lee
+    finally:
+        admin.close()

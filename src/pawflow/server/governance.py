@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal, TypeVar
 from fastapi import APIRouter, Body, Depends, Request
 from pydantic import Field
 
+from pawflow.durations import parse_deadline
+from pawflow.errors import Forbidden
 from pawflow.records import ClientChannel, Interaction
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
@@ -134,3 +136,82 @@ def list_inbox(
 ) -> Inbox:
     found = _store(request).inbox(user=principal.user, which=body.filter)
     return Inbox(items=[InboxItem.model_validate({"interaction": r, "why": w}) for r, w in found])
+
+
+# -- groups and delegations ------------------------------------------------------------------
+
+
+class GroupBody(m.Body):
+    name: m.Name
+    users: Annotated[list[m.Name], Field(max_length=100)] = Field(
+        default_factory=list, description="remove_from_group: none removes the whole group."
+    )
+
+
+class ListGroups(m.Body):
+    """No fields: every group."""
+
+
+class Groups(m.Out):
+    groups: dict[str, list[str]]
+
+
+class DelegateBody(m.Body):
+    to: m.Name
+    until: Annotated[str, Field(max_length=60, pattern=m.DEADLINE)] = Field(
+        description="ISO-8601 with a timezone: the delegation ends then."
+    )
+    principal: m.Name | None = Field(
+        default=None, description="Whom the delegate answers for: the caller unless an admin."
+    )
+
+
+class Delegation(m.Out):
+    principal: str
+    delegate: str
+    until: str
+
+
+class Delegations(m.Out):
+    delegations: list[Delegation]
+
+
+def _admin(request: Request, principal: Principal) -> Store:
+    ctx = context_of(request)
+    if principal.user not in ctx.settings.admins:
+        raise Forbidden("only an admin (PAWFLOW_ADMINS) may do this")
+    return ctx.store
+
+
+@_action("list_groups", Groups, "Every group and its members (admins)")
+def list_groups(
+    principal: Caller,
+    request: Request,
+    body: Annotated[ListGroups, Body()] = ListGroups(),  # noqa: B008
+) -> Groups:
+    return Groups(groups=_admin(request, principal).list_groups())
+
+
+@_action("add_to_group", Groups, "Add users to a group, made on first use (admins)")
+def add_to_group(body: GroupBody, principal: Caller, request: Request) -> Groups:
+    store = _admin(request, principal)
+    store.add_to_group(body.name, body.users)
+    return Groups(groups=store.list_groups())
+
+
+@_action("remove_from_group", Groups, "Take users out of a group, or remove it (admins)")
+def remove_from_group(body: GroupBody, principal: Caller, request: Request) -> Groups:
+    store = _admin(request, principal)
+    store.remove_from_group(body.name, body.users)
+    return Groups(groups=store.list_groups())
+
+
+@_action("delegate", Delegations, "Let another user answer for the caller until a moment")
+def delegate(body: DelegateBody, principal: Caller, request: Request) -> Delegations:
+    store = _store(request)
+    whom = body.principal or principal.user
+    if whom != principal.user:
+        store = _admin(request, principal)
+    store.delegate(whom, to=body.to, until=parse_deadline(body.until))
+    mine = [d for d in store.list_delegations() if d["principal"] == whom]
+    return Delegations(delegations=[Delegation(**d) for d in mine])

@@ -33,6 +33,8 @@ class ServerSettings:
     public_url: str | None = None
     """Where browsers reach the server (sign-in links, allowed ``Origin``); default host:port."""
     allowed_origins: tuple[str, ...] = ()
+    admins: tuple[str, ...] = ()
+    """Users who may manage groups and other users' delegations through the API."""
     secure_cookies: bool | None = None
     """Mark cookies ``Secure``; by default only when ``public_url`` is https."""
     local_user: str = "local"

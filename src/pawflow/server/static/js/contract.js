@@ -84,6 +84,10 @@ export function oneOf(names, value) {
  * @property {{body: ClaimBody, result: InteractionDetails}} release_interaction
  * @property {{body: ReassignBody, result: InteractionDetails}} reassign_interaction
  * @property {{body: InboxBody, result: Inbox}} list_inbox
+ * @property {{body: ListGroups, result: Groups}} list_groups
+ * @property {{body: GroupBody, result: Groups}} add_to_group
+ * @property {{body: GroupBody, result: Groups}} remove_from_group
+ * @property {{body: DelegateBody, result: Delegations}} delegate
  * @property {{body: ListAgents, result: AgentList}} list_agents
  * @property {{body: AssignAgent, result: Assignment}} assign_agent
  * @property {{body: ListInvitations, result: InvitationList}} list_invitations
@@ -186,6 +190,26 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} DelegateBody
+ * @property {string} to
+ * @property {string} until - ISO-8601 with a timezone: the delegation ends then.
+ * @property {string | null} [principal] - Whom the delegate answers for: the caller unless an
+ *   admin.
+ */
+
+/**
+ * @typedef {object} Delegation
+ * @property {string} principal
+ * @property {string} delegate
+ * @property {string} until
+ */
+
+/**
+ * @typedef {object} Delegations
+ * @property {Array<Delegation>} delegations
+ */
+
+/**
  * After a time since the request, add assignees (and tell them).
  * @typedef {object} EscalationStep
  * @property {string} after
@@ -212,6 +236,17 @@ export function oneOf(names, value) {
  * @property {string} conversation_id
  * @property {number} [after_seq]
  * @property {number} [limit]
+ */
+
+/**
+ * @typedef {object} GroupBody
+ * @property {string} name
+ * @property {Array<string>} [users] - remove_from_group: none removes the whole group.
+ */
+
+/**
+ * @typedef {object} Groups
+ * @property {Record<string, Array<string>>} groups
  */
 
 /**
@@ -320,6 +355,8 @@ export function oneOf(names, value) {
  */
 
 /** @typedef {Record<string, never>} ListConversations */
+
+/** @typedef {Record<string, never>} ListGroups */
 
 /**
  * @typedef {object} ListInteractions
