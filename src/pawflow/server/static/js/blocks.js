@@ -13,6 +13,7 @@ import { answerText, expiryText, fromNow, kindName, optionsOf, schemaOf, when } 
 import { field, kindOfProperty } from "./fields.js";
 import { me, mine, upsert } from "./state.js";
 import { renderSurface, unsupported } from "./surfaces.js";
+import { trailControl } from "./trail.js";
 
 /**
  * @import { Channel, ClientChannel, FileRef, Interaction, Requester, ScalarKind, Status } from "./contract.js"
@@ -143,6 +144,7 @@ class Block {
     this.body(pending);
     this.element.append(this.confirmBox, this.error, this.meta());
     if (!pending) this.element.append(this.outcome());
+    this.element.append(trailControl(record.id));
   }
 
   /** @param {boolean} pending */
@@ -447,6 +449,11 @@ class Block {
         answered_via: ANSWERED_VIA,
       });
       upsert(found.interaction);
+      if (found.interaction.status === "pending") {
+        // A vote of a quorum: the request waits for more approvals.
+        this.setBusy(false);
+        this.blockError(["Your vote was counted; the request waits for more approvals."]);
+      }
       announce("Answer sent.");
     } catch (error) {
       this.setBusy(false);
