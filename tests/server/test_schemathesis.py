@@ -35,8 +35,9 @@ pytestmark = pytest.mark.slow
 
 load_all_checks()
 EXAMPLES = 20
-CONTRACT_FIELDS = re.compile(r"(response_schema|ui_surface|options)([.\[]|$)")
-"""Fields whose inner agreement the contract checks, beyond what JSON Schema can say."""
+CONTRACT_FIELDS = re.compile(r"(response_schema|ui_surface|options|on_expire)([.\[]|$)")
+"""Fields whose inner agreement the contract checks, beyond what JSON Schema can say (an
+``on_expire`` answer must be a valid answer of the request, which needs a deadline)."""
 
 
 def schema_valid_requests_are_accepted(ctx: Any, response: Any, case: Any) -> bool | None:

@@ -141,9 +141,12 @@ def list_inbox(
 # -- groups and delegations ------------------------------------------------------------------
 
 
+UserName = Annotated[str, Field(min_length=1, max_length=200, pattern=m.NOT_BLANK)]
+
+
 class GroupBody(m.Body):
-    name: m.Name
-    users: Annotated[list[m.Name], Field(max_length=100)] = Field(
+    name: Annotated[str, Field(pattern=m.GROUP_NAME)]
+    users: Annotated[list[UserName], Field(max_length=100)] = Field(
         default_factory=list, description="remove_from_group: none removes the whole group."
     )
 
@@ -157,11 +160,12 @@ class Groups(m.Out):
 
 
 class DelegateBody(m.Body):
-    to: m.Name
-    until: Annotated[str, Field(max_length=60, pattern=m.DEADLINE)] = Field(
-        description="ISO-8601 with a timezone: the delegation ends then."
-    )
-    principal: m.Name | None = Field(
+    to: UserName
+    until: Annotated[
+        str,
+        Field(max_length=60, pattern=m.DEADLINE, json_schema_extra={"format": "date-time"}),
+    ] = Field(description="ISO-8601 with a timezone: the delegation ends then; a past one is 409.")
+    principal: UserName | None = Field(
         default=None, description="Whom the delegate answers for: the caller unless an admin."
     )
 

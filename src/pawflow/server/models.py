@@ -178,6 +178,12 @@ DURATION = (
     rf"|[0-9]{{1,3}}{_SPACE}y){_SPACE}$"
 )
 """A count and a unit, small enough that it ends before the year 9999; 0 alone: never."""
+POSITIVE_DURATION = (
+    rf"^{_SPACE}(0*[1-9][0-9]{{0,10}}{_SPACE}s|0*[1-9][0-9]{{0,8}}{_SPACE}m"
+    rf"|0*[1-9][0-9]{{0,6}}{_SPACE}h|0*[1-9][0-9]{{0,5}}{_SPACE}d|0*[1-9][0-9]{{0,4}}{_SPACE}w"
+    rf"|0*[1-9][0-9]{{0,3}}{_SPACE}mo|0*[1-9][0-9]{{0,2}}{_SPACE}y){_SPACE}$"
+)
+"""A duration above zero: a count and a unit."""
 DEADLINE = (
     r"^([0-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-[0-9]{2}-[0-9]{2}[Tt ]"
     r"[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?([Zz]|[+-][0-9]{2}:[0-9]{2})\n?$"
@@ -188,6 +194,7 @@ PATTERNS_IN_WORDS = {
     NOT_BLANK: "must hold more than spaces, and no NUL characters",
     CURSOR: "not a cursor: give the next_cursor of the page before",
     DURATION: "expected a duration such as 90s, 5m, 12h, 3d, 2w, 1mo or 1y (0: never)",
+    POSITIVE_DURATION: "expected a duration above 0, such as 90s, 5m, 12h, 3d, 2w or 1mo",
     DEADLINE: "expected a date and time with a timezone, such as 2026-12-01T09:00:00Z",
 }
 _NULL = {"type": "null"}
@@ -235,6 +242,17 @@ def _kind_rules(kind: Kind) -> dict[str, Any]:
 REQUEST_RULES: dict[str, Any] = {
     "allOf": [
         {
+            "description": "required_approvals is for confirm requests with assignees.",
+            "anyOf": [
+                {"properties": {"required_approvals": _NULL}},
+                {"not": {"required": ["required_approvals"]}},
+                {
+                    "required": ["assignees"],
+                    "properties": {"kind": {"const": "confirm"}, "assignees": {"type": "array"}},
+                },
+            ],
+        },
+        {
             "description": "A deadline is expires_in or expires_at, not both.",
             "not": {
                 "required": ["expires_in", "expires_at"],
@@ -255,8 +273,18 @@ fields that exist, a surface that fits the kind) are the contract's (docs/contra
 request that breaks one is a 422 naming each problem."""
 
 
-Duration = Annotated[StrictStr, Field(max_length=40, pattern=DURATION)]
-Assignees = Annotated[list[Name], Field(min_length=1, max_length=100)]
+Duration = Annotated[StrictStr, Field(max_length=40, pattern=POSITIVE_DURATION)]
+Assignee = Annotated[
+    StrictStr,
+    Field(
+        min_length=1,
+        max_length=200,
+        pattern=NOT_BLANK,
+        description="A user's name, or group:NAME for the members of a group.",
+    ),
+]
+Assignees = Annotated[list[Assignee], Field(min_length=1, max_length=100)]
+GROUP_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$"
 
 
 class EscalationStep(Body):
@@ -344,7 +372,36 @@ class RequestInteraction(Body):
     on_expire: Answer | None = Field(
         default=None,
         description="At the deadline: cancel, {answer: VALUE} (checked now against the"
-        " request) or {escalate: [...], extend: DURATION}.",
+        " request, which needs a deadline) or {escalate: [...], extend: DURATION}.",
+        json_schema_extra={
+            "anyOf": [
+                {"const": "cancel"},
+                {
+                    "type": "object",
+                    "required": ["cancel"],
+                    "properties": {"cancel": {"const": True}},
+                },
+                {"type": "object", "required": ["answer"]},
+                {
+                    "type": "object",
+                    "required": ["extend"],
+                    "properties": {
+                        "extend": {"type": "string", "maxLength": 40, "pattern": POSITIVE_DURATION},
+                        "escalate": {
+                            "type": "array",
+                            "minItems": 1,
+                            "maxItems": 100,
+                            "items": {
+                                "type": "string",
+                                "minLength": 1,
+                                "maxLength": 200,
+                                "pattern": NOT_BLANK,
+                            },
+                        },
+                    },
+                },
+            ]
+        },
     )
 
     def policy(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from pawflow.clock import from_millis, iso, to_millis
-from pawflow.errors import FieldError, InvalidInput, NotFound
+from pawflow.errors import Conflict, FieldError, InvalidInput, NotFound
 from pawflow.store.conversations import ensure_user
 from pawflow.store.database import Tx
 
@@ -36,12 +36,10 @@ def check_assignees(value: object, field: str = "assignees") -> list[str]:
         raise InvalidInput(f"{field} is invalid", [FieldError(field, message)])
     found: list[str] = []
     for index, entry in enumerate(value):
-        if not isinstance(entry, str) or not entry.strip() or len(entry) > 200 or "\x00" in entry:
+        if not isinstance(entry, str) or not entry or len(entry) > 200 or "\x00" in entry:
             message = "a user name or group:NAME"
-            raise InvalidInput(f"{field} is invalid", [FieldError(f"{field}/{index}", message)])
-        if entry.startswith(GROUP_PREFIX):
-            check_group_name(entry.removeprefix(GROUP_PREFIX))
-        if entry not in found:
+            raise InvalidInput(f"{field} is invalid", [FieldError(f"{field}[{index}]", message)])
+        if entry not in found:  # a group of no one, or no group, stands for no one
             found.append(entry)
     return found
 
@@ -104,9 +102,9 @@ def expand(tx: Tx, assignees: Iterable[str]) -> list[str]:
 def delegate(tx: Tx, principal: str, to: str, until: datetime, now: datetime) -> dict[str, str]:
     """Let ``to`` answer for ``principal`` until ``until`` (again: moves the end)."""
     if principal == to:
-        raise InvalidInput("a user cannot delegate to themselves")
-    if until <= now:
-        raise InvalidInput("the delegation would already be over", [FieldError("until", "past")])
+        raise Conflict("a user cannot delegate to themselves")
+    if until <= now:  # like a deadline already past
+        raise Conflict("the delegation would already be over: until is past")
     ensure_user(tx, principal, now)
     ensure_user(tx, to, now)
     tx.execute(

@@ -89,11 +89,11 @@ def _steps(value: object, name: str) -> list[tuple[timedelta, list[str]]]:
         raise InvalidInput(f"{name} is invalid", [FieldError(name, "a list of 1 to 20 steps")])
     steps: list[tuple[timedelta, list[str]]] = []
     for index, step in enumerate(value):
-        where = f"{name}/{index}"
+        where = f"{name}[{index}]"
         if not isinstance(step, Mapping) or set(step) - {"after", "to"} or "to" not in step:
             raise InvalidInput(f"{name} is invalid", [FieldError(where, "{after, to}")])
-        after = _span(step.get("after", "0s" if name != "escalate" else None), f"{where}/after")
-        steps.append((after, groups.check_assignees(step["to"], f"{where}/to")))
+        after = _span(step.get("after", "0s" if name != "escalate" else None), f"{where}.after")
+        steps.append((after, groups.check_assignees(step["to"], f"{where}.to")))
     return steps
 
 
@@ -164,9 +164,9 @@ def _on_expire(value: object) -> dict[str, Any]:
     if set(value) == {"answer"}:
         return {"answer": value["answer"]}
     if value and set(value) <= {"escalate", "extend"} and "extend" in value:
-        extend = _span(value["extend"], "on_expire/extend")
+        extend = _span(value["extend"], "on_expire.extend")
         to = (
-            groups.check_assignees(value["escalate"], "on_expire/escalate")
+            groups.check_assignees(value["escalate"], "on_expire.escalate")
             if "escalate" in value
             else []
         )
@@ -198,7 +198,8 @@ def attach(
         if on_expire is not None and "answer" in on_expire:
             if deadline is None:
                 raise InvalidInput(
-                    "on_expire needs a deadline", [FieldError("expires_in", "required")]
+                    "on_expire needs a deadline",
+                    [FieldError("on_expire", "an answer on expiry needs expires_in or expires_at")],
                 )
             try:
                 value = normalize_answer(
@@ -207,8 +208,8 @@ def attach(
             except InvalidInput as exc:
                 raise InvalidInput(
                     f"on_expire answer does not fit the request: {exc.message}",
-                    [FieldError("on_expire/answer", e.message) for e in exc.errors]
-                    or [FieldError("on_expire/answer", exc.message)],
+                    [FieldError("on_expire.answer", e.message) for e in exc.errors]
+                    or [FieldError("on_expire.answer", exc.message)],
                 ) from exc
             on_expire = {"answer": value}
         at = to_millis(created)

@@ -192,7 +192,8 @@ export function oneOf(names, value) {
 /**
  * @typedef {object} DelegateBody
  * @property {string} to
- * @property {string} until - ISO-8601 with a timezone: the delegation ends then.
+ * @property {string} until - ISO-8601 with a timezone: the delegation ends then; a past one is
+ *   409.
  * @property {string | null} [principal] - Whom the delegate answers for: the caller unless an
  *   admin.
  */
@@ -443,8 +444,9 @@ export function oneOf(names, value) {
  * @property {string | null} [remind_every] - Remind the assignees this often while it waits.
  * @property {Array<EscalationStep> | null} [escalate] - Steps that add assignees as time passes
  *   since the request.
- * @property {unknown | null} [on_expire] - At the deadline: cancel, {answer: VALUE} (checked now
- *   against the request) or {escalate: [...], extend: DURATION}.
+ * @property {"cancel" | {cancel: true} | Record<string, unknown> | {extend: string, escalate?:
+ *   Array<string>}} [on_expire] - At the deadline: cancel, {answer: VALUE} (checked now against
+ *   the request, which needs a deadline) or {escalate: [...], extend: DURATION}.
  */
 
 /**
