@@ -48,3 +48,27 @@ def test_the_page_shows_whom_a_request_waits_for_and_its_history(
     steps = block(page, asked.id).locator(".trail-steps li")
     expect(steps).to_have_count(4)  # asked, voted, voted, answered
     expect(steps.last).to_contain_text(f"Answered by {ben.name} via api")
+
+
+def test_the_inbox_lists_what_is_assigned_and_answers_it_in_place(
+    person: Callable[..., Person],
+) -> None:
+    ann, ben = person("ann"), person("ben")
+    chat = ann.conversation("Releases")
+    later = ann.ask(chat, "confirm", "Ship 43?", assignees=[ben.name], expires_in="2d")
+    sooner = ann.ask(chat, "confirm", "Ship 42?", assignees=[ben.name], expires_in="1d")
+    page = ben.open("/confirmations")
+    assigned = page.locator("section.inbox-assigned")
+    expect(assigned).to_be_visible()
+    items = assigned.locator("li.inbox-item")
+    expect(items).to_have_count(2)
+    expect(items.first).to_contain_text("Ship 42?")  # soonest due first
+    expect(items.first).to_contain_text("assigned to you")
+    assigned.get_by_role("button", name="Claimed by me").click()
+    expect(items).to_have_count(0)
+    assigned.get_by_role("button", name="Assigned to me").click()
+    expect(items).to_have_count(2)
+    block(page, sooner.id).get_by_role("button", name="Yes").click()
+    expect(block(page, sooner.id)).to_have_attribute("data-status", "answered")
+    assert ann.record(sooner.id).answered_by == ben.name
+    assert ann.record(later.id).status == "pending"

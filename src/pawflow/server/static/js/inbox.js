@@ -2,12 +2,25 @@
 // The pending panel (/confirmations): every request waiting for the user, across all
 // conversations, oldest first, answerable in place. The inbox for answering days later.
 
-import { listInteractions } from "./api.js";
+import { action, ApiError, listInteractions } from "./api.js";
 import { renderBlock } from "./blocks.js";
-import { all, h, uid } from "./dom.js";
+import { all, clear, h, uid } from "./dom.js";
 import { conversationTitle, mine, pending, records, upsert } from "./state.js";
 
 /** @import { Interaction } from "./contract.js" */
+
+/** @typedef {"all" | "mine" | "groups" | "claimed"} AssignedFilter */
+
+/** @type {[AssignedFilter, string][]} */
+const FILTERS = [
+  ["all", "All"],
+  ["mine", "Assigned to me"],
+  ["groups", "To my groups"],
+  ["claimed", "Claimed by me"],
+];
+
+/** @type {Record<string, string>} */
+const WHY = { mine: "assigned to you", groups: "assigned to your group", claimed: "claimed by you" };
 
 /**
  * Read the user's pending requests; a request we held as pending that is no longer in the
@@ -48,11 +61,67 @@ export class InboxView {
       this.list,
     );
     this.loaded = false;
+    // What waits for the user as an assignee (docs/governance.md), soonest due first.
+    /** @type {AssignedFilter} */
+    this.filter = "all";
+    this.assignedList = h("ol", { class: "inbox-list inbox-assigned-list" });
+    this.filters = h(
+      "div",
+      { class: "inbox-filters", role: "group", "aria-label": "Show" },
+      ...FILTERS.map(([value, label]) =>
+        h(
+          "button",
+          { type: "button", "aria-pressed": String(value === this.filter), dataset: { filter: value }, onclick: () => this.loadAssigned(value) },
+          label,
+        ),
+      ),
+    );
+    this.assigned = h(
+      "section",
+      { class: "inbox-assigned", hidden: true, "aria-label": "Assigned to you" },
+      h("h3", null, "Assigned to you"),
+      this.filters,
+      this.assignedList,
+    );
+    this.element.append(this.assigned);
+    this.assignedLoaded = false;
+  }
+
+  /**
+   * Read what waits for the user as an assignee, with ``filter``.
+   * @param {AssignedFilter} filter
+   */
+  async loadAssigned(filter = this.filter) {
+    this.filter = filter;
+    this.assignedLoaded = true;
+    for (const button of all(this.filters, "button", HTMLElement)) {
+      button.setAttribute("aria-pressed", String(button.dataset.filter === filter));
+    }
+    let found;
+    try {
+      found = await action("list_inbox", { filter });
+    } catch (error) {
+      if (error instanceof ApiError) return; // the next load tries again
+      throw error;
+    }
+    clear(this.assignedList);
+    for (const item of found.items) {
+      this.assignedList.append(
+        h(
+          "li",
+          { class: "inbox-item", dataset: { why: item.why } },
+          h("p", { class: "inbox-where" }, WHY[item.why] || item.why),
+          renderBlock(item.interaction, { where: "inbox" }),
+        ),
+      );
+    }
+    this.assigned.hidden = found.items.length === 0 && filter === "all";
   }
 
   /** Show every pending request not shown yet; answered ones stay, showing their outcome. */
   refresh(loaded = this.loaded) {
     this.loaded = loaded;
+    if (loaded && !this.assignedLoaded) void this.loadAssigned();
     for (const record of pending()) this.add(record);
     const count = pending().length;
     this.lede.textContent = !loaded
