@@ -68,6 +68,11 @@ def test_the_inbox_lists_what_is_assigned_and_answers_it_in_place(
     expect(items).to_have_count(0)
     assigned.get_by_role("button", name="Assigned to me").click()
     expect(items).to_have_count(2)
+    history = block(page, later.id).locator("details.trail")
+    history.get_by_text("History").click()
+    history.get_by_role("button", name="Claim").click()
+    expect(history.locator(".trail-policy")).to_contain_text(f"being handled by {ben.name}")
+    expect(history.get_by_role("button", name="Release")).to_be_visible()
     block(page, sooner.id).get_by_role("button", name="Yes").click()
     expect(block(page, sooner.id)).to_have_attribute("data-status", "answered")
     assert ann.record(sooner.id).answered_by == ben.name

@@ -5,9 +5,10 @@
 import { action, ApiError } from "./api.js";
 import { clear, h } from "./dom.js";
 import { fromNow, when } from "./format.js";
+import { me } from "./state.js";
 
 /**
- * @import { AuditEntry } from "./contract.js"
+ * @import { AuditEntry, InteractionDetails } from "./contract.js"
  */
 
 /** @type {Record<string, string>} */
@@ -62,14 +63,48 @@ export function trailControl(requestId) {
   const summary = h("p", { class: "trail-policy" });
   const list = h("ol", { class: "trail-steps" });
   const details = h("details", { class: "trail" }, h("summary", null, "History"), summary, list);
+  /** @param {InteractionDetails} found */
+  const show = (found) => {
+    clear(summary);
+    summary.append(found.policy ? policyText(found.policy) : "");
+    const claim = found.interaction.status === "pending" ? claimControl(found) : null;
+    if (claim) summary.append(" ", claim);
+    clear(list);
+    list.append(...found.audit.map(stepLine));
+  };
+  /**
+   * Claim or release: the assignees see who handles the request.
+   * @param {InteractionDetails} found
+   */
+  const claimControl = (found) => {
+    const policy = found.policy;
+    if (!policy || !Array.isArray(policy.assignees) || typeof policy.required_approvals === "number") {
+      return null;
+    }
+    const holder = policy.claimed_by;
+    if (holder && holder !== me.user) return null;
+    const name = holder ? "release_interaction" : "claim_interaction";
+    return h(
+      "button",
+      {
+        type: "button",
+        class: "trail-claim",
+        onclick: async () => {
+          try {
+            show(await action(name, { request_id: requestId, via: "button" }));
+          } catch (error) {
+            if (!(error instanceof ApiError)) throw error;
+            summary.append(" ", error.message);
+          }
+        },
+      },
+      holder ? "Release" : "Claim",
+    );
+  };
   details.addEventListener("toggle", async () => {
     if (!(/** @type {HTMLDetailsElement} */ (details).open)) return;
     try {
-      const found = await action("get_interaction", { request_id: requestId });
-      clear(summary);
-      summary.append(found.policy ? policyText(found.policy) : "");
-      clear(list);
-      list.append(...found.audit.map(stepLine));
+      show(await action("get_interaction", { request_id: requestId }));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       clear(list);
