@@ -445,3 +445,18 @@ def test_the_answer_and_the_reply_are_one_transaction(
     assert turn.done and turn.recorded is None
     assert store.get_interaction(asked.id, user=USER).status == "pending"  # undone with it
     assert store.get_history(conversation, user=USER)[-1].id == message.id
+
+
+def test_a_typed_answer_to_a_request_that_waits_for_others_is_not_taken(
+    store: Store, service: ChatService
+) -> None:
+    conversation = store.create_conversation(USER, "Questions").id
+    asked = store.request_interaction(
+        USER, conversation, "confirm", "Ship?", requester=API, policy={"assignees": ["ada"]}
+    )
+    _, turn = say(service, conversation, "yes")
+    assert store.get_interaction(asked.id, user=USER).status == "pending"
+    assert (
+        turn.reply
+        == "'Ship?' is not yours to answer (this request waits for ada): nothing was taken."
+    )

@@ -38,7 +38,7 @@ from pawflow.chat.readers import (
     vocabulary,
     yes_no_verdict,
 )
-from pawflow.errors import InvalidInput, LeaseLost, NotFound, NotPending
+from pawflow.errors import Forbidden, InvalidInput, LeaseLost, NotFound, NotPending
 from pawflow.interactions import Kind
 from pawflow.records import Interaction, OptionItem
 
@@ -278,6 +278,9 @@ def answer(turn: Turn, pending: SessionContinuation, classifier: Classifier | No
             f"That does not answer '{_plain(request.message)}': {reasons}."
             " It is still waiting for your answer."
         )
+    except Forbidden as exc:  # it waits for its assignees (docs/governance.md)
+        question = _plain(request.message)
+        turn.reply = f"'{question}' is not yours to answer ({exc.message}): nothing was taken."
     except NotFound:  # the sender may not answer it: the message is theirs to say anyway
         turn.notes.append(f"{turn.user} may not answer request {request.id}")
         return
