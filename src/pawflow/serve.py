@@ -28,6 +28,8 @@ from pawflow.durations import setting_seconds
 from pawflow.errors import ConfigError
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
+from pawflow.a2a.mounting import mount as mount_a2a
+from pawflow.agui.mounting import mount as mount_agui
 from pawflow.mcp.mounting import mount as mount_mcp
 from pawflow.server.app import create_app
 from pawflow.server.credentials import issue_signin_link, issue_token
@@ -137,7 +139,7 @@ def prepare(
             settings=settings,
             services=[flows, chat, *observed.services],
             on_message=chat.message_posted,
-            endpoints=[mount_mcp, *observed.endpoints],
+            endpoints=[mount_mcp, mount_agui, mount_a2a, *observed.endpoints],
         )
         if observed.tracing:
             observability.instrument(app)

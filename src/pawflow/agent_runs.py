@@ -1,0 +1,224 @@
+"""An agent run driven by another protocol (AG-UI, A2A): one thread, one conversation.
+
+A protocol's thread (AG-UI's ``threadId``, A2A's ``contextId``) is a conversation of the
+caller's, found by its id or by its title (made on first use) and assigned to the agent the
+caller named. A run posts the caller's message, or answers the requests the agent asked
+(through ``respond_interaction``: the same validation, the same answer transaction as every
+other channel), then waits until the conversation has no turn left to run, and reports what
+the agent said since and what it still asks. A request answered meanwhile from anywhere else
+is simply no longer pending: the first answer wins.
+
+The agent runs in the server's chat service, as it does for the web chat: the run only waits
+for it. Every store call runs on a worker thread; waiting listens to the server's event hub.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from starlette.requests import HTTPConnection
+
+from pawflow.chat.service import running_service
+from pawflow.errors import NotFound, NotPending
+from pawflow.records import Interaction, Message
+from pawflow.server.auth import CHALLENGE, bearer_token, client_address, token_principal
+from pawflow.server.context import ServerContext
+from pawflow.server.errors import HTTPProblem
+
+RUN_TIMEOUT = 300.0
+"""Seconds a run waits for the agent's turns before it gives up (the agent goes on)."""
+_RECHECK = 0.5  # seconds between checks when no event woke the wait
+
+
+async def caller(ctx: ServerContext, connection: HTTPConnection) -> str:
+    """The user of the request's bearer token, under the API's rules (failed-authentication
+    throttle, per-user rate), or an ``HTTPProblem``."""
+    token = bearer_token(connection.headers.get("authorization"))
+    if token is None:
+        raise HTTPProblem(401, "use 'Authorization: Bearer <token>'", headers=CHALLENGE)
+    address = client_address(connection)
+    principal = await anyio.to_thread.run_sync(token_principal, ctx, address, token)
+    ctx.limiter.check(principal.user)
+    return principal.user
+
+
+class AgentNotFound(NotFound):
+    def __init__(self) -> None:
+        super().__init__("agent")
+
+
+@dataclass
+class Settled:
+    """What a run ends with: the agent's messages the caller has not seen, its open requests."""
+
+    messages: list[Message] = field(default_factory=list)
+    pending: list[Interaction] = field(default_factory=list)
+    finished: bool = True
+    """False when the agent was still working at the timeout."""
+
+
+@dataclass
+class Resolved:
+    """A request a run answered or cancelled, or found already resolved by another client."""
+
+    request: Interaction
+    by_this_run: bool
+
+
+class AgentThread:
+    """``user``'s conversation ``conversation_id``, answered by ``agent``."""
+
+    def __init__(self, ctx: ServerContext, user: str, agent: str, conversation_id: str) -> None:
+        self.ctx = ctx
+        self.user = user
+        self.agent = agent
+        self.conversation_id = conversation_id
+
+    @classmethod
+    async def open(
+        cls, ctx: ServerContext, user: str, agent: str, thread: str, *, title: str
+    ) -> AgentThread:
+        """The thread ``thread`` of ``user``: the conversation of that id they may write in,
+        else theirs titled ``title`` (made if new); ``agent`` answers it from now on."""
+
+        def find() -> str:
+            service = running_service(ctx.store)
+            if service is None or service.agent(agent) is None:
+                raise AgentNotFound
+            store = ctx.store
+            conversation_id: str | None = None
+            for conversation in store.list_conversations(user=user):
+                writable = conversation.access in ("owner", "write")
+                if writable and conversation.id == thread:
+                    conversation_id = conversation.id
+                    break
+                if conversation.owner == user and conversation.title == title:
+                    conversation_id = conversation.id
+            if conversation_id is None:
+                conversation_id = store.create_conversation(user, title).id
+            if service.assigned_agent(conversation_id) != agent:
+                service.assign(conversation_id, agent)
+            return conversation_id
+
+        return cls(ctx, user, agent, await anyio.to_thread.run_sync(find))
+
+    async def post(self, text: str) -> Message:
+        """The caller's message, and the agent's turn that answers it."""
+        ctx = self.ctx
+
+        def post() -> Message:
+            message = ctx.store.post_message(self.conversation_id, text, user=self.user)
+            ctx.dispatch_message(self.conversation_id, message)
+            return message
+
+        return await anyio.to_thread.run_sync(post)
+
+    async def resolve(
+        self,
+        request_id: str,
+        status: Literal["resolved", "cancelled"],
+        payload: Any,
+        *,
+        via: str,
+    ) -> Resolved:
+        """Answer (``resolved``) or cancel a request of this thread, as ``via``. An invalid
+        answer raises ``InvalidAnswer`` and leaves it pending; one not in this thread, or not
+        the caller's, is not found; one already resolved is reported as it is."""
+        store = self.ctx.store
+
+        def act() -> Resolved:
+            found = store.answerable_interaction(request_id, user=self.user)
+            if found.conversation_id != self.conversation_id:
+                raise NotFound
+            try:
+                if status == "resolved":
+                    record = store.respond_interaction(request_id, payload, user=self.user, via=via)
+                else:
+                    record = store.cancel_interaction(request_id, user=self.user)
+            except NotPending:
+                return Resolved(store.get_interaction(request_id, user=self.user), False)
+            return Resolved(record, True)
+
+        return await anyio.to_thread.run_sync(act)
+
+    async def get(self, request_id: str) -> Interaction:
+        store = self.ctx.store
+        return await anyio.to_thread.run_sync(
+            lambda: store.get_interaction(request_id, user=self.user)
+        )
+
+    async def last_seq(self) -> int:
+        history = await self._history(0)
+        return history[-1].seq if history else 0
+
+    async def settle(
+        self,
+        *,
+        after_seq: int = 0,
+        seen: frozenset[str] = frozenset(),
+        timeout: float = RUN_TIMEOUT,
+    ) -> Settled:
+        """Wait until the agent has no turn left to run in the thread (at most ``timeout``
+        seconds), then its messages after ``after_seq`` not in ``seen`` and the requests
+        still pending."""
+        hub = self.ctx.hub
+        waiter = hub.subscribe(self.user)
+        finished = False
+        try:
+            with anyio.move_on_after(timeout):
+                while hub.running:
+                    waiter.clear()  # before reading: a commit during the read wakes the wait
+                    if not await self._busy():
+                        finished = True
+                        break
+                    with anyio.move_on_after(_RECHECK):
+                        await waiter.wait()
+        finally:
+            hub.unsubscribe(waiter)
+        said = [
+            message
+            for message in await self._history(after_seq)
+            if message.role == "assistant" and message.id not in seen and message.content
+        ]
+        return Settled(said, await self.pending(), finished)
+
+    async def pending(self) -> list[Interaction]:
+        """The thread's pending requests, oldest first."""
+        store = self.ctx.store
+
+        def read() -> list[Interaction]:
+            found: list[Interaction] = []
+            cursor: str | None = None
+            while True:
+                page, cursor = store.page_interactions(
+                    user=self.user,
+                    status="pending",
+                    conversation_id=self.conversation_id,
+                    cursor=cursor,
+                )
+                found += page
+                if cursor is None:
+                    return found
+
+        return await anyio.to_thread.run_sync(read)
+
+    async def _busy(self) -> bool:
+        store = self.ctx.store
+        return bool(await anyio.to_thread.run_sync(store.open_turns, self.conversation_id))
+
+    async def _history(self, after_seq: int) -> list[Message]:
+        store = self.ctx.store
+
+        def read() -> list[Message]:
+            found: list[Message] = []
+            seq = after_seq
+            while True:
+                page = store.get_history(self.conversation_id, user=self.user, after_seq=seq)
+                found += page
+                if len(page) < 500:
+                    return found
+                seq = page[-1].seq
+
+        return await anyio.to_thread.run_sync(read)
