@@ -18,7 +18,9 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from pawflow.a2a.mounting import mount as mount_a2a
 from pawflow.agent.spec import AgentSpec
+from pawflow.agui.mounting import mount as mount_agui
 from pawflow.chat.service import ChatService
 from pawflow.demo import agents as demo_agents
 from pawflow.demo import chat as demo_chat
@@ -28,8 +30,6 @@ from pawflow.durations import setting_seconds
 from pawflow.errors import ConfigError
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
-from pawflow.a2a.mounting import mount as mount_a2a
-from pawflow.agui.mounting import mount as mount_agui
 from pawflow.mcp.mounting import mount as mount_mcp
 from pawflow.server.app import create_app
 from pawflow.server.credentials import issue_signin_link, issue_token
