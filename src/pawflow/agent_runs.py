@@ -44,11 +44,6 @@ async def caller(ctx: ServerContext, connection: HTTPConnection) -> str:
     return principal.user
 
 
-class AgentNotFound(NotFound):
-    def __init__(self) -> None:
-        super().__init__("agent")
-
-
 @dataclass
 class Settled:
     """What a run ends with: the agent's messages the caller has not seen, its open requests."""
@@ -86,7 +81,7 @@ class AgentThread:
         def find() -> str:
             service = running_service(ctx.store)
             if service is None or service.agent(agent) is None:
-                raise AgentNotFound
+                raise NotFound("agent")
             store = ctx.store
             conversation_id: str | None = None
             for conversation in store.list_conversations(user=user):

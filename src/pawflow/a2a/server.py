@@ -35,11 +35,10 @@ from a2a.helpers.proto_helpers import (
     new_text_part,
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandlerV2
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
-from a2a.server.routes.common import ServerCallContextBuilder
+from a2a.server.routes.common import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.server.tasks.inmemory_task_store import InMemoryTaskStore
 from a2a.server.tasks.task_updater import TaskUpdater
@@ -85,11 +84,11 @@ class _Caller(User):
         return self._name
 
 
-class _Calls(ServerCallContextBuilder):
+class _Calls(DefaultServerCallContextBuilder):
     """The SDK's call context: the user the endpoint authenticated (tasks are theirs)."""
 
-    def build(self, request: Request) -> ServerCallContext:
-        return ServerCallContext(user=_Caller(str(request.scope[_USER])))
+    def build_user(self, request: Request) -> User:
+        return _Caller(str(request.scope[_USER]))
 
 
 class _Executor(AgentExecutor):
