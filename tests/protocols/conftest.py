@@ -1,4 +1,5 @@
-"""A real ``pawflow serve`` (SQLite) for the AG-UI and A2A faces, with two users' tokens.
+"""A real ``pawflow serve`` (on SQLite, then on a throwaway PostgreSQL database) for the
+AG-UI and A2A faces, with two users' tokens.
 
 Its agents include the demo's "deployer" on the scripted model: "deploy" asks which
 environment (a choice of staging or production), and the answer resumes it.
@@ -6,6 +7,7 @@ environment (a choice of staging or production), and the answer resumes it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,8 @@ import pytest
 
 from pawflow.server.credentials import issue_token
 from pawflow.store import open_store
+from pawflow.testing import throwaway_postgres
+from tests.conftest import require_postgres
 from tests.served import Served
 
 
@@ -36,10 +40,23 @@ class Server:
             return found
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def served(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
     directory: Path = tmp_path_factory.mktemp("served")
-    db = f"sqlite:///{directory / 'pawflow.db'}"
+    with contextlib.ExitStack() as stack:
+        if request.param == "postgres":
+            require_postgres()
+            db = stack.enter_context(throwaway_postgres())
+        else:
+            db = f"sqlite:///{directory / 'pawflow.db'}"
+        yield from _serve(db, directory)
+
+
+def _serve(db: str, directory: Path) -> Iterator[Server]:
     with open_store(db) as store:
         tokens = {user: issue_token(store, user) for user in ("ana", "bob")}
     process = Served(db, directory, env={"PAWFLOW_LOG_LEVEL": "error"})
