@@ -23,17 +23,26 @@ from starlette.requests import HTTPConnection
 from pawflow.chat.service import running_service
 from pawflow.errors import NotFound, NotPending
 from pawflow.records import Interaction, Message
-from pawflow.server.auth import CHALLENGE, bearer_token, client_address, token_principal
+from pawflow.server.auth import (
+    CHALLENGE,
+    Principal,
+    bearer_token,
+    client_address,
+    still_signed_in,
+    token_principal,
+    until_signed_out,
+)
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem
 
 RUN_TIMEOUT = 300.0
 """Seconds a run waits for the agent's turns before it gives up (the agent goes on)."""
 _RECHECK = 0.5  # seconds between checks when no event woke the wait
+REVOKED = "the token was revoked"
 
 
-async def caller(ctx: ServerContext, connection: HTTPConnection) -> str:
-    """The user of the request's bearer token, under the API's rules (failed-authentication
+async def caller(ctx: ServerContext, connection: HTTPConnection) -> Principal:
+    """Who sent the request's bearer token, under the API's rules (failed-authentication
     throttle, per-user rate), or an ``HTTPProblem``."""
     token = bearer_token(connection.headers.get("authorization"))
     if token is None:
@@ -41,7 +50,7 @@ async def caller(ctx: ServerContext, connection: HTTPConnection) -> str:
     address = client_address(connection)
     principal = await anyio.to_thread.run_sync(token_principal, ctx, address, token)
     ctx.limiter.check(principal.user)
-    return principal.user
+    return principal
 
 
 @dataclass
@@ -63,20 +72,28 @@ class Resolved:
 
 
 class AgentThread:
-    """``user``'s conversation ``conversation_id``, answered by ``agent``."""
+    """The caller's conversation ``conversation_id``, answered by ``agent``."""
 
-    def __init__(self, ctx: ServerContext, user: str, agent: str, conversation_id: str) -> None:
+    def __init__(
+        self, ctx: ServerContext, principal: Principal, agent: str, conversation_id: str
+    ) -> None:
         self.ctx = ctx
-        self.user = user
+        self.principal = principal
         self.agent = agent
         self.conversation_id = conversation_id
 
+    @property
+    def user(self) -> str:
+        return self.principal.user
+
     @classmethod
     async def open(
-        cls, ctx: ServerContext, user: str, agent: str, thread: str, *, title: str
+        cls, ctx: ServerContext, principal: Principal, agent: str, thread: str, *, title: str
     ) -> AgentThread:
         """The thread ``thread`` of ``user``: the conversation of that id they may write in,
         else theirs titled ``title`` (made if new); ``agent`` answers it from now on."""
+
+        user = principal.user
 
         def find() -> str:
             service = running_service(ctx.store)
@@ -97,7 +114,7 @@ class AgentThread:
                 service.assign(conversation_id, agent)
             return conversation_id
 
-        return cls(ctx, user, agent, await anyio.to_thread.run_sync(find))
+        return cls(ctx, principal, agent, await anyio.to_thread.run_sync(find))
 
     async def post(self, text: str) -> Message:
         """The caller's message, and the agent's turn that answers it."""
@@ -157,27 +174,42 @@ class AgentThread:
     ) -> Settled:
         """Wait until the agent has no turn left to run in the thread (at most ``timeout``
         seconds), then its messages after ``after_seq`` not in ``seen`` and the requests
-        still pending."""
-        hub = self.ctx.hub
-        waiter = hub.subscribe(self.user)
+        still pending. A wait that outlives the caller's token ends with a 401 and hands
+        over nothing."""
         finished = False
-        try:
-            with anyio.move_on_after(timeout):
-                while hub.running:
-                    waiter.clear()  # before reading: a commit during the read wakes the wait
-                    if not await self._busy():
-                        finished = True
-                        break
-                    with anyio.move_on_after(_RECHECK):
-                        await waiter.wait()
-        finally:
-            hub.unsubscribe(waiter)
+        async with anyio.create_task_group() as tg:
+
+            async def guard() -> None:
+                await until_signed_out(self.ctx, self.principal)
+                tg.cancel_scope.cancel()  # revoked, or the server is stopping
+
+            tg.start_soon(guard)
+            finished = await self._idle(timeout)
+            tg.cancel_scope.cancel()
+        if not await anyio.to_thread.run_sync(still_signed_in, self.ctx.store, self.principal):
+            raise HTTPProblem(401, REVOKED, headers=CHALLENGE)
         said = [
             message
             for message in await self._history(after_seq)
             if message.role == "assistant" and message.id not in seen and message.content
         ]
         return Settled(said, await self.pending(), finished)
+
+    async def _idle(self, timeout: float) -> bool:
+        """Whether the thread has no turn left to run, waiting up to ``timeout`` seconds."""
+        hub = self.ctx.hub
+        waiter = hub.subscribe(self.user)
+        try:
+            with anyio.move_on_after(timeout):
+                while hub.running:
+                    waiter.clear()  # before reading: a commit during the read wakes the wait
+                    if not await self._busy():
+                        return True
+                    with anyio.move_on_after(_RECHECK):
+                        await waiter.wait()
+        finally:
+            hub.unsubscribe(waiter)
+        return False
 
     async def pending(self) -> list[Interaction]:
         """The thread's pending requests, oldest first."""

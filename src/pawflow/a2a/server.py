@@ -35,6 +35,7 @@ from a2a.helpers.proto_helpers import (
     new_text_part,
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandlerV2
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
@@ -62,13 +63,14 @@ from pawflow.agent_runs import AgentThread, caller
 from pawflow.chat.service import running_service
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
 from pawflow.records import Interaction
+from pawflow.server.auth import Principal
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem, pawflow_error_response, problem_response
 
 TITLE = "A2A {context}"
 """The title of the conversation a new context gets."""
 VIA = "a2a"
-_USER = "pawflow.user"  # where the authenticated user waits in the request's scope
+_PRINCIPAL = "pawflow.principal"  # the authenticated caller, in the request's scope
 
 
 class _Caller(User):
@@ -87,8 +89,15 @@ class _Caller(User):
 class _Calls(DefaultServerCallContextBuilder):
     """The SDK's call context: the user the endpoint authenticated (tasks are theirs)."""
 
+    def build(self, request: Request) -> ServerCallContext:
+        built = super().build(request)
+        built.state[_PRINCIPAL] = request.scope[_PRINCIPAL]
+        return built
+
     def build_user(self, request: Request) -> User:
-        return _Caller(str(request.scope[_USER]))
+        principal = request.scope[_PRINCIPAL]
+        assert isinstance(principal, Principal)
+        return _Caller(principal.user)
 
 
 class _Executor(AgentExecutor):
@@ -107,9 +116,9 @@ class _Executor(AgentExecutor):
             await event_queue.enqueue_event(
                 new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
             )
-        user = context.call_context.user.user_name
+        principal = context.call_context.state[_PRINCIPAL]
         thread = await AgentThread.open(
-            self.ctx, user, self.agent, context_id, title=TITLE.format(context=context_id)
+            self.ctx, principal, self.agent, context_id, title=TITLE.format(context=context_id)
         )
         mark = await thread.last_seq()
         waiting = task is not None and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
@@ -231,13 +240,13 @@ class A2AFace:
     async def handle(self, request: Request) -> Response:
         """``POST /a2a/{agent}``: a JSON-RPC call of the caller's."""
         try:
-            user = await caller(self.ctx, request)
+            principal = await caller(self.ctx, request)
             dispatcher = self._dispatcher(request.path_params["agent"])
         except HTTPProblem as exc:
             return problem_response(exc)
         except PawFlowError as exc:
             return pawflow_error_response(exc)
-        request.scope[_USER] = user
+        request.scope[_PRINCIPAL] = principal
         return await dispatcher.handle_requests(request)
 
     async def card(self, request: Request) -> Response:

@@ -64,7 +64,7 @@ VIA = "agui"
 async def handle(ctx: ServerContext, request: Request) -> Response:
     """``POST /agui/{agent}``: authenticate, read the input, then stream the run."""
     try:
-        user = await caller(ctx, request)
+        principal = await caller(ctx, request)
         try:
             run = RunAgentInput.model_validate_json(await request.body())
         except ValidationError as exc:
@@ -72,7 +72,7 @@ async def handle(ctx: ServerContext, request: Request) -> Response:
             return respond(422, "the body is not a valid RunAgentInput", errors=errors)
         agent = request.path_params["agent"]
         thread = await AgentThread.open(
-            ctx, user, agent, run.thread_id, title=TITLE.format(thread=run.thread_id)
+            ctx, principal, agent, run.thread_id, title=TITLE.format(thread=run.thread_id)
         )
     except HTTPProblem as exc:
         return problem_response(exc)
@@ -118,6 +118,9 @@ async def events(thread: AgentThread, run: RunAgentInput) -> AsyncIterator[BaseE
         return
     except NotFound as exc:
         yield RunErrorEvent(message=f"{exc.what} not found", code="not_found")
+        return
+    except HTTPProblem as exc:  # the token was revoked while the run waited
+        yield RunErrorEvent(message=exc.message, code="unauthorized")
         return
     for message in settled.messages:
         yield TextMessageStartEvent(message_id=message.id, role="assistant")
