@@ -165,3 +165,31 @@ def test_the_card_and_the_endpoint_want_a_token(served: Server) -> None:
     unknown = httpx.get(f"{served.url}/a2a/nobody/.well-known/agent-card.json", headers=headers)
     assert unknown.status_code == 404
     assert httpx.post(f"{served.url}/a2a/deployer", json={}).status_code == 401
+
+
+def test_a_streamed_message_ends_its_stream_input_required(served: Server) -> None:
+    async def main() -> None:
+        headers = {"Authorization": f"Bearer {served.tokens['ana']}"}
+        async with httpx.AsyncClient(headers=headers, timeout=60) as http:
+            factory = ClientFactory(ClientConfig(httpx_client=http, streaming=True))
+            a2a = await factory.create_from_url(f"{served.url}/a2a/deployer")
+            try:
+                message = Message(
+                    message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[text("deploy")]
+                )
+                states = []
+                task_id = ""
+                async for response in a2a.send_message(SendMessageRequest(message=message)):
+                    if response.HasField("task"):
+                        task_id = response.task.id
+                        states.append(response.task.status.state)
+                    elif response.HasField("status_update"):
+                        states.append(response.status_update.status.state)
+                assert states[-1] == TaskState.TASK_STATE_INPUT_REQUIRED
+                task = await a2a.get_task(GetTaskRequest(id=task_id))
+                [request] = asked(task)
+                assert request["kind"] == "choice"
+            finally:
+                await a2a.close()
+
+    anyio.run(main)
