@@ -13,6 +13,7 @@ import pytest
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_data_parts, get_message_text, new_data_part
 from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
     GetTaskRequest,
     Message,
     Part,
@@ -191,5 +192,17 @@ def test_a_streamed_message_ends_its_stream_input_required(served: Server) -> No
                 assert request["kind"] == "choice"
             finally:
                 await a2a.close()
+
+    anyio.run(main)
+
+
+def test_cancelling_an_input_required_task_cancels_its_requests(served: Server) -> None:
+    async def main() -> None:
+        async with client(served, "ana") as a2a:
+            task = await send(a2a, text("deploy"), context_id=f"c-{uuid.uuid4()}")
+            [request] = asked(task)
+            cancelled = await a2a.cancel_task(CancelTaskRequest(id=task.id))
+            assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+        assert request["id"] not in [r["id"] for r in served.pending("ana")]
 
     anyio.run(main)

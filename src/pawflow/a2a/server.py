@@ -19,7 +19,8 @@ VALUE}`` (or ``{"request_id": ID, "cancel": true}``) answers that request, a tex
 the only pending one, through the same validation as ``respond_interaction``. An answer that
 fails it keeps the task input-required, the error in the status message, and the request
 pending. A request answered meanwhile from anywhere else is no longer asked: the next
-message on the task (any text) carries the task on from there.
+message on the task (any text) carries the task on from there. Cancelling the task cancels
+the requests its context still asks.
 """
 
 from __future__ import annotations
@@ -172,7 +173,18 @@ class _Executor(AgentExecutor):
                 await thread.resolve(pending[0].id, "resolved", text, via=VIA)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        updater = TaskUpdater(event_queue, str(context.task_id), str(context.context_id))
+        """Cancel the task and the requests its context still asks."""
+        context_id = str(context.context_id)
+        thread = await AgentThread.open(
+            self.ctx,
+            context.call_context.state[_PRINCIPAL],
+            self.agent,
+            context_id,
+            title=TITLE.format(context=context_id),
+        )
+        for record in await thread.pending():
+            await thread.resolve(record.id, "cancelled", None, via=VIA)
+        updater = TaskUpdater(event_queue, str(context.task_id), context_id)
         await updater.cancel()
 
 
