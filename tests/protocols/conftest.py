@@ -1,5 +1,5 @@
-"""A real ``pawflow serve`` (on SQLite, then on a throwaway PostgreSQL database) for the
-AG-UI and A2A faces, with two users' tokens.
+"""A real ``pawflow serve`` for the AG-UI and A2A faces, with two users' tokens; then the
+same wiring in the test process, on SQLite and on a throwaway PostgreSQL database.
 
 Its agents include the demo's "deployer" on the scripted model: "deploy" asks which
 environment (a choice of staging or production), and the answer resumes it.
@@ -7,7 +7,6 @@ environment (a choice of staging or production), and the answer resumes it.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +15,16 @@ from typing import Any
 import httpx
 import pytest
 
+from pawflow.a2a import mount as mount_a2a
+from pawflow.agui import mount as mount_agui
+from pawflow.serve import chat_service
 from pawflow.server.credentials import issue_token
+from pawflow.server.testing import live_server
 from pawflow.store import open_store
-from pawflow.testing import throwaway_postgres
+from pawflow.testing import temporary_store
 from tests.conftest import require_postgres
 from tests.served import Served
+from tests.server.conftest import QUIET
 
 
 @dataclass
@@ -41,19 +45,36 @@ class Server:
 
 
 @pytest.fixture(
-    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+    scope="module",
+    params=[
+        "pawflow serve",
+        "in process",
+        pytest.param("in process, postgres", marks=pytest.mark.postgres),
+    ],
 )
 def served(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
+    """``pawflow serve`` in its own process on SQLite; then the same wiring (the chat
+    service with the demo's agent, both endpoints) in the test process, on SQLite and on
+    PostgreSQL."""
     directory: Path = tmp_path_factory.mktemp("served")
-    with contextlib.ExitStack() as stack:
-        if request.param == "postgres":
-            require_postgres()
-            db = stack.enter_context(throwaway_postgres())
-        else:
-            db = f"sqlite:///{directory / 'pawflow.db'}"
-        yield from _serve(db, directory)
+    if request.param == "pawflow serve":
+        yield from _serve(f"sqlite:///{directory / 'pawflow.db'}", directory)
+        return
+    backend = "postgres" if "postgres" in request.param else "sqlite"
+    if backend == "postgres":
+        require_postgres()
+    with temporary_store(backend, directory) as store:
+        chat = chat_service(store, QUIET)
+        with live_server(
+            store,
+            settings=QUIET,
+            services=[chat],
+            on_message=chat.message_posted,
+            endpoints=[mount_agui, mount_a2a],
+        ) as server:
+            yield Server(server.url, {user: server.token(user) for user in ("ana", "bob")})
 
 
 def _serve(db: str, directory: Path) -> Iterator[Server]:
