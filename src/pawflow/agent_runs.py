@@ -9,11 +9,14 @@ the agent said since and what it still asks. A request answered meanwhile from a
 is simply no longer pending: the first answer wins.
 
 The agent runs in the server's chat service, as it does for the web chat: the run only waits
-for it. Every store call runs on a worker thread; waiting listens to the server's event hub.
+for it, handing on its messages as they are stored. Every store call runs on a worker
+thread; waiting listens to the server's event hub.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,7 +33,6 @@ from pawflow.server.auth import (
     client_address,
     still_signed_in,
     token_principal,
-    until_signed_out,
 )
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem
@@ -81,6 +83,8 @@ class AgentThread:
         self.principal = principal
         self.agent = agent
         self.conversation_id = conversation_id
+        self.finished = False
+        """Whether the last :meth:`follow` saw the agent's turns end."""
 
     @property
     def user(self) -> str:
@@ -172,44 +176,55 @@ class AgentThread:
         seen: frozenset[str] = frozenset(),
         timeout: float = RUN_TIMEOUT,
     ) -> Settled:
-        """Wait until the agent has no turn left to run in the thread (at most ``timeout``
-        seconds), then its messages after ``after_seq`` not in ``seen`` and the requests
-        still pending. A wait that outlives the caller's token ends with a 401 and hands
-        over nothing."""
-        finished = False
-        async with anyio.create_task_group() as tg:
+        """What :meth:`follow` finds, all at once, and the requests still pending."""
+        following = self.follow(after_seq=after_seq, seen=seen, timeout=timeout)
+        async with aclosing(following):
+            said = [message async for message in following]
+        return Settled(said, await self.pending(), self.finished)
 
-            async def guard() -> None:
-                await until_signed_out(self.ctx, self.principal)
-                tg.cancel_scope.cancel()  # revoked, or the server is stopping
-
-            tg.start_soon(guard)
-            finished = await self._idle(timeout)
-            tg.cancel_scope.cancel()
-        if not await anyio.to_thread.run_sync(still_signed_in, self.ctx.store, self.principal):
-            raise HTTPProblem(401, REVOKED, headers=CHALLENGE)
-        said = [
-            message
-            for message in await self._history(after_seq)
-            if message.role == "assistant" and message.id not in seen and message.content
-        ]
-        return Settled(said, await self.pending(), finished)
-
-    async def _idle(self, timeout: float) -> bool:
-        """Whether the thread has no turn left to run, waiting up to ``timeout`` seconds."""
+    async def follow(
+        self,
+        *,
+        after_seq: int = 0,
+        seen: frozenset[str] = frozenset(),
+        timeout: float = RUN_TIMEOUT,
+    ) -> AsyncGenerator[Message, None]:
+        """The agent's messages after ``after_seq`` not in ``seen``, as they are stored, until
+        the thread has no turn left to run (then :attr:`finished` is True) or ``timeout``
+        seconds pass. Once the caller's token is revoked it ends with a 401 and hands over
+        nothing more: checked at once on a revocation this process hears of, else every
+        ``credential_check`` seconds."""
+        self.finished = False
         hub = self.ctx.hub
         waiter = hub.subscribe(self.user)
+        started = checked = anyio.current_time()
         try:
-            with anyio.move_on_after(timeout):
-                while hub.running:
-                    waiter.clear()  # before reading: a commit during the read wakes the wait
-                    if not await self._busy():
-                        return True
-                    with anyio.move_on_after(_RECHECK):
-                        await waiter.wait()
+            while hub.running:
+                now = anyio.current_time()
+                if waiter.recheck or now - checked >= self.ctx.settings.credential_check:
+                    waiter.recheck, checked = False, now
+                    await self._still_signed_in()
+                waiter.clear()  # before reading: a commit during the read wakes the wait
+                idle = not await self._busy()  # first: a turn ending meanwhile is read below
+                for message in await self._history(after_seq):
+                    after_seq = message.seq
+                    if message.role == "assistant" and message.content and message.id not in seen:
+                        yield message
+                if idle:
+                    self.finished = True
+                    return
+                left = timeout - (anyio.current_time() - started)
+                if left <= 0:
+                    return
+                with anyio.move_on_after(min(_RECHECK, left)):
+                    await waiter.wait()
         finally:
             hub.unsubscribe(waiter)
-        return False
+
+    async def _still_signed_in(self) -> None:
+        store = self.ctx.store
+        if not await anyio.to_thread.run_sync(still_signed_in, store, self.principal):
+            raise HTTPProblem(401, REVOKED, headers=CHALLENGE)
 
     async def pending(self) -> list[Interaction]:
         """The thread's pending requests, oldest first."""

@@ -11,16 +11,17 @@ A run on thread ``threadId`` drives the caller's conversation of that id (or the
   ``pawflow.resolved`` shows it as it is, and the run goes on;
 - otherwise the input's last message, when it is the user's, is posted to the conversation.
 
-Then the run waits for the agent's turns, sends each agent message the input did not carry
-(``TEXT_MESSAGE_*``, its id the message's id), and ends with ``RUN_FINISHED``: its outcome
-is ``interrupt`` with one ``Interrupt`` per pending request of the conversation (``id`` the
-request id, ``reason`` its kind, ``responseSchema``, ``expiresAt``, the whole record in
-``metadata.pawflow``), else ``success``.
+Then the run follows the agent's turns, sending each agent message the input did not carry
+as it is stored (``TEXT_MESSAGE_*``, its id the message's id), and ends with
+``RUN_FINISHED``: its outcome is ``interrupt`` with one ``Interrupt`` per pending request of
+the conversation (``id`` the request id, ``reason`` its kind, ``responseSchema``,
+``expiresAt``, the whole record in ``metadata.pawflow``), else ``success``.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from ag_ui.core import (
@@ -43,7 +44,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from pawflow.agent_runs import AgentThread, Settled, caller
+from pawflow.agent_runs import AgentThread, caller
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
 from pawflow.records import Interaction
 from pawflow.server.context import ServerContext
@@ -109,7 +110,18 @@ async def events(thread: AgentThread, run: RunAgentInput) -> AsyncIterator[BaseE
             if text:
                 await thread.post(text)
         seen = frozenset(message.id for message in run.messages)
-        settled = await thread.settle(seen=seen)
+        async with aclosing(thread.follow(seen=seen)) as following:
+            async for message in following:
+                yield TextMessageStartEvent(message_id=message.id, role="assistant")
+                yield TextMessageContentEvent(message_id=message.id, delta=message.content)
+                yield TextMessageEndEvent(message_id=message.id)
+        if not thread.finished:
+            yield RunErrorEvent(
+                message="the agent is still working: run again on this thread to see the rest",
+                code="timeout",
+            )
+            return
+        pending = await thread.pending()
     except InvalidInput as exc:
         errors = [error.to_dict() for error in exc.errors]
         yield RunErrorEvent(
@@ -122,23 +134,13 @@ async def events(thread: AgentThread, run: RunAgentInput) -> AsyncIterator[BaseE
     except HTTPProblem as exc:  # the token was revoked while the run waited
         yield RunErrorEvent(message=exc.message, code="unauthorized")
         return
-    for message in settled.messages:
-        yield TextMessageStartEvent(message_id=message.id, role="assistant")
-        yield TextMessageContentEvent(message_id=message.id, delta=message.content)
-        yield TextMessageEndEvent(message_id=message.id)
-    if not settled.finished:
-        yield RunErrorEvent(
-            message="the agent is still working: run again on this thread to see the rest",
-            code="timeout",
-        )
-        return
-    yield RunFinishedEvent(thread_id=run.thread_id, run_id=run.run_id, outcome=_outcome(settled))
+    yield RunFinishedEvent(thread_id=run.thread_id, run_id=run.run_id, outcome=_outcome(pending))
 
 
-def _outcome(settled: Settled) -> RunFinishedInterruptOutcome | RunFinishedSuccessOutcome:
-    if not settled.pending:
+def _outcome(pending: list[Interaction]) -> RunFinishedInterruptOutcome | RunFinishedSuccessOutcome:
+    if not pending:
         return RunFinishedSuccessOutcome()
-    return RunFinishedInterruptOutcome(interrupts=[interrupt(r) for r in settled.pending])
+    return RunFinishedInterruptOutcome(interrupts=[interrupt(r) for r in pending])
 
 
 def interrupt(record: Interaction) -> Interrupt:
