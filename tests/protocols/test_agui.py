@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,7 +24,15 @@ from ag_ui.core import (
 )
 from pydantic import TypeAdapter
 
+from pawflow.agui import mount as mount_agui
+from pawflow.chat.service import ChatService
+from pawflow.demo.agents import demo_agent
+from pawflow.server.credentials import revoke_tokens
+from pawflow.server.testing import live_server
+from pawflow.store import Store
+from pawflow.testing import eventually, temporary_store
 from tests.protocols.conftest import Server
+from tests.server.conftest import QUIET
 
 pytestmark = pytest.mark.slow
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
@@ -181,3 +191,31 @@ def test_bad_calls_are_refused_before_any_run(served: Server) -> None:
     assert httpx.post(url, content=b"{}", headers=headers).status_code == 422
     unknown = httpx.post(f"{served.url}/agui/nobody", content=body, headers=headers)
     assert (unknown.status_code, unknown.json()["error"]) == (404, "agent not found")
+
+
+def test_a_run_waiting_for_its_agent_ends_when_the_token_is_revoked(tmp_path: Path) -> None:
+    # The agent's service never runs a turn here (no turn loop): the run waits for it.
+    with temporary_store("sqlite", tmp_path) as store:
+        idle = ChatService(store, [demo_agent()], poll_interval=None)
+        with live_server(store, settings=QUIET, services=[idle], endpoints=[mount_agui]) as server:
+            served = Server(server.url, {"ana": server.token("ana")})
+            events: list[Any] = []
+            reader = threading.Thread(
+                target=lambda: events.extend(run(served, "ana", start("t-1", "deploy")))
+            )
+            reader.start()
+            try:
+                eventually(lambda: waiting_turns(store))
+                with store.transaction() as tx:
+                    revoke_tokens(tx, "ana")
+            finally:
+                reader.join(timeout=30)
+    error = events[-1]
+    assert isinstance(error, RunErrorEvent)
+    assert (error.code, error.message) == ("unauthorized", "the token was revoked")
+
+
+def waiting_turns(store: Store) -> int:
+    """How many turns wait in ana's conversations."""
+    conversations = store.list_conversations(user="ana")
+    return sum(len(store.open_turns(c.id)) for c in conversations)
