@@ -321,3 +321,18 @@ def test_admins_manage_groups_and_users_delegate_for_themselves(people: People) 
         assert ok["delegations"][0]["delegate"] == lee
     finally:
         admin.close()
+
+
+def test_an_answer_after_the_deadline_of_a_request_that_extends_is_taken(
+    people: People, served: tuple[LiveServer, FakeClock]
+) -> None:
+    clock = served[1]
+    ada, cto = people.name("ada"), people.name("cto")
+    _, asked = _setup(
+        people, assignees=[ada], expires_in="1d", on_expire={"escalate": [cto], "extend": "1d"}
+    )
+    clock.advance(timedelta(days=1, seconds=1))  # no sweep yet: the answer finds it due
+    done = _answer(people["ada"], asked["id"], True)
+    assert done.status_code == 200, done.text
+    trail = people["req"].ok("get_interaction", request_id=asked["id"])["audit"]
+    assert [e["action"] for e in trail] == ["created", "extended", "escalated", "answered"]

@@ -500,7 +500,7 @@ def prepare_answer(
     assert row is not None
     if row["status"] != "pending":
         raise NotPending(row["status"])
-    if _expired(row, now):
+    if _expired(row, now) and not policies.extends(tx, row["id"]):
         return PAST_DEADLINE
 
     def resolve_file(file_id: str) -> dict[str, Any] | None:

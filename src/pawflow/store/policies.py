@@ -386,6 +386,13 @@ def on_expire(tx: Tx, row: dict[str, Any], now: datetime) -> tuple[ExpireDecisio
     return "extended", added
 
 
+def extends(tx: Tx, request_id: str) -> bool:
+    """Whether the request's deadline, once past, is moved on rather than settled."""
+    policy = load(tx, request_id)
+    rule = None if policy is None else policy["on_expire"]
+    return rule is not None and "extend_ms" in rule and not policy["extended"]  # type: ignore[index]
+
+
 def add_assignees(tx: Tx, request_id: str, policy: dict[str, Any], more: list[str]) -> list[str]:
     """Add ``more`` to the request's assignees; returns those that were new."""
     current = list(policy["assignees"] or [])
