@@ -14,6 +14,7 @@ from pawflow.chat.claims import Claim
 from pawflow.chat.classifier import ModelClassifier, enable
 from pawflow.chat.service import ChatService
 from pawflow.chat.sessions import SessionContinuation
+from pawflow.demo import chat as demo_chat
 from pawflow.demo.plugins.inbox import OWNER as INBOX
 from pawflow.demo.plugins.planner import planner_script
 from pawflow.store import Store
@@ -104,7 +105,7 @@ def test_the_demo_planner_answers_every_reading_of_an_answer(
 
 def test_nope_not_now_gets_the_refusal_in_the_demo(store: Store, sandbox: Path) -> None:
     with ChatService(store, poll_interval=None) as demo:
-        demo.chat.install("planner", {"model": planner_script()})
+        demo_chat.install(demo.chat, "planner", {"model": planner_script()})
         session = conversation(store, demo)
         say(demo, session, "plan the launch")
         say(demo, session, "nope, not now")

@@ -15,8 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -45,13 +44,6 @@ TARGET_KIND = "agent"
 WAKEUP_BATCH = 20
 TURN_LEASE = timedelta(seconds=5)  # a crashed turn resumes elsewhere within this
 HEARTBEAT = 1.0  # seconds between renewals of the agent and turn leases
-
-_running: weakref.WeakKeyDictionary[Store, ChatService] = weakref.WeakKeyDictionary()
-
-
-def running_service(store: Store) -> ChatService | None:
-    """The started service of ``store`` in this process, if any."""
-    return _running.get(store)
 
 
 class _AgentDelivery:
@@ -116,6 +108,7 @@ class ChatService:
         )
         self._handler = _AgentDelivery(self)
         self._started = False
+        self._stop_sweeping: Callable[[], None] = lambda: None
 
     # -- agents and assignments ---------------------------------------------------------
 
@@ -154,9 +147,8 @@ class ChatService:
         if self._started:
             return
         self._started = True
-        _running[self.store] = self
         self.beat()  # own agents before the first pass
-        self.store.sweep_steps.append(self._sweep_step)
+        self._stop_sweeping = self.store.add_sweep_step(self._sweep_step)
         self.store.register_handler(TARGET_KIND, self._handler)
         if self.heartbeat is not None:
             self.heartbeat.start()
@@ -167,8 +159,7 @@ class ChatService:
             return
         self._started = False
         self.store.deliveries.unregister(TARGET_KIND)
-        if self._sweep_step in self.store.sweep_steps:
-            self.store.sweep_steps.remove(self._sweep_step)
+        self._stop_sweeping()
         self.runner.stop()
         if self.heartbeat is not None:
             self.heartbeat.stop()
@@ -176,8 +167,6 @@ class ChatService:
             self.ownership.release()
         except PawFlowError:  # the store is going away: the leases simply run out
             log.warning("agent leases of %s not released", self.ownership.owner)
-        if _running.get(self.store) is self:
-            del _running[self.store]
 
     def __enter__(self) -> ChatService:
         self.start()

@@ -136,9 +136,17 @@ class ChatServices:
 
     # -- plugins ------------------------------------------------------------------------------
 
-    def install(self, plugin: str | Plugin, config: Mapping[str, Any] | None = None) -> None:
-        """Run a plugin's ``register`` (by its entry-point name, or the function itself)."""
-        name = plugin if isinstance(plugin, str) else getattr(plugin, "__module__", "plugin")
+    def install(
+        self,
+        plugin: str | Plugin,
+        config: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        """Run a plugin's ``register`` (by its entry-point name, or the function itself,
+        known as ``name``)."""
+        if name is None:
+            name = plugin if isinstance(plugin, str) else getattr(plugin, "__module__", "plugin")
         function = resolve_plugin(plugin) if isinstance(plugin, str) else plugin
         function(self, dict(config or {}))
         self.plugins.append(name)
