@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from pawflow.chat.plugins import resolve_plugin
 from pawflow.chat.service import ChatService
-from pawflow.chat.services import resolve_plugin
 from pawflow.clock import FakeClock
 from pawflow.demo import chat as demo_chat
 from pawflow.demo.chat import SAMPLE_FILES

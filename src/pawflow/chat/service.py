@@ -27,8 +27,8 @@ from pawflow.agent.spec import AgentSpec
 from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.ownership import AgentOwnership
 from pawflow.chat.pipeline import Pipeline, default_pipeline
+from pawflow.chat.plugins import PluginAPI
 from pawflow.chat.runner import TurnRunner
-from pawflow.chat.services import ChatServices
 from pawflow.chat.sessions import SessionRegistry, expire_due
 from pawflow.chat.turn import Turn
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
@@ -85,9 +85,7 @@ class ChatService:
         self.intercepts = InterceptChain.packaged(intercepts)
         self.pipeline: Pipeline = default_pipeline(self, self.intercepts)
         # What plugins register through: intercepts, agents, tools, session continuations.
-        self.chat = ChatServices(
-            store, host=self, intercepts=self.intercepts, sessions=self.sessions
-        )
+        self.chat = PluginAPI(store, host=self, intercepts=self.intercepts, sessions=self.sessions)
         self.ownership = AgentOwnership(store, lambda: self._agents, owner=owner, ttl=lease)
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()

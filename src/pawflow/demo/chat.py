@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pawflow.chat.services import ChatServices, Plugin
+from pawflow.chat.plugins import Plugin, PluginAPI
 from pawflow.demo.plugins import inbox, organizer, planner
 from pawflow.demo.plugins.planner import PLANNER
 from pawflow.demo.tour import titled
@@ -82,12 +82,12 @@ def plugin_configs(settings: ServerSettings | None) -> dict[str, dict[str, Any]]
     return {str(name): dict(config or {}) for name, config in plugins.items()}
 
 
-def install(services: ChatServices, name: str, config: dict[str, Any] | None = None) -> None:
+def install(services: PluginAPI, name: str, config: dict[str, Any] | None = None) -> None:
     """Install a plugin: one of the demo's :data:`PLUGINS`, else an entry point's."""
     services.install(PLUGINS.get(name, name), config, name=name)
 
 
-def install_plugins(services: ChatServices, settings: ServerSettings | None) -> None:
+def install_plugins(services: PluginAPI, settings: ServerSettings | None) -> None:
     for name, config in plugin_configs(settings).items():
         install(services, name, config)
 
@@ -102,7 +102,7 @@ def fill_sandbox(sandbox: Path) -> None:
 
 
 def demo_setup(
-    services: ChatServices, store: Store, user: str, settings: ServerSettings | None
+    services: PluginAPI, store: Store, user: str, settings: ServerSettings | None
 ) -> str | None:
     """The user's Planner conversation (made once), answered by the planner."""
     if services.agent(PLANNER) is None:
