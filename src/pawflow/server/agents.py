@@ -95,7 +95,7 @@ def assign_agent(body: AssignAgent, principal: Caller, request: Request) -> JSON
     if access not in ("owner", "write"):
         raise NotFound("conversation")
     directory = ctx.agents
-    if directory is None or body.agent not in directory.agents:
+    if directory is None or directory.agent(body.agent) is None:
         raise NotFound("agent")  # like an unknown id: list_agents names those here
     directory.assign(body.conversation_id, body.agent)
     return JSONResponse({"conversation_id": body.conversation_id, "agent": body.agent})

@@ -24,6 +24,16 @@ MessageHandler = Callable[[Store, str, Message], object]
 """``on_message(store, conversation_id, message)``, called off the request path."""
 
 
+class AgentEntry(Protocol):
+    """One agent of the directory, as the server sees it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def instructions(self) -> str: ...
+
+
 class AgentDirectory(Protocol):
     """The agents that answer conversations here (``pawflow serve`` hands in its chat
     service); ``list_agents`` and ``assign_agent`` reach them only through this."""
@@ -31,6 +41,10 @@ class AgentDirectory(Protocol):
     @property
     def agents(self) -> list[str]:
         """The names of the agents running here."""
+        ...
+
+    def agent(self, name: str) -> AgentEntry | None:
+        """The agent called ``name`` (None: none runs here)."""
         ...
 
     def assign(self, conversation_id: str, agent: str) -> None:
