@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from pawflow.agent import AgentSpec, ScriptedModel, Tool
-from pawflow.agent.wakeups import Wakeup
 from pawflow.chat.service import ChatService
 from pawflow.demo.agents import DEMO_AGENT, DEMO_SCRIPT, demo_agent
 from pawflow.records import Conversation, Message
 from pawflow.store import Store
+from pawflow.store.wakeups import Wakeup
 from pawflow.testing import eventually
 
 USER = "alice"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pawflow.agent import AgentSpec, wakeups
+from pawflow.agent import AgentSpec
 from pawflow.chat.service import ChatService
 from pawflow.clock import FakeClock
 from pawflow.demo.agents import DEMO_AGENT
 from pawflow.records import Conversation
-from pawflow.store import Store, open_store
+from pawflow.store import Store, open_store, wakeups
 from pawflow.store import turns as turn_queue
 from pawflow.testing import eventually, throwaway_postgres
 from tests.agent.conftest import USER, history, say, scheduled

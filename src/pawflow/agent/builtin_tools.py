@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pawflow.agent import wakeups
 from pawflow.agent.models.base import ToolCall
 from pawflow.agent.tools import (
     AWAITING_APPROVAL,
@@ -25,6 +24,7 @@ from pawflow.agent.tools import (
 from pawflow.errors import InvalidInput
 from pawflow.interactions.surfaces import SURFACE_CONTRACT
 from pawflow.records import Interaction, Requester
+from pawflow.store import wakeups
 
 MAX_WAIT_SECONDS = 120
 PAYLOAD_VERSION = 1

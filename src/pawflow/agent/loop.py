@@ -15,7 +15,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pawflow.agent import wakeups
 from pawflow.agent.checkpoints import CheckpointStore
 from pawflow.agent.governance import Budget, Governance, Halt
 from pawflow.agent.models.base import (
@@ -31,6 +30,7 @@ from pawflow.agent.tools import Toolbox, ToolContext, ToolOutcome
 from pawflow.errors import ModelError, PawFlowError
 from pawflow.ids import new_id
 from pawflow.redaction import redact
+from pawflow.store import wakeups
 
 log = logging.getLogger("pawflow.agent.loop")
 

@@ -46,7 +46,7 @@ from pawflow.errors import ConfigError, Conflict
 from pawflow.records import Message
 
 if TYPE_CHECKING:
-    from pawflow.agent.wakeups import Wakeup
+    from pawflow.store.wakeups import Wakeup
 
 log = logging.getLogger("pawflow.chat")
 

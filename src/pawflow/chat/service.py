@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-from pawflow.agent import wakeups
 from pawflow.agent.builtin_tools import wakeup_text
 from pawflow.agent.checkpoints import DEFAULT_TTL, CheckpointStore
 from pawflow.agent.loop import AgentLoop
@@ -35,7 +34,7 @@ from pawflow.chat.turn import Turn
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
 from pawflow.loops import Loop
 from pawflow.records import Message
-from pawflow.store import Store, turns
+from pawflow.store import Store, turns, wakeups
 from pawflow.store.delivery import Delivery
 from pawflow.store.metrics import resuming
 

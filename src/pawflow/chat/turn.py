@@ -16,13 +16,13 @@ if TYPE_CHECKING:
     from pawflow.agent.models.base import ChatMessage
     from pawflow.agent.resume import ResumeSeed
     from pawflow.agent.spec import AgentSpec
-    from pawflow.agent.wakeups import Wakeup
     from pawflow.chat.claims import Claim
     from pawflow.chat.sessions import SessionContinuation, SessionRegistry
     from pawflow.records import Message
     from pawflow.store import Store
-    from pawflow.store.database import Tx
+    from pawflow.store import Transaction as Tx
     from pawflow.store.turns import TurnKey
+    from pawflow.store.wakeups import Wakeup
 
 
 class AgentRuntime(Protocol):

@@ -35,8 +35,8 @@ from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.server.markdown import with_html
 from pawflow.server.models import MAX_SAFE_INTEGER
 from pawflow.store import Store
+from pawflow.store import Transaction as Tx
 from pawflow.store import events as event_log
-from pawflow.store.database import Tx
 from pawflow.store.store import SweepStep
 
 BATCH = 500

@@ -235,3 +235,10 @@ def pending_for_target(tx: Tx, target: str) -> int:
     """How many continuations (parked or undelivered) still belong to ``target``."""
     row = tx.one("SELECT count(*) AS n FROM continuations WHERE target = ?", (target,))
     return 0 if row is None else int(row["n"])
+
+
+def discard(tx: Tx, target: str, signal_id: str) -> int:
+    """Delete ``target``'s continuations on ``signal_id`` (their answer was taken directly)."""
+    return tx.execute(
+        "DELETE FROM continuations WHERE target = ? AND signal_id = ?", (target, signal_id)
+    )

@@ -106,7 +106,8 @@ class Store(RuntimeStore):
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
-        """A raw transaction, for modules that keep their own tables in this store."""
+        """One transaction, to pass to the store's functions (``turns.enqueue(tx, …)``)
+        so that what they do commits together, or not at all."""
         with self.db.transaction(write=write) as tx:
             yield tx
 

@@ -24,6 +24,7 @@ from pawflow.clock import from_millis, to_millis
 from pawflow.errors import NotFound
 from pawflow.ids import new_id
 from pawflow.records import Message
+from pawflow.store import wakeups
 from pawflow.store.database import Tx
 from pawflow.store.delivery import backoff
 from pawflow.store.messages import Role, append_message
@@ -252,16 +253,12 @@ def complete(
     )
     if not ended:
         return False, None
-    # A wakeup ends with its turn (agent_wakeups: see pawflow.agent.wakeups).
-    tx.execute(
-        "UPDATE agent_wakeups SET status = 'done', lease_until = NULL, finished_at = ?"
-        " WHERE id = (SELECT wakeup_id FROM chat_turns WHERE id = ?) AND status = 'running'",
-        (to_millis(now), key.turn_id),
-    )
-    if reply is None:
-        return True, None
     turn = get(tx, key.turn_id)
     assert turn is not None
+    if turn.wakeup_id is not None:
+        wakeups.finish(tx, turn.wakeup_id, now)
+    if reply is None:
+        return True, None
     message = append_message(
         tx,
         turn.conversation_id,

@@ -21,11 +21,12 @@ from typing import Any, Literal
 from pawflow.clock import from_millis, to_millis
 from pawflow.ids import new_id
 from pawflow.records import Message
+from pawflow.store import continuations
 from pawflow.store.database import Tx
 from pawflow.store.delivery import backoff
 from pawflow.store.messages import append_message
 
-log = logging.getLogger("pawflow.agent.wakeups")
+log = logging.getLogger("pawflow.store.wakeups")
 
 WakeupStatus = Literal["scheduled", "running", "done", "absorbed", "failed"]
 MAX_ATTEMPTS = 5
@@ -194,6 +195,7 @@ def mark_tool_started(tx: Tx, wakeup_id: str, now: datetime) -> bool:
 
 
 def finish(tx: Tx, wakeup_id: str, now: datetime) -> None:
+    """A wakeup ends with its turn."""
     tx.execute(
         "UPDATE agent_wakeups SET status = 'done', lease_until = NULL, finished_at = ?"
         " WHERE id = ? AND status = 'running'",
@@ -229,9 +231,7 @@ def absorb(tx: Tx, *, source: str, target: str, signal_id: str) -> bool:
     """
     # The continuation first: on PostgreSQL a delivery in flight holds its row; once it
     # commits, the wakeup it wrote is visible to the next statement.
-    deleted = tx.execute(
-        "DELETE FROM continuations WHERE target = ? AND signal_id = ?", (target, signal_id)
-    )
+    deleted = continuations.discard(tx, target, signal_id)
     absorbed = tx.execute(
         "UPDATE agent_wakeups SET status = 'absorbed' WHERE source = ? AND status = 'scheduled'",
         (source,),
