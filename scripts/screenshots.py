@@ -167,7 +167,7 @@ def take(out: Path) -> list[Path]:
                 expect(page.locator("#connection")).to_have_text("Live")
 
                 open_conversation(page, server.url, chats["offsite"])
-                store.notify_user(
+                store.messages.notify_user(
                     USER,
                     "LH 981 went up by €20 in the last hour.",
                     title="Price alert",

@@ -24,12 +24,12 @@ AGENTS = ["a1", "a2", "a3", "a4", "a5"]  # besides the demo's agents
 
 
 def agent_leases(store: Store) -> dict[str, Lease]:
-    return {lease.name.removeprefix("agent:"): lease for lease in store.live_leases("agent:")}
+    return {lease.name.removeprefix("agent:"): lease for lease in store.leases.live("agent:")}
 
 
 def assistant_replies(store: Store, conversation_id: str) -> list[str]:
     return [
-        m.content for m in store.get_history(conversation_id, user=USER) if m.role == "assistant"
+        m.content for m in store.messages.read(conversation_id, user=USER) if m.role == "assistant"
     ]
 
 
@@ -58,7 +58,7 @@ def test_agents_spread_and_move_when_their_process_dies(tmp_path: Path) -> None:
             conversations = []
             for number in range(3):
                 conversation = store.create_conversation(USER, f"c{number}").id
-                store.assign_agent(conversation, victim)
+                store.turns.assign(conversation, victim)
                 conversations.append(conversation)
             # A question the victim asks, parked before the kill, answered after it.
             model.gate.set()

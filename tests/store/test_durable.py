@@ -178,7 +178,7 @@ def test_wait_signal_wakes_when_another_thread_fires(store: Store) -> None:
         target=lambda: fired.append(store.wait_signal("ping", timeout=30)), daemon=True
     )
     waiter.start()
-    eventually(lambda: store._stop_listening is not None)
+    eventually(lambda: store._dispatch.listening)
     store.notify_signal("ping", "pong")
     waiter.join(timeout=30)
     assert len(fired) == 1 and fired[0] is not None

@@ -64,7 +64,7 @@ def test_a_waiter_wakes_when_another_instance_fires(store: Store, second: Store)
     woke: list[object] = []
     waiter = threading.Thread(target=lambda: woke.append(store.wait_signal("cross", 60)))
     waiter.start()
-    eventually(lambda: store._stop_listening is not None)
+    eventually(lambda: store._dispatch.listening)
     second.notify_signal("cross", {"from": "elsewhere"})
     waiter.join(timeout=60)
     assert [getattr(w, "value", None) for w in woke] == [{"from": "elsewhere"}]

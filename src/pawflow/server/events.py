@@ -112,7 +112,7 @@ async def event_stream(
     waiter = hub.subscribe(user)
     checked = time.monotonic()
     try:
-        await anyio.to_thread.run_sync(store.mark_live, client_id, user, ttl)
+        await anyio.to_thread.run_sync(store.messages.mark_live, client_id, user, ttl)
         marked = time.monotonic()
         position, reset = await anyio.to_thread.run_sync(_start, store, user, asked)
         opening = f"retry: {RETRY_MILLIS}\n\n"
@@ -142,7 +142,7 @@ async def event_stream(
                 if len(batch) == BATCH:
                     continue
             if time.monotonic() - marked >= refresh:
-                await anyio.to_thread.run_sync(store.mark_live, client_id, user, ttl)
+                await anyio.to_thread.run_sync(store.messages.mark_live, client_id, user, ttl)
                 marked = time.monotonic()
             with anyio.move_on_after(min(settings.keepalive, refresh, recheck)):
                 await waiter.wait()
@@ -153,7 +153,7 @@ async def event_stream(
     finally:
         hub.unsubscribe(waiter)
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(store.drop_live, client_id)
+            await anyio.to_thread.run_sync(store.messages.drop_live, client_id)
 
 
 def _read(store: Store, user: str, after: int) -> tuple[list[Event], bool]:

@@ -9,11 +9,12 @@ racing for one lease can never both hold it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from pawflow.clock import from_millis, to_millis
-from pawflow.store.database import Tx
+from pawflow.store.database import Database, Tx
 
 
 @dataclass(frozen=True)
@@ -71,3 +72,26 @@ def _lease(row: dict[str, object]) -> Lease:
         acquired_at=from_millis(int(str(row["acquired_at"]))),
         expires_at=from_millis(int(str(row["expires_at"]))),
     )
+
+
+class Leases:
+    """``store.leases``: named leases, each call one transaction."""
+
+    def __init__(self, db: Database, now: Callable[[], datetime]) -> None:
+        self._db = db
+        self._now = now
+
+    def acquire(self, name: str, owner: str, ttl: timedelta) -> bool:
+        """Take or renew the lease ``name`` for ``owner``; False while another holds it."""
+        with self._db.transaction() as tx:
+            return acquire(tx, name, owner, self._now(), ttl)
+
+    def release(self, name: str, owner: str) -> bool:
+        """Give the lease up, if ``owner`` holds it."""
+        with self._db.transaction() as tx:
+            return release(tx, name, owner)
+
+    def live(self, prefix: str = "") -> list[Lease]:
+        """The leases not yet run out whose names start with ``prefix``."""
+        with self._db.transaction(write=False) as tx:
+            return held(tx, prefix, self._now())

@@ -216,4 +216,123 @@ def upgrade_confirmations(tx: Tx) -> None:
     )
 
 
-DATA_STEPS: dict[int, Callable[[Tx], None]] = {1: upgrade_confirmations}
+# --- agent wakeups become turns (0016) ----------------------------------------------------
+
+_WAKEUP_STATUSES = {
+    # the wakeup's status -> the status its turn ends up with once its own is not final
+    "scheduled": None,
+    "running": None,
+    "done": "done",
+    "absorbed": "done",
+    "failed": "failed",
+}
+
+
+def _wakeup_payload(row: dict[str, Any]) -> str:
+    where = f"wakeup {row['id']}"
+    try:
+        data = json.loads(row["data"])
+    except (TypeError, ValueError) as exc:
+        raise MigrationError("wakeup data is JSON", f"{where}: {exc}") from exc
+    _check("wakeup data is an object", not isinstance(data, dict), where)
+    _check("wakeup has a user", not row["user_id"], where)
+    _check("wakeup has a text", row["text"] is None, where)
+    _check(
+        "wakeup status is known",
+        row["status"] not in _WAKEUP_STATUSES,
+        f"{where}: status {row['status']!r}",
+    )
+    return json.dumps({"user": row["user_id"], "text": row["text"], "data": data})
+
+
+def wakeups_into_turns(tx: Tx) -> None:
+    """Fold each ``agent_wakeups`` row into its turn (writing one where there is none),
+    verify that every wakeup has exactly one turn with its source, then drop the table."""
+    if not table_exists(tx, "agent_wakeups"):
+        return
+    rows = tx.all("SELECT * FROM agent_wakeups ORDER BY created_at, id")
+    for row in rows:
+        payload = _wakeup_payload(row)
+        final = _WAKEUP_STATUSES[row["status"]]
+        turn = tx.one("SELECT * FROM chat_turns WHERE wakeup_id = ?", (row["id"],))
+        if turn is None:
+            status = final or "queued"
+            due_at = row["lease_until"] if row["status"] == "running" else row["due_at"]
+            tx.execute(
+                "INSERT INTO chat_turns (id, conversation_id, agent, kind, message_id,"
+                " wakeup_id, status, due_at, attempts, stage, last_error, created_at,"
+                " finished_at, source, payload, tool_started_at)"
+                " VALUES (?, ?, ?, 'wakeup', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    "w-" + row["id"],
+                    row["conversation_id"],
+                    row["agent"],
+                    row["message_id"],
+                    row["id"],
+                    status,
+                    due_at if due_at is not None else row["due_at"],
+                    row["attempts"],
+                    "absorbed" if row["status"] == "absorbed" else None,
+                    row["last_error"],
+                    row["created_at"],
+                    row["finished_at"],
+                    row["source"],
+                    payload,
+                    row["tool_started_at"],
+                ),
+            )
+            continue
+        where = f"wakeup {row['id']} and turn {turn['id']}"
+        _check(
+            "a wakeup's turn is of its conversation and agent",
+            (turn["conversation_id"], turn["agent"]) != (row["conversation_id"], row["agent"])
+            or turn["kind"] != "wakeup",
+            where,
+        )
+        _check(
+            "a wakeup's turn has no other message",
+            turn["message_id"] is not None
+            and row["message_id"] is not None
+            and turn["message_id"] != row["message_id"],
+            where,
+        )
+        # A turn still open whose wakeup is over ends as the wakeup did; a running turn
+        # keeps its lease and fencing (owner, attempts) untouched.
+        ends = final is not None and turn["status"] in ("queued", "running")
+        tx.execute(
+            "UPDATE chat_turns SET source = ?, payload = ?, tool_started_at = ?,"
+            " message_id = COALESCE(message_id, ?), status = ?,"
+            " stage = CASE WHEN ? THEN ? ELSE stage END,"
+            " lease_until = CASE WHEN ? THEN NULL ELSE lease_until END,"
+            " last_error = COALESCE(last_error, ?),"
+            " finished_at = COALESCE(finished_at, ?) WHERE id = ?",
+            (
+                row["source"],
+                payload,
+                row["tool_started_at"],
+                row["message_id"],
+                final if ends else turn["status"],
+                ends and row["status"] == "absorbed",
+                "absorbed",
+                ends,
+                row["last_error"],
+                row["finished_at"],
+                turn["id"],
+            ),
+        )
+    moved = tx.one(
+        "SELECT count(*) AS n FROM agent_wakeups w JOIN chat_turns t"
+        " ON t.source = w.source AND t.kind = 'wakeup' AND t.conversation_id = w.conversation_id"
+    )
+    _check(
+        "every wakeup is a turn",
+        moved is None or int(moved["n"]) != len(rows),
+        f"{moved and moved['n']} of {len(rows)} wakeup(s) found as turns",
+    )
+    tx.execute("DROP TABLE agent_wakeups")
+
+
+DATA_STEPS: dict[int, Callable[[Tx], None]] = {
+    1: upgrade_confirmations,
+    16: wakeups_into_turns,
+}

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import secrets
-from collections.abc import Iterator
 from pathlib import Path
 
 import platformdirs
-import psycopg
 
 from pawflow.clock import Clock
 from pawflow.errors import InvalidInput
@@ -69,22 +66,13 @@ def open_store(
 
 def postgres_available(admin_url: str) -> bool:
     """Whether the PostgreSQL server of ``admin_url`` answers."""
-    try:
-        with psycopg.connect(admin_url, connect_timeout=3):
-            return True
-    except psycopg.Error:
-        return False
+    from pawflow.store import postgres  # noqa: PLC0415 (psycopg only when asked)
+
+    return postgres.available(admin_url)
 
 
-@contextlib.contextmanager
-def throwaway_postgres(admin_url: str) -> Iterator[str]:
+def throwaway_postgres(admin_url: str) -> contextlib.AbstractContextManager[str]:
     """Create a fresh database, yield its URL, drop it afterwards (for tests)."""
-    name = "pawflow_test_" + secrets.token_hex(6)
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    base, _, _ = admin_url.rpartition("/")
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    from pawflow.store import postgres  # noqa: PLC0415 (psycopg only when asked)
+
+    return postgres.throwaway(admin_url)

@@ -148,3 +148,26 @@ class PostgresDatabase(Database):
 
     def close(self) -> None:
         self.pool.close()
+
+
+def available(admin_url: str) -> bool:
+    """Whether the PostgreSQL server of ``admin_url`` answers."""
+    try:
+        with psycopg.connect(admin_url, connect_timeout=3):
+            return True
+    except psycopg.Error:
+        return False
+
+
+@contextlib.contextmanager
+def throwaway(admin_url: str) -> Iterator[str]:
+    """Create a fresh database, yield its URL, drop it afterwards (for tests)."""
+    name = "pawflow_test_" + secrets.token_hex(6)
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base, _, _ = admin_url.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
