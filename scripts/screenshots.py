@@ -37,7 +37,7 @@ def example(kind: str, title: str | None = None) -> dict[str, Any]:
 
 def seed(store: Store) -> dict[str, str]:
     """Three conversations with messages, answered and pending requests."""
-    say = store.append_message
+    say = store.messages.append
     ask = store.request_interaction
     hiring = store.create_conversation(USER, "Hiring: platform team").id
     say(hiring, "Kim accepted the offer and starts in January.", role="assistant", author="planner")

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pawflow.clock import from_millis, to_millis
 from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
 from pawflow.ids import new_id
+from pawflow.store.rows import JSON, decode
 
 if TYPE_CHECKING:
     from pawflow.store.database import Tx
@@ -37,7 +38,7 @@ class Continuation:
     payload: bytes
     status: Literal["parked", "resolved"]
     outcome: Outcome | None
-    value: Any
+    value: Annotated[Any, JSON]
     attempts: int
     created_at: datetime
 
@@ -48,18 +49,7 @@ class Continuation:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Continuation:
-        return cls(
-            id=row["id"],
-            target=row["target"],
-            signal_id=row["signal_id"],
-            deadline=None if row["deadline"] is None else from_millis(row["deadline"]),
-            payload=bytes(row["payload"]),
-            status=row["status"],
-            outcome=row["outcome"],
-            value=None if row["value"] is None else json.loads(row["value"]),
-            attempts=row["attempts"],
-            created_at=from_millis(row["created_at"]),
-        )
+        return decode(cls, row)
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from pawflow.clock import from_millis, to_millis
+from pawflow.clock import to_millis
 from pawflow.store.database import Database, Tx
+from pawflow.store.rows import decode
 
 
 @dataclass(frozen=True)
@@ -66,12 +67,7 @@ def held(tx: Tx, prefix: str, now: datetime) -> list[Lease]:
 
 
 def _lease(row: dict[str, object]) -> Lease:
-    return Lease(
-        name=str(row["name"]),
-        owner=str(row["owner"]),
-        acquired_at=from_millis(int(str(row["acquired_at"]))),
-        expires_at=from_millis(int(str(row["expires_at"]))),
-    )
+    return decode(Lease, row)
 
 
 class Leases:

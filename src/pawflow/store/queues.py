@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pawflow.clock import to_millis
 from pawflow.errors import LeaseLost
 from pawflow.store.database import Tx
+from pawflow.store.rows import decode
 
 Status = Literal["queued", "running", "parked"]
 STATUSES: tuple[Status, ...] = ("queued", "running", "parked")
@@ -43,18 +44,7 @@ class QueueRow:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> QueueRow:
-        return cls(
-            id=int(row["id"]),
-            target=row["target"],
-            task=row["task"],
-            flowfile_id=row["flowfile_id"],
-            status=row["status"],
-            payload=bytes(row["payload"]),
-            hops=int(row["hops"]),
-            attempts=int(row["attempts"]),
-            owner=row["owner"],
-            continuation_id=row["continuation_id"],
-        )
+        return decode(cls, row)
 
 
 @dataclass(frozen=True)

@@ -259,15 +259,6 @@ def retry_later(tx: Tx, key: TurnKey, error: str, now: datetime) -> TurnStatus |
     return status if changed else None
 
 
-def put_back(tx: Tx, key: TurnKey, due_at: datetime) -> None:
-    """Return a claimed turn to the queue untouched (it cannot run yet), due at ``due_at``."""
-    tx.execute(
-        "UPDATE chat_turns SET status = 'queued', due_at = ?, lease_until = NULL"
-        " WHERE id = ? AND owner = ? AND attempts = ? AND status = 'running'",
-        (to_millis(due_at), key.turn_id, key.owner, key.attempt),
-    )
-
-
 def message_of(tx: Tx, turn: QueuedTurn) -> Message | None:
     """The user message a message turn answers."""
     row = tx.one("SELECT * FROM messages WHERE id = ?", (turn.message_id,))
