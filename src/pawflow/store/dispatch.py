@@ -49,8 +49,9 @@ class Dispatcher:
         self.ensure_listening()
         self.deliver_due()
 
-    def deliver_due(self, limit: int = SWEEP_BATCH) -> int:
-        """Hand resolved continuations to the handlers registered in this process."""
+    def deliver_due(self, limit: int = SWEEP_BATCH, *, target: str | None = None) -> int:
+        """Hand resolved continuations to the handlers registered in this process; with
+        ``target``, that requester's whether due or not (its queue has room again)."""
         if getattr(self._delivering, "active", False):
             self._delivering.again = True  # a delivery resolved more: the outer loop goes on
             return 0
@@ -59,7 +60,9 @@ class Dispatcher:
         try:
             while True:
                 self._delivering.again = False
-                delivered += deliver_due(self.db, self.registry, self.now(), limit=limit)
+                delivered += deliver_due(
+                    self.db, self.registry, self.now(), limit=limit, target=target
+                )
                 if not self._delivering.again:
                     return delivered
         finally:

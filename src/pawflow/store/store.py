@@ -483,9 +483,10 @@ class Store:
         with self._within(tx, write=False) as read:
             return cont.pending_for_target(read, target)
 
-    def deliver_due(self, limit: int = SWEEP_BATCH) -> int:
-        """Hand resolved continuations to the handlers registered in this process."""
-        return self._dispatch.deliver_due(limit)
+    def deliver_due(self, limit: int = SWEEP_BATCH, *, target: str | None = None) -> int:
+        """Hand resolved continuations to the handlers registered in this process; with
+        ``target``, that requester's whether due or not (its queue has room again)."""
+        return self._dispatch.deliver_due(limit, target=target)
 
     def register_handler(
         self, kind: str, handler: DeliveryHandler | Callable[[Delivery], None]
