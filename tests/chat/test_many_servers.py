@@ -12,6 +12,7 @@ import pytest
 
 from pawflow.server.credentials import issue_token
 from pawflow.store import Store, open_store
+from pawflow.store.database import sql
 from pawflow.store.leases import Lease
 from pawflow.testing import eventually, throwaway_postgres
 from tests.chat.processes import agents_file, gated_model, post, serving
@@ -107,5 +108,5 @@ def test_agents_spread_and_move_when_their_process_dies(tmp_path: Path) -> None:
         woken = [r for r in assistant_replies(store, parked) if '"status": "answered"' in r]
         assert len(asked) == 1 and len(woken) == 1 and "true" in woken[0]
         with store.transaction(write=False) as tx:
-            rows = tx.all("SELECT status, count(*) AS n FROM chat_turns GROUP BY status")
+            rows = sql(tx).all("SELECT status, count(*) AS n FROM chat_turns GROUP BY status")
         assert {row["status"]: row["n"] for row in rows} == {"done": 8}

@@ -16,6 +16,7 @@ from pawflow import FakeClock, InvalidInput, Store, Undeliverable, telemetry
 from pawflow.flow import FlowDefinitionError, FlowFile, FlowInstance, FlowService, parse_flow
 from pawflow.flow import deployments as deps
 from pawflow.records import Interaction
+from pawflow.store.database import sql
 from pawflow.testing import eventually, temporary_store
 from tests.conftest import require_postgres
 from tests.flow.conftest import deploy, parked
@@ -571,7 +572,7 @@ def test_an_injection_wakes_a_flow_stopped_for_idleness(
 def lock_waits(store: Store) -> int:
     """How many sessions of the store's PostgreSQL database wait for a lock."""
     with store.transaction(write=False) as tx:
-        row = tx.one(
+        row = sql(tx).one(
             "SELECT count(*) AS n FROM pg_stat_activity"
             " WHERE datname = current_database() AND wait_event_type = 'Lock'"
         )

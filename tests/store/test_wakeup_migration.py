@@ -15,6 +15,7 @@ from pawflow.agent import AgentSpec, ScriptedModel
 from pawflow.chat.service import ChatService
 from pawflow.clock import to_millis
 from pawflow.store import Store, migrations
+from pawflow.store.database import sql
 from pawflow.testing import throwaway_postgres
 from tests.agent.conftest import HELPER_SCRIPT, USER
 from tests.conftest import require_postgres
@@ -67,7 +68,7 @@ def _wakeup(
     at = to_millis(store.now())
     lease = at - 60_000 if status == "running" else None
     with store.db.transaction() as tx:
-        tx.execute(
+        sql(tx).execute(
             "INSERT INTO agent_wakeups (id, agent, conversation_id, user_id, source, text, data,"
             " status, due_at, lease_until, attempts, message_id, created_at)"
             " VALUES (?, 'helper', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -87,7 +88,7 @@ def _wakeup(
             ),
         )
         if turn is not None:
-            tx.execute(
+            sql(tx).execute(
                 "INSERT INTO chat_turns (id, conversation_id, agent, kind, wakeup_id, status,"
                 " due_at, owner, lease_until, attempts, created_at)"
                 " VALUES (?, ?, 'helper', 'wakeup', ?, ?, ?, ?, ?, ?, ?)",

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from pawflow.clock import to_millis
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 from pawflow.store.rows import JSON, decode, decode_all
 
 SWEEP_BATCH = 500
@@ -47,7 +47,7 @@ def put(
     ttl: timedelta,
 ) -> Checkpoint:
     """Write (or overwrite) the checkpoint of one step; ``encoded`` is its JSON payload."""
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO checkpoints (run_id, step_id, session_id, agent, halt_reason,"
         " payload, pinned, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (run_id, step_id) DO UPDATE SET session_id = excluded.session_id,"
@@ -73,7 +73,7 @@ def put(
 
 def get(tx: Tx, run_id: str, step_id: str, now: datetime) -> Checkpoint | None:
     """The checkpoint, or None when there is none or it has expired."""
-    row = tx.one(
+    row = sql(tx).one(
         f"SELECT * FROM checkpoints WHERE run_id = ? AND step_id = ? AND {_LIVE}",
         (run_id, step_id, to_millis(now)),
     )
@@ -81,7 +81,7 @@ def get(tx: Tx, run_id: str, step_id: str, now: datetime) -> Checkpoint | None:
 
 
 def latest(tx: Tx, run_id: str, now: datetime) -> Checkpoint | None:
-    row = tx.one(
+    row = sql(tx).one(
         f"SELECT * FROM checkpoints WHERE run_id = ? AND {_LIVE}"
         " ORDER BY created_at DESC, step_id DESC LIMIT 1",
         (run_id, to_millis(now)),
@@ -91,7 +91,7 @@ def latest(tx: Tx, run_id: str, now: datetime) -> Checkpoint | None:
 
 def of_run(tx: Tx, run_id: str, now: datetime) -> list[Checkpoint]:
     """The run's live checkpoints, step by step."""
-    rows = tx.all(
+    rows = sql(tx).all(
         f"SELECT * FROM checkpoints WHERE run_id = ? AND {_LIVE} ORDER BY step_id",
         (run_id, to_millis(now)),
     )
@@ -100,7 +100,7 @@ def of_run(tx: Tx, run_id: str, now: datetime) -> list[Checkpoint]:
 
 def by_session(tx: Tx, session_id: str, now: datetime, limit: int) -> list[Checkpoint]:
     """The session's live checkpoints, newest first."""
-    rows = tx.all(
+    rows = sql(tx).all(
         f"SELECT * FROM checkpoints WHERE session_id = ? AND {_LIVE}"
         " ORDER BY created_at DESC, run_id, step_id DESC LIMIT ?",
         (session_id, to_millis(now), limit),
@@ -114,7 +114,7 @@ def pin(
     """Pin a live checkpoint (or unpin it, expiring ``ttl`` from now); None if there is none."""
     if get(tx, run_id, step_id, now) is None:
         return None
-    tx.execute(
+    sql(tx).execute(
         "UPDATE checkpoints SET pinned = ?, expires_at = ? WHERE run_id = ? AND step_id = ?",
         (int(pinned), to_millis(now + ttl), run_id, step_id),
     )
@@ -123,19 +123,21 @@ def pin(
 
 def delete(tx: Tx, run_id: str, step_id: str) -> bool:
     return bool(
-        tx.execute("DELETE FROM checkpoints WHERE run_id = ? AND step_id = ?", (run_id, step_id))
+        sql(tx).execute(
+            "DELETE FROM checkpoints WHERE run_id = ? AND step_id = ?", (run_id, step_id)
+        )
     )
 
 
 def remove_expired(tx: Tx, now: datetime, limit: int = SWEEP_BATCH) -> int:
     """Remove up to ``limit`` expired, unpinned checkpoints; returns how many."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT run_id, step_id FROM checkpoints WHERE pinned = 0 AND expires_at <= ?"
-        " ORDER BY expires_at LIMIT ?" + tx.skip_locked,
+        " ORDER BY expires_at LIMIT ?" + sql(tx).skip_locked,
         (to_millis(now), limit),
     )
     for row in rows:
-        tx.execute(
+        sql(tx).execute(
             "DELETE FROM checkpoints WHERE run_id = ? AND step_id = ?",
             (row["run_id"], row["step_id"]),
         )

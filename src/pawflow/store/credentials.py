@@ -9,13 +9,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from pawflow.clock import to_millis
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 
 # -- API tokens -----------------------------------------------------------------------------
 
 
 def add_token(tx: Tx, token_hash: str, user: str, *, label: str, now: datetime) -> None:
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO api_tokens (token_hash, user_id, label, created_at) VALUES (?, ?, ?, ?)",
         (token_hash, user, label, to_millis(now)),
     )
@@ -23,12 +23,14 @@ def add_token(tx: Tx, token_hash: str, user: str, *, label: str, now: datetime) 
 
 def token(tx: Tx, token_hash: str) -> tuple[str, str] | None:
     """The stored digest and its user, for a token's digest."""
-    row = tx.one("SELECT token_hash, user_id FROM api_tokens WHERE token_hash = ?", (token_hash,))
+    row = sql(tx).one(
+        "SELECT token_hash, user_id FROM api_tokens WHERE token_hash = ?", (token_hash,)
+    )
     return None if row is None else (str(row["token_hash"]), str(row["user_id"]))
 
 
 def token_current(tx: Tx, token_hash: str, user: str) -> bool:
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT 1 AS found FROM api_tokens WHERE token_hash = ? AND user_id = ?",
         (token_hash, user),
     )
@@ -36,7 +38,7 @@ def token_current(tx: Tx, token_hash: str, user: str) -> bool:
 
 
 def remove_tokens(tx: Tx, user: str) -> int:
-    return tx.execute("DELETE FROM api_tokens WHERE user_id = ?", (user,))
+    return sql(tx).execute("DELETE FROM api_tokens WHERE user_id = ?", (user,))
 
 
 # -- one-time sign-in links ---------------------------------------------------------------
@@ -45,7 +47,7 @@ def remove_tokens(tx: Tx, user: str) -> int:
 def add_signin_link(
     tx: Tx, link_hash: str, user: str, *, now: datetime, expires_at: datetime
 ) -> None:
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO signin_links (token_hash, user_id, created_at, expires_at)"
         " VALUES (?, ?, ?, ?)",
         (link_hash, user, to_millis(now), to_millis(expires_at)),
@@ -54,7 +56,7 @@ def add_signin_link(
 
 def signin_link_user(tx: Tx, link_hash: str, *, now: datetime) -> str | None:
     """Whom a live link is for, leaving it unused."""
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT user_id FROM signin_links WHERE token_hash = ? AND expires_at > ?",
         (link_hash, to_millis(now)),
     )
@@ -63,7 +65,7 @@ def signin_link_user(tx: Tx, link_hash: str, *, now: datetime) -> str | None:
 
 def use_signin_link(tx: Tx, link_hash: str, *, now: datetime) -> str | None:
     """Use a live link up; whom it was for."""
-    row = tx.one(
+    row = sql(tx).one(
         "DELETE FROM signin_links WHERE token_hash = ? AND expires_at > ? RETURNING user_id",
         (link_hash, to_millis(now)),
     )
@@ -76,7 +78,7 @@ def use_signin_link(tx: Tx, link_hash: str, *, now: datetime) -> str | None:
 def add_login(
     tx: Tx, login_hash: str, user: str, csrf_token: str, *, now: datetime, expires_at: datetime
 ) -> None:
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO web_sessions (session_hash, user_id, csrf_token, created_at, expires_at)"
         " VALUES (?, ?, ?, ?, ?)",
         (login_hash, user, csrf_token, to_millis(now), to_millis(expires_at)),
@@ -85,7 +87,7 @@ def add_login(
 
 def login(tx: Tx, login_hash: str, *, now: datetime) -> tuple[str, str] | None:
     """The user and CSRF token of a live login."""
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT user_id, csrf_token FROM web_sessions WHERE session_hash = ? AND expires_at > ?",
         (login_hash, to_millis(now)),
     )
@@ -93,7 +95,7 @@ def login(tx: Tx, login_hash: str, *, now: datetime) -> tuple[str, str] | None:
 
 
 def login_current(tx: Tx, login_hash: str, user: str, *, now: datetime) -> bool:
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT 1 AS found FROM web_sessions"
         " WHERE session_hash = ? AND user_id = ? AND expires_at > ?",
         (login_hash, user, to_millis(now)),
@@ -103,13 +105,15 @@ def login_current(tx: Tx, login_hash: str, user: str, *, now: datetime) -> bool:
 
 def remove_login(tx: Tx, login_hash: str) -> str | None:
     """End a login; whose it was (None: there was none)."""
-    row = tx.one("DELETE FROM web_sessions WHERE session_hash = ? RETURNING user_id", (login_hash,))
+    row = sql(tx).one(
+        "DELETE FROM web_sessions WHERE session_hash = ? RETURNING user_id", (login_hash,)
+    )
     return None if row is None else str(row["user_id"])
 
 
 def prune_expired(tx: Tx, now: datetime) -> int:
     """Remove the logins and sign-in links past their expiry; returns how many."""
     at = to_millis(now)
-    removed = tx.execute("DELETE FROM web_sessions WHERE expires_at <= ?", (at,))
-    removed += tx.execute("DELETE FROM signin_links WHERE expires_at <= ?", (at,))
+    removed = sql(tx).execute("DELETE FROM web_sessions WHERE expires_at <= ?", (at,))
+    removed += sql(tx).execute("DELETE FROM signin_links WHERE expires_at <= ?", (at,))
     return removed

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pawflow.clock import to_millis
 from pawflow.errors import NotFound
 from pawflow.ids import new_id
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 from pawflow.store.rows import Column, decode, decode_all
 
 Status = Literal["running", "stopped"]
@@ -39,7 +39,7 @@ class DeploymentRow:
 
 
 def get(tx: Tx, deployment_id: str) -> DeploymentRow:
-    row = tx.one("SELECT * FROM flow_deployments WHERE id = ?", (deployment_id,))
+    row = sql(tx).one("SELECT * FROM flow_deployments WHERE id = ?", (deployment_id,))
     if row is None:
         raise NotFound("flow deployment")
     return decode(DeploymentRow, row)
@@ -56,14 +56,14 @@ def all_deployments(
         clauses.append("status = ?")
         params.append(status)
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = tx.all(f"SELECT * FROM flow_deployments{where} ORDER BY created_at, id", params)
+    rows = sql(tx).all(f"SELECT * FROM flow_deployments{where} ORDER BY created_at, id", params)
     return decode_all(DeploymentRow, rows)
 
 
 def set_status(
     tx: Tx, deployment_id: str, status: Status, *, reason: str | None, now: datetime
 ) -> DeploymentRow:
-    changed = tx.execute(
+    changed = sql(tx).execute(
         "UPDATE flow_deployments SET status = ?, status_reason = ?, last_error = NULL,"
         " updated_at = ? WHERE id = ?",
         (status, reason, to_millis(now), deployment_id),
@@ -75,7 +75,7 @@ def set_status(
 
 
 def record_error(tx: Tx, deployment_id: str, error: str | None) -> None:
-    tx.execute(
+    sql(tx).execute(
         "UPDATE flow_deployments SET last_error = ? WHERE id = ?",
         (None if error is None else error[:2000], deployment_id),
     )
@@ -96,7 +96,7 @@ def save(
     The same definition again keeps its version, so a running instance goes on.
     """
     at = to_millis(now)
-    existing = tx.one(
+    existing = sql(tx).one(
         "SELECT id, definition, base_dir FROM flow_deployments WHERE user_id = ?"
         " AND conversation_id = ? AND name = ?",
         (user, conversation_id, name),
@@ -105,14 +105,14 @@ def save(
         definition,
         base_dir,
     ):
-        tx.execute(
+        sql(tx).execute(
             "UPDATE flow_deployments SET status = 'running', status_reason = NULL,"
             " updated_at = ? WHERE id = ?",
             (at, existing["id"]),
         )
         deployment_id, created = str(existing["id"]), False
     elif existing is not None:
-        tx.execute(
+        sql(tx).execute(
             "UPDATE flow_deployments SET definition = ?, base_dir = ?, status = 'running',"
             " status_reason = NULL, last_error = NULL, version = version + 1,"
             " updated_at = ? WHERE id = ?",
@@ -121,7 +121,7 @@ def save(
         deployment_id, created = str(existing["id"]), False
     else:
         deployment_id, created = new_id(), True
-        tx.execute(
+        sql(tx).execute(
             "INSERT INTO flow_deployments (id, name, definition, base_dir, user_id,"
             " conversation_id, status, version, created_at, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?, 'running', 1, ?, ?)",
@@ -133,7 +133,7 @@ def save(
 
 def wake_if_stopped(tx: Tx, deployment_id: str, reason: str, now: datetime) -> bool:
     """Run again a deployment stopped for ``reason``; False when it was not."""
-    woken = tx.execute(
+    woken = sql(tx).execute(
         "UPDATE flow_deployments SET status = 'running', status_reason = NULL,"
         " updated_at = ? WHERE id = ? AND status = 'stopped' AND status_reason = ?",
         (to_millis(now), deployment_id, reason),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from pawflow.clock import to_millis
-from pawflow.store.database import Database, Tx
+from pawflow.store.database import Database, Tx, sql
 from pawflow.store.rows import decode
 
 
@@ -30,7 +30,7 @@ def acquire(tx: Tx, name: str, owner: str, now: datetime, ttl: timedelta) -> boo
     """Take or renew ``name`` for ``owner``; False while another owner's lease is live."""
     now_ms = to_millis(now)
     expires = to_millis(now + ttl)
-    changed = tx.execute(
+    changed = sql(tx).execute(
         "INSERT INTO leases (name, owner, acquired_at, expires_at) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (name) DO UPDATE SET"
         " acquired_at = CASE WHEN leases.owner = excluded.owner THEN leases.acquired_at"
@@ -44,22 +44,22 @@ def acquire(tx: Tx, name: str, owner: str, now: datetime, ttl: timedelta) -> boo
 
 def release(tx: Tx, name: str, owner: str) -> bool:
     """Give ``name`` up, if ``owner`` holds it."""
-    return tx.execute("DELETE FROM leases WHERE name = ? AND owner = ?", (name, owner)) > 0
+    return sql(tx).execute("DELETE FROM leases WHERE name = ? AND owner = ?", (name, owner)) > 0
 
 
 def release_all(tx: Tx, owner: str) -> int:
     """Give up every lease of ``owner`` (a process stopping cleanly)."""
-    return tx.execute("DELETE FROM leases WHERE owner = ?", (owner,))
+    return sql(tx).execute("DELETE FROM leases WHERE owner = ?", (owner,))
 
 
 def get(tx: Tx, name: str) -> Lease | None:
-    row = tx.one("SELECT * FROM leases WHERE name = ?", (name,))
+    row = sql(tx).one("SELECT * FROM leases WHERE name = ?", (name,))
     return None if row is None else _lease(row)
 
 
 def held(tx: Tx, prefix: str, now: datetime) -> list[Lease]:
     """Live leases whose name starts with ``prefix``, by name."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM leases WHERE name LIKE ? ESCAPE '\\' AND expires_at > ? ORDER BY name",
         (prefix.replace("%", r"\%").replace("_", r"\_") + "%", to_millis(now)),
     )

@@ -12,7 +12,7 @@ from pawflow.errors import InvalidInput, NotFound
 from pawflow.ids import new_id
 from pawflow.records import Message
 from pawflow.store.conversations import conversation_access, conversation_audience
-from pawflow.store.database import Database, Tx
+from pawflow.store.database import Database, Tx, sql
 from pawflow.store.events import append_event
 
 Role = Literal["user", "assistant", "system", "notification"]
@@ -35,10 +35,10 @@ def append_message(
         raise InvalidInput(f"unknown message role {role!r}")
     if not isinstance(content, str) or len(content) > MAX_CONTENT:
         raise InvalidInput(f"content must be a string of at most {MAX_CONTENT} characters")
-    if tx.one("SELECT 1 AS found FROM conversations WHERE id = ?", (conversation_id,)) is None:
+    if sql(tx).one("SELECT 1 AS found FROM conversations WHERE id = ?", (conversation_id,)) is None:
         raise NotFound("conversation")
     tx.lock_key("pawflow:messages")  # keeps seq in commit order, as for events
-    row = tx.one(
+    row = sql(tx).one(
         "INSERT INTO messages (id, conversation_id, role, author, content, data, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *",
         (
@@ -64,7 +64,7 @@ def history(
     """Messages ``user`` may read (any member), oldest first, after ``after_seq``."""
     if conversation_access(tx, conversation_id, user) is None:
         raise NotFound("conversation")
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?",
         (conversation_id, after_seq, limit),
     )
@@ -75,12 +75,12 @@ def recent(tx: Tx, conversation_id: str, limit: int, until: str | None = None) -
     """The last ``limit`` messages, oldest first, up to the message ``until`` if given
     (no access check: for the runtime)."""
     if until is None:
-        rows = tx.all(
+        rows = sql(tx).all(
             "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?",
             (conversation_id, limit),
         )
     else:
-        rows = tx.all(
+        rows = sql(tx).all(
             "SELECT * FROM messages WHERE conversation_id = ?"
             " AND seq <= (SELECT seq FROM messages WHERE id = ?) ORDER BY seq DESC LIMIT ?",
             (conversation_id, until, limit),
@@ -90,7 +90,7 @@ def recent(tx: Tx, conversation_id: str, limit: int, until: str | None = None) -
 
 def mark_live(tx: Tx, client_id: str, user: str, ttl: timedelta, now: datetime) -> None:
     """Record (or extend) a live client of ``user``; it lapses after ``ttl`` unless renewed."""
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO live_clients (client_id, user_id, expires_at) VALUES (?, ?, ?)"
         " ON CONFLICT (client_id) DO UPDATE SET expires_at = excluded.expires_at",
         (client_id, user, to_millis(now + ttl)),
@@ -98,11 +98,11 @@ def mark_live(tx: Tx, client_id: str, user: str, ttl: timedelta, now: datetime) 
 
 
 def drop_live(tx: Tx, client_id: str) -> None:
-    tx.execute("DELETE FROM live_clients WHERE client_id = ?", (client_id,))
+    sql(tx).execute("DELETE FROM live_clients WHERE client_id = ?", (client_id,))
 
 
 def is_live(tx: Tx, user: str, now: datetime) -> bool:
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT 1 AS found FROM live_clients WHERE user_id = ? AND expires_at > ? LIMIT 1",
         (user, to_millis(now)),
     )

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pawflow.clock import to_millis
 from pawflow.ids import new_id
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 from pawflow.store.rows import JSON, decode, decode_all, encode_json
 
 
@@ -54,7 +54,7 @@ def insert(
     expires_at: datetime,
 ) -> SessionRow:
     """Open a continuation: a second pending one in the session raises ``Conflict``."""
-    row = tx.one(
+    row = sql(tx).one(
         "INSERT INTO session_continuations (id, session_id, owner, kind, origin, question,"
         " run_id, step_id, intent, payload, status, created_at, expires_at, seq)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?,"
@@ -87,7 +87,7 @@ def lock(tx: Tx, session_id: str) -> None:
 
 def supersede_pending(tx: Tx, session_id: str, now: datetime) -> None:
     """Close the session's pending continuation, if any, as ``superseded``."""
-    tx.execute(
+    sql(tx).execute(
         "UPDATE session_continuations SET status = 'superseded', closed_at = ?"
         " WHERE session_id = ? AND status = 'pending'",
         (to_millis(now), session_id),
@@ -96,7 +96,7 @@ def supersede_pending(tx: Tx, session_id: str, now: datetime) -> None:
 
 def pending(tx: Tx, session_id: str) -> SessionRow | None:
     """The session's pending continuation as stored (its TTL not checked)."""
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT * FROM session_continuations WHERE session_id = ? AND status = 'pending'",
         (session_id,),
     )
@@ -107,7 +107,7 @@ def close(
     tx: Tx, continuation_id: str, status: str, now: datetime, reply: str | None
 ) -> SessionRow | None:
     """Close a pending continuation; None when it is not pending (or unknown)."""
-    row = tx.one(
+    row = sql(tx).one(
         "UPDATE session_continuations SET status = ?, reply = ?, closed_at = ?"
         " WHERE id = ? AND status = 'pending' RETURNING *",
         (status, reply, to_millis(now), continuation_id),
@@ -116,19 +116,19 @@ def close(
 
 
 def get(tx: Tx, continuation_id: str) -> SessionRow | None:
-    row = tx.one("SELECT * FROM session_continuations WHERE id = ?", (continuation_id,))
+    row = sql(tx).one("SELECT * FROM session_continuations WHERE id = ?", (continuation_id,))
     return None if row is None else decode(SessionRow, row)
 
 
 def history(tx: Tx, session_id: str) -> list[SessionRow]:
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM session_continuations WHERE session_id = ? ORDER BY seq", (session_id,)
     )
     return decode_all(SessionRow, rows)
 
 
 def by_run(tx: Tx, run_id: str) -> list[SessionRow]:
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM session_continuations WHERE run_id = ? ORDER BY session_id, seq",
         (run_id,),
     )
@@ -138,7 +138,7 @@ def by_run(tx: Tx, run_id: str) -> list[SessionRow]:
 def expire_due(tx: Tx, now: datetime) -> int:
     """Mark the pending continuations past their TTL expired; returns how many."""
     at = to_millis(now)
-    return tx.execute(
+    return sql(tx).execute(
         "UPDATE session_continuations SET status = 'expired', closed_at = ?"
         " WHERE status = 'pending' AND expires_at <= ?",
         (at, at),

@@ -21,7 +21,7 @@ from pawflow.store import conversations as convs
 from pawflow.store import events, file_links, invitations, migrations, turns
 from pawflow.store import interactions as inter
 from pawflow.store.continuations import Continuation, SignalValue
-from pawflow.store.database import Database, Tx
+from pawflow.store.database import Database, Tx, sql
 from pawflow.store.delivery import Delivery, DeliveryHandler
 from pawflow.store.dispatch import Dispatcher
 from pawflow.store.leases import Leases
@@ -96,7 +96,7 @@ class Store:
     def ping(self) -> None:
         """Reach the database once; raises ``StoreUnavailable`` when it cannot be reached."""
         with self.db.transaction(write=False) as tx:
-            tx.one("SELECT 1 AS ok")
+            sql(tx).one("SELECT 1 AS ok")
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:

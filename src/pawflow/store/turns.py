@@ -29,7 +29,7 @@ from pawflow.errors import NotFound
 from pawflow.ids import new_id
 from pawflow.records import Message
 from pawflow.store import continuations
-from pawflow.store.database import Database, Tx
+from pawflow.store.database import Database, Tx, sql
 from pawflow.store.delivery import backoff
 from pawflow.store.messages import Role, append_message
 from pawflow.store.rows import JSON, decode, decode_all, encode_json
@@ -84,9 +84,9 @@ class TurnKey:
 
 def assign_agent(tx: Tx, conversation_id: str, agent: str, now: datetime) -> None:
     """Have ``agent`` answer the conversation's messages from now on."""
-    if tx.one("SELECT 1 AS found FROM conversations WHERE id = ?", (conversation_id,)) is None:
+    if sql(tx).one("SELECT 1 AS found FROM conversations WHERE id = ?", (conversation_id,)) is None:
         raise NotFound("conversation")
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO agent_assignments (conversation_id, agent, assigned_at) VALUES (?, ?, ?)"
         " ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent,"
         " assigned_at = excluded.assigned_at",
@@ -95,7 +95,7 @@ def assign_agent(tx: Tx, conversation_id: str, agent: str, now: datetime) -> Non
 
 
 def assigned_agent(tx: Tx, conversation_id: str) -> str | None:
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT agent FROM agent_assignments WHERE conversation_id = ?", (conversation_id,)
     )
     return None if row is None else str(row["agent"])
@@ -105,12 +105,12 @@ def enqueue(
     tx: Tx, conversation_id: str, *, agent: str | None, message_id: str, now: datetime
 ) -> str:
     """Queue the turn that answers a user's message (once per message); returns its id."""
-    found = tx.one("SELECT id FROM chat_turns WHERE message_id = ?", (message_id,))
+    found = sql(tx).one("SELECT id FROM chat_turns WHERE message_id = ?", (message_id,))
     if found is not None:
         return str(found["id"])
     turn_id = new_id()
     at = to_millis(now)
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO chat_turns (id, conversation_id, agent, kind, message_id,"
         " status, due_at, created_at) VALUES (?, ?, ?, 'message', ?, 'queued', ?, ?)",
         (turn_id, conversation_id, agent, message_id, at, at),
@@ -137,7 +137,7 @@ def post_user_message(
 
 
 def get(tx: Tx, turn_id: str) -> QueuedTurn | None:
-    row = tx.one("SELECT * FROM chat_turns WHERE id = ?", (turn_id,))
+    row = sql(tx).one("SELECT * FROM chat_turns WHERE id = ?", (turn_id,))
     return None if row is None else decode(QueuedTurn, row)
 
 
@@ -153,12 +153,12 @@ def due(tx: Tx, now: datetime, agents: Sequence[str] | None, limit: int) -> list
         marks = ", ".join("?" for _ in agents)
         scope = f" AND (agent IS NULL OR agent IN ({marks}))" if agents else " AND agent IS NULL"
         params = tuple(agents)
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM chat_turns WHERE status = 'queued' AND due_at <= ?"
         f"{scope} ORDER BY seq LIMIT ?",
         (at, *params, limit),
     )
-    rows += tx.all(
+    rows += sql(tx).all(
         "SELECT * FROM chat_turns WHERE status = 'running' AND lease_until <= ?"
         f"{scope} ORDER BY seq LIMIT ?",
         (at, *params, limit),
@@ -169,7 +169,7 @@ def due(tx: Tx, now: datetime, agents: Sequence[str] | None, limit: int) -> list
 
 def claim(tx: Tx, turn_id: str, owner: str, now: datetime, lease: timedelta) -> QueuedTurn | None:
     """Take a due turn for ``owner``; None when it is not due, taken, or its conversation busy."""
-    row = tx.one("SELECT conversation_id, seq, agent FROM chat_turns WHERE id = ?", (turn_id,))
+    row = sql(tx).one("SELECT conversation_id, seq, agent FROM chat_turns WHERE id = ?", (turn_id,))
     if row is None:
         return None
     conversation_id = str(row["conversation_id"])
@@ -177,14 +177,14 @@ def claim(tx: Tx, turn_id: str, owner: str, now: datetime, lease: timedelta) -> 
     at = to_millis(now)
     # Busy: another turn runs under a live lease, or an older turn of the same agent was
     # cut short (its lease ran out): that one is taken over first, so turns keep their order.
-    busy = tx.one(
+    busy = sql(tx).one(
         "SELECT 1 AS found FROM chat_turns WHERE conversation_id = ? AND status = 'running'"
         " AND id <> ? AND (lease_until > ? OR (seq < ? AND COALESCE(agent, '') = ?))",
         (conversation_id, turn_id, at, int(row["seq"]), row["agent"] or ""),
     )
     if busy is not None:
         return None
-    changed = tx.execute(
+    changed = sql(tx).execute(
         "UPDATE chat_turns SET status = 'running', owner = ?, lease_until = ?,"
         " attempts = attempts + 1, started_at = ?, stage = NULL"
         " WHERE id = ? AND ((status = 'queued' AND due_at <= ?)"
@@ -197,7 +197,7 @@ def claim(tx: Tx, turn_id: str, owner: str, now: datetime, lease: timedelta) -> 
 def renew(tx: Tx, key: TurnKey, now: datetime, lease: timedelta, stage: str | None = None) -> bool:
     """The heartbeat of a running turn (and where it is); False once it is no longer ours."""
     return bool(
-        tx.execute(
+        sql(tx).execute(
             "UPDATE chat_turns SET lease_until = ?, stage = COALESCE(?, stage)"
             " WHERE id = ? AND owner = ? AND attempts = ? AND status = 'running'",
             (to_millis(now + lease), stage, key.turn_id, key.owner, key.attempt),
@@ -216,7 +216,7 @@ def complete(
     data: dict[str, Any] | None = None,
 ) -> tuple[bool, Message | None]:
     """End the turn, with its reply: both or neither. False when the turn is no longer ours."""
-    ended = tx.execute(
+    ended = sql(tx).execute(
         "UPDATE chat_turns SET status = 'done', lease_until = NULL, finished_at = ?"
         " WHERE id = ? AND owner = ? AND attempts = ? AND status = 'running'",
         (to_millis(now), key.turn_id, key.owner, key.attempt),
@@ -236,14 +236,14 @@ def complete(
         data={**(data or {}), "turn": key.turn_id},
         now=now,
     )
-    tx.execute("UPDATE chat_turns SET reply_id = ? WHERE id = ?", (message.id, key.turn_id))
+    sql(tx).execute("UPDATE chat_turns SET reply_id = ? WHERE id = ?", (message.id, key.turn_id))
     return True, message
 
 
 def retry_later(tx: Tx, key: TurnKey, error: str, now: datetime) -> TurnStatus | None:
     """Put a failed run back with backoff, or give up after a few attempts (None: not ours)."""
     status: TurnStatus = "failed" if key.attempt >= MAX_ATTEMPTS else "queued"
-    changed = tx.execute(
+    changed = sql(tx).execute(
         "UPDATE chat_turns SET status = ?, due_at = ?, lease_until = NULL, last_error = ?,"
         " finished_at = ? WHERE id = ? AND owner = ? AND attempts = ? AND status = 'running'",
         (
@@ -261,13 +261,13 @@ def retry_later(tx: Tx, key: TurnKey, error: str, now: datetime) -> TurnStatus |
 
 def message_of(tx: Tx, turn: QueuedTurn) -> Message | None:
     """The user message a message turn answers."""
-    row = tx.one("SELECT * FROM messages WHERE id = ?", (turn.message_id,))
+    row = sql(tx).one("SELECT * FROM messages WHERE id = ?", (turn.message_id,))
     return None if row is None else Message.from_row(row)
 
 
 def open_turns(tx: Tx, conversation_id: str) -> list[QueuedTurn]:
     """The conversation's turns still queued or running, oldest first."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM chat_turns WHERE conversation_id = ? AND status IN ('queued', 'running')"
         " ORDER BY seq",
         (conversation_id,),
@@ -276,7 +276,7 @@ def open_turns(tx: Tx, conversation_id: str) -> list[QueuedTurn]:
 
 
 def for_conversation(tx: Tx, conversation_id: str) -> list[QueuedTurn]:
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM chat_turns WHERE conversation_id = ? ORDER BY seq", (conversation_id,)
     )
     return decode_all(QueuedTurn, rows)
@@ -344,7 +344,7 @@ def schedule_wakeup(
     """
     turn_id = new_id()
     at = to_millis(now)
-    changed = tx.execute(
+    changed = sql(tx).execute(
         "INSERT INTO chat_turns (id, conversation_id, agent, kind, status, due_at, created_at,"
         " source, payload) VALUES (?, ?, ?, 'wakeup', 'queued', ?, ?, ?, ?)"
         " ON CONFLICT (source) DO NOTHING",
@@ -370,12 +370,12 @@ def wakeup(tx: Tx, turn_id: str) -> Wakeup | None:
 
 
 def wakeup_by_source(tx: Tx, source: str) -> Wakeup | None:
-    row = tx.one("SELECT * FROM chat_turns WHERE source = ?", (source,))
+    row = sql(tx).one("SELECT * FROM chat_turns WHERE source = ?", (source,))
     return None if row is None else wakeup_of(decode(QueuedTurn, row))
 
 
 def wakeups_for_conversation(tx: Tx, conversation_id: str) -> list[Wakeup]:
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM chat_turns WHERE conversation_id = ? AND kind = 'wakeup' ORDER BY seq",
         (conversation_id,),
     )
@@ -408,14 +408,14 @@ def start_wakeup(tx: Tx, key: TurnKey, now: datetime) -> Wakeup | None:
         data={"wakeup": found.id, "source": found.source, **found.data},
         now=now,
     )
-    tx.execute("UPDATE chat_turns SET message_id = ? WHERE id = ?", (message.id, found.id))
+    sql(tx).execute("UPDATE chat_turns SET message_id = ? WHERE id = ?", (message.id, found.id))
     return wakeup(tx, found.id)
 
 
 def mark_tool_started(tx: Tx, turn_id: str, now: datetime) -> bool:
     """Journal that the wakeup's approved call is about to run; False if it already was."""
     return bool(
-        tx.execute(
+        sql(tx).execute(
             "UPDATE chat_turns SET tool_started_at = ? WHERE id = ? AND tool_started_at IS NULL",
             (to_millis(now), turn_id),
         )
@@ -432,7 +432,7 @@ def absorb(tx: Tx, *, source: str, target: str, signal_id: str, now: datetime) -
     # The continuation first: on PostgreSQL a delivery in flight holds its row; once it
     # commits, the wakeup it wrote is visible to the next statement.
     deleted = continuations.discard(tx, target, signal_id)
-    absorbed = tx.execute(
+    absorbed = sql(tx).execute(
         "UPDATE chat_turns SET status = 'done', stage = ?, finished_at = ?"
         " WHERE source = ? AND status = 'queued'",
         (ABSORBED, to_millis(now), source),
