@@ -62,7 +62,7 @@ class Store:
         self.file_cap = file_cap
         self._dispatch = Dispatcher(db, self.now)
         self.deliveries = self._dispatch.registry
-        self.sweep_steps: list[SweepStep] = []
+        self._sweep_steps: list[SweepStep] = []
         self.turns = TurnQueue(db, self.now)
         self.messages = History(db, self.now)
         self.leases = Leases(db, self.now)
@@ -508,6 +508,11 @@ class Store:
 
     # -- sweeping -------------------------------------------------------------------------
 
+    def add_sweep_step(self, step: SweepStep) -> Callable[[], None]:
+        """Run ``step`` at the end of every sweep pass; call what it returns to stop."""
+        self._sweep_steps.append(step)
+        return lambda: self._sweep_steps.remove(step) if step in self._sweep_steps else None
+
     def sweep(self) -> SweepReport:
         """One sweeper pass: expire, release what is due, deliver, then the extra steps."""
         report = SweepReport()
@@ -522,7 +527,7 @@ class Store:
                     if done < SWEEP_BATCH:
                         break
         report.add({"delivered": self.deliver_due()})
-        for extra in self.sweep_steps:
+        for extra in list(self._sweep_steps):
             report.add(extra(self))
         return report
 
