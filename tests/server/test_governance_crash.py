@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pawflow import FakeClock, Store, SystemClock
+from pawflow.store.database import sql
 from pawflow.testing import eventually
 from tests.served import Served
 from tests.store.test_concurrency import store_url
@@ -21,7 +22,7 @@ ROUNDS = 6
 
 def _steps(store: Store) -> dict[str, list[str]]:
     with store.transaction(write=False) as tx:
-        rows = tx.all(
+        rows = sql(tx).all(
             "SELECT request_id, action FROM request_audit WHERE action IN ('reminded', 'escalated')"
             " ORDER BY seq"
         )

@@ -13,7 +13,6 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pawflow.agent import wakeups
 from pawflow.agent.models.base import ToolCall
 from pawflow.agent.tools import (
     AWAITING_APPROVAL,
@@ -26,6 +25,7 @@ from pawflow.agent.tools import (
 from pawflow.errors import InvalidInput
 from pawflow.interactions.surfaces import SURFACE_CONTRACT
 from pawflow.records import Interaction, Requester
+from pawflow.store import turns
 from pawflow.store.policies import POLICY_VIA
 
 MAX_WAIT_SECONDS = 120
@@ -171,11 +171,12 @@ def request_confirmation(
         fired = ctx.store.wait_signal(interaction.signal_id, wait_seconds)
         if fired is not None and isinstance(fired.value, dict):
             with ctx.store.transaction() as tx:
-                ours = wakeups.absorb(
+                ours = turns.absorb(
                     tx,
                     source=interaction.signal_id,
                     target=target_of(ctx.agent),
                     signal_id=interaction.signal_id,
+                    now=ctx.store.now(),
                 )
             if ours:
                 status = str(fired.value.get("status"))

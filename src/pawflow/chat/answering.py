@@ -45,7 +45,7 @@ from pawflow.records import Interaction, OptionItem
 if TYPE_CHECKING:
     from pawflow.chat.sessions import SessionContinuation
     from pawflow.chat.turn import Turn
-    from pawflow.store.database import Tx
+    from pawflow.store import Transaction as Tx
 
 MAX_TYPED = 300
 CHANNEL = "chat"

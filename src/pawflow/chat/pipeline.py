@@ -46,7 +46,7 @@ from pawflow.errors import ConfigError, Conflict
 from pawflow.records import Message
 
 if TYPE_CHECKING:
-    from pawflow.agent.wakeups import Wakeup
+    from pawflow.store.turns import Wakeup
 
 log = logging.getLogger("pawflow.chat")
 
@@ -261,7 +261,7 @@ class PlanStage:
             return
         # The conversation up to the turn's own message: a message turn's user message, a
         # wakeup's line (the answer). Later messages are later turns, each answered once.
-        history = turn.store.recent_messages(
+        history = turn.store.messages.recent(
             turn.conversation_id, agent.history_limit, until=turn.message_id
         )
         replacing = (

@@ -11,7 +11,7 @@ from typing import Any
 from pawflow.errors import NotFound
 from pawflow.records import Interaction
 from pawflow.store import assignments, audit, groups, policies
-from pawflow.store.database import Database, Tx
+from pawflow.store.database import Database, Tx, sql
 
 SWEEP_BATCH = 500
 
@@ -122,7 +122,7 @@ class AccountabilityStore:
 def _details(
     tx: Tx, request_id: str, user: str, now: datetime, *, after_change: bool = False
 ) -> dict[str, Any]:
-    row = tx.one("SELECT * FROM interactions WHERE id = ?", (request_id,))
+    row = sql(tx).one("SELECT * FROM interactions WHERE id = ?", (request_id,))
     if row is None:
         raise NotFound()
     if row["owner"] != user and not after_change:

@@ -18,7 +18,7 @@ from pawflow.clock import to_millis
 from pawflow.errors import Conflict, Forbidden, InvalidInput, NotFound, NotPending
 from pawflow.records import Interaction
 from pawflow.store import audit, groups, policies
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 
 InboxFilter = Literal["all", "mine", "groups", "claimed"]
 notify = policies.notify
@@ -27,7 +27,7 @@ notify = policies.notify
 def _pending_row(
     tx: Tx, request_id: str, user: str, now: datetime
 ) -> tuple[dict[str, Any], dict[str, Any], str]:
-    row = tx.one("SELECT * FROM interactions WHERE id = ?", (request_id,))
+    row = sql(tx).one("SELECT * FROM interactions WHERE id = ?", (request_id,))
     policy, principal = policies.decider(tx, row, user, None, now)
     assert row is not None
     if row["status"] != "pending":
@@ -43,7 +43,7 @@ def claim(tx: Tx, request_id: str, *, user: str, via: str, now: datetime) -> Non
     if policy["required_approvals"] is not None:
         raise Conflict("a request that needs several approvals is not claimed")
     until = to_millis(now) + int(policy["claim_ttl_ms"])
-    tx.execute(
+    sql(tx).execute(
         "UPDATE request_policies SET claimed_by = ?, claim_expires_at = ? WHERE request_id = ?",
         (user, until, request_id),
     )
@@ -57,7 +57,7 @@ def release(tx: Tx, request_id: str, *, user: str, via: str, now: datetime) -> N
     holder = policies.claim_holder(policy, now)
     if holder != user:
         raise Conflict("only the one who claimed the request can release it")
-    tx.execute(
+    sql(tx).execute(
         "UPDATE request_policies SET claimed_by = NULL, claim_expires_at = NULL"
         " WHERE request_id = ?",
         (request_id,),
@@ -79,7 +79,7 @@ def reassign(tx: Tx, request_id: str, to: list[str], *, user: str, via: str, now
             f"the requester does not allow reassigning to {', '.join(outside)}", waiting
         )
     before = list(policy["assignees"])
-    tx.execute(
+    sql(tx).execute(
         "UPDATE request_policies SET assignees = ?, claimed_by = NULL, claim_expires_at = NULL"
         " WHERE request_id = ?",
         (json.dumps(targets), request_id),
@@ -113,7 +113,7 @@ def inbox(
         raise InvalidInput("unknown filter: all, mine, groups or claimed")
     names = {user, *groups.principals_of(tx, user, now)}
     mine_groups = {groups.GROUP_PREFIX + g for g in groups.groups_of(tx, user)}
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT i.*, p.assignees AS policy_assignees, p.claimed_by AS policy_claimed_by,"
         " p.claim_expires_at AS policy_claim_until, p.requester_may_answer AS policy_self"
         " FROM interactions i JOIN request_policies p ON p.request_id = i.id"
@@ -149,15 +149,15 @@ def inbox(
 
 
 def _due(tx: Tx, column: str, now: datetime, limit: int) -> list[dict[str, Any]]:
-    return tx.all(
+    return sql(tx).all(
         f"SELECT p.* FROM request_policies p WHERE p.{column} <= ?"
-        f" ORDER BY p.{column} LIMIT ?" + tx.skip_locked,
+        f" ORDER BY p.{column} LIMIT ?" + sql(tx).skip_locked,
         (to_millis(now), limit),
     )
 
 
 def _request(tx: Tx, request_id: str) -> dict[str, Any]:
-    row = tx.one("SELECT * FROM interactions WHERE id = ?", (request_id,))
+    row = sql(tx).one("SELECT * FROM interactions WHERE id = ?", (request_id,))
     if row is None:  # pragma: no cover - a policy never outlives its request
         raise NotFound()
     return row
@@ -175,7 +175,7 @@ def remind_due(tx: Tx, now: datetime, limit: int) -> int:
         if following <= at:  # down for a while: one reminder now, the next one after now
             following = at + every - (at - due) % every
         upcoming = None if row["status"] != "pending" else following
-        moved = tx.one(
+        moved = sql(tx).one(
             "UPDATE request_policies SET next_remind_at = ?"
             " WHERE request_id = ? AND next_remind_at = ? RETURNING request_id",
             (upcoming, row["id"], due),
@@ -203,7 +203,7 @@ def escalate_due(tx: Tx, now: datetime, limit: int) -> int:
             if pending and step + 1 < len(steps)
             else None
         )
-        moved = tx.one(
+        moved = sql(tx).one(
             "UPDATE request_policies SET escalation_step = ?, next_escalation_at = ?"
             " WHERE request_id = ? AND escalation_step = ? AND next_escalation_at IS NOT NULL"
             " RETURNING request_id",

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pawflow.clock import from_millis, iso, to_millis
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 
 Action = Literal[
     "created",
@@ -46,7 +46,7 @@ def record(
     detail: dict[str, Any] | None = None,
 ) -> None:
     """Append one step to the request's trail (``actor`` None: the system or a policy)."""
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO request_audit (request_id, at, action, actor, via, detail)"
         " VALUES (?, ?, ?, ?, ?, ?)",
         (
@@ -74,7 +74,9 @@ def _entry(row: dict[str, Any]) -> dict[str, Any]:
 
 def trail(tx: Tx, request_id: str) -> list[dict[str, Any]]:
     """Every step of one request, oldest first."""
-    rows = tx.all("SELECT * FROM request_audit WHERE request_id = ? ORDER BY seq", (request_id,))
+    rows = sql(tx).all(
+        "SELECT * FROM request_audit WHERE request_id = ? ORDER BY seq", (request_id,)
+    )
     return [_entry(row) for row in rows]
 
 
@@ -82,7 +84,7 @@ def since(tx: Tx, start: datetime, *, batch: int = 1000) -> Iterator[dict[str, A
     """Every step recorded at or after ``start``, oldest first (read a batch at a time)."""
     after = 0
     while True:
-        rows = tx.all(
+        rows = sql(tx).all(
             "SELECT * FROM request_audit WHERE at >= ? AND seq > ? ORDER BY seq LIMIT ?",
             (to_millis(start), after, batch),
         )

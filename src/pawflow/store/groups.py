@@ -15,7 +15,7 @@ from datetime import datetime
 from pawflow.clock import from_millis, iso, to_millis
 from pawflow.errors import Conflict, FieldError, InvalidInput, NotFound
 from pawflow.store.conversations import ensure_user
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 
 GROUP_PREFIX = "group:"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}")
@@ -49,7 +49,7 @@ def add_members(tx: Tx, name: str, users: Iterable[str], now: datetime) -> list[
     check_group_name(name)
     for user in users:
         ensure_user(tx, user, now)
-        tx.execute(
+        sql(tx).execute(
             "INSERT INTO user_groups (name, member, added_at) VALUES (?, ?, ?)"
             " ON CONFLICT (name, member) DO NOTHING",
             (name, user, to_millis(now)),
@@ -62,27 +62,27 @@ def remove_members(tx: Tx, name: str, users: Iterable[str]) -> list[str]:
     check_group_name(name)
     chosen = list(users)
     if not chosen:
-        tx.execute("DELETE FROM user_groups WHERE name = ?", (name,))
+        sql(tx).execute("DELETE FROM user_groups WHERE name = ?", (name,))
     for user in chosen:
-        tx.execute("DELETE FROM user_groups WHERE name = ? AND member = ?", (name, user))
+        sql(tx).execute("DELETE FROM user_groups WHERE name = ? AND member = ?", (name, user))
     return members(tx, name)
 
 
 def members(tx: Tx, name: str) -> list[str]:
-    rows = tx.all("SELECT member FROM user_groups WHERE name = ? ORDER BY member", (name,))
+    rows = sql(tx).all("SELECT member FROM user_groups WHERE name = ? ORDER BY member", (name,))
     return [str(row["member"]) for row in rows]
 
 
 def all_groups(tx: Tx) -> dict[str, list[str]]:
     """Every group and its members, by name."""
     found: dict[str, list[str]] = {}
-    for row in tx.all("SELECT name, member FROM user_groups ORDER BY name, member"):
+    for row in sql(tx).all("SELECT name, member FROM user_groups ORDER BY name, member"):
         found.setdefault(str(row["name"]), []).append(str(row["member"]))
     return found
 
 
 def groups_of(tx: Tx, user: str) -> list[str]:
-    rows = tx.all("SELECT name FROM user_groups WHERE member = ? ORDER BY name", (user,))
+    rows = sql(tx).all("SELECT name FROM user_groups WHERE member = ? ORDER BY name", (user,))
     return [str(row["name"]) for row in rows]
 
 
@@ -107,7 +107,7 @@ def delegate(tx: Tx, principal: str, to: str, until: datetime, now: datetime) ->
         raise Conflict("the delegation would already be over: until is past")
     ensure_user(tx, principal, now)
     ensure_user(tx, to, now)
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO delegations (principal, delegate, until_at, created_at) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (principal, delegate) DO UPDATE SET until_at = excluded.until_at",
         (principal, to, to_millis(until), to_millis(now)),
@@ -116,7 +116,7 @@ def delegate(tx: Tx, principal: str, to: str, until: datetime, now: datetime) ->
 
 
 def revoke_delegation(tx: Tx, principal: str, to: str) -> None:
-    found = tx.one(
+    found = sql(tx).one(
         "DELETE FROM delegations WHERE principal = ? AND delegate = ? RETURNING principal",
         (principal, to),
     )
@@ -126,7 +126,7 @@ def revoke_delegation(tx: Tx, principal: str, to: str) -> None:
 
 def delegations(tx: Tx, now: datetime) -> list[dict[str, str]]:
     """The delegations in force, by principal."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM delegations WHERE until_at > ? ORDER BY principal, delegate",
         (to_millis(now),),
     )
@@ -142,7 +142,7 @@ def delegations(tx: Tx, now: datetime) -> list[dict[str, str]]:
 
 def principals_of(tx: Tx, delegate_user: str, now: datetime) -> list[str]:
     """Whom ``delegate_user`` answers for now."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT principal FROM delegations WHERE delegate = ? AND until_at > ? ORDER BY principal",
         (delegate_user, to_millis(now)),
     )

@@ -22,7 +22,7 @@ from pawflow.errors import FieldError, Forbidden, InvalidInput, NotFound
 from pawflow.interactions import Kind, normalize_answer
 from pawflow.store import audit, groups
 from pawflow.store.conversations import conversation_access, may_write
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_event
 
 POLICY_KEYS = (
@@ -214,7 +214,7 @@ def attach(
             on_expire = {"answer": value}
         at = to_millis(created)
         first_step = policy.escalate[0][0] if policy.escalate else None
-        tx.execute(
+        sql(tx).execute(
             "INSERT INTO request_policies (request_id, assignees, reassign_to,"
             " requester_may_answer, required_approvals, reject_rule, on_expire, claim_ttl_ms,"
             " remind_every_ms,"
@@ -244,7 +244,7 @@ def attach(
 
 def load(tx: Tx, request_id: str) -> dict[str, Any] | None:
     """The request's policy row, JSON decoded; None for a request without one."""
-    row = tx.one("SELECT * FROM request_policies WHERE request_id = ?", (request_id,))
+    row = sql(tx).one("SELECT * FROM request_policies WHERE request_id = ?", (request_id,))
     if row is None:
         return None
     for key in ("assignees", "reassign_to", "on_expire", "escalate"):
@@ -326,7 +326,7 @@ def vote(
     now: datetime,
 ) -> bool | None:
     """Record ``user``'s vote (a repeat is ignored); the outcome once the quorum decides."""
-    voted = tx.one(
+    voted = sql(tx).one(
         "INSERT INTO request_votes (request_id, voter, vote, via, voted_at) VALUES (?, ?, ?, ?, ?)"
         " ON CONFLICT (request_id, voter) DO NOTHING RETURNING voter",
         (row["id"], user, json.dumps(value), via, to_millis(now)),
@@ -346,7 +346,7 @@ def vote(
 
 
 def tally(tx: Tx, request_id: str) -> tuple[int, int]:
-    rows = tx.all("SELECT vote FROM request_votes WHERE request_id = ?", (request_id,))
+    rows = sql(tx).all("SELECT vote FROM request_votes WHERE request_id = ?", (request_id,))
     votes = [json.loads(r["vote"]) for r in rows]
     return sum(1 for v in votes if v is True), sum(1 for v in votes if v is not True)
 
@@ -370,13 +370,13 @@ def on_expire(tx: Tx, row: dict[str, Any], now: datetime) -> tuple[ExpireDecisio
     if policy["extended"]:
         return "expire", None
     later = to_millis(now) + int(rule["extend_ms"])
-    moved = tx.one(
+    moved = sql(tx).one(
         "UPDATE interactions SET expires_at = ? WHERE id = ? AND status = 'pending' RETURNING id",
         (later, row["id"]),
     )
     if moved is None:
         return "expire", None
-    tx.execute("UPDATE request_policies SET extended = 1 WHERE request_id = ?", (row["id"],))
+    sql(tx).execute("UPDATE request_policies SET extended = 1 WHERE request_id = ?", (row["id"],))
     added = add_assignees(tx, row["id"], policy, rule.get("escalate") or [])
     detail = {"until": iso(from_millis(later)), "extend": rule.get("extend")}
     audit.record(tx, row["id"], "extended", now, via=POLICY_VIA, detail=detail)
@@ -399,7 +399,7 @@ def add_assignees(tx: Tx, request_id: str, policy: dict[str, Any], more: list[st
     added = [entry for entry in more if entry not in current]
     if added:
         policy["assignees"] = current + added
-        tx.execute(
+        sql(tx).execute(
             "UPDATE request_policies SET assignees = ? WHERE request_id = ?",
             (json.dumps(policy["assignees"]), request_id),
         )
@@ -421,7 +421,7 @@ def summary(tx: Tx, row: dict[str, Any], now: datetime) -> dict[str, Any] | None
     policy = load(tx, row["id"])
     if policy is None:
         return None
-    votes = tx.all(
+    votes = sql(tx).all(
         "SELECT voter, vote, via, voted_at FROM request_votes WHERE request_id = ?"
         " ORDER BY voted_at, voter",
         (row["id"],),
