@@ -19,6 +19,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from pawflow.agent.spec import AgentSpec
+from pawflow.channels import Channel, Dispatcher, EmailChannel, SmtpConfig
 from pawflow.chat.service import ChatService
 from pawflow.demo import agents as demo_agents
 from pawflow.demo import chat as demo_chat
@@ -86,6 +87,16 @@ def chat_service(
     return service
 
 
+def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
+    """The outbox's dispatcher, with the channels the settings configure."""
+    channels: list[Channel] = []
+    if settings.smtp_url:
+        channels.append(EmailChannel(SmtpConfig.from_url(settings.smtp_url, settings.mail_from)))
+    return Dispatcher(
+        store, channels, base_url=settings.base_url, interval=settings.outbox_interval
+    )
+
+
 def prepare(
     settings: ServerSettings,
     *,
@@ -135,7 +146,7 @@ def prepare(
         app = create_app(
             store,
             settings=settings,
-            services=[flows, chat, *observed.services],
+            services=[flows, chat, dispatcher(store, settings), *observed.services],
             on_message=chat.message_posted,
             endpoints=[mount_mcp, *observed.endpoints],
         )

@@ -23,7 +23,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pawflow.loops import Service
-from pawflow.server import actions, agents, events, files, invitations, pages, signin
+from pawflow.server import actions, agents, answer_pages, events, files, invitations, pages, signin
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
@@ -125,6 +125,7 @@ def create_app(
     app.include_router(events.router)
     app.include_router(files.router)
     app.include_router(signin.router)
+    app.include_router(answer_pages.router)
     _add_basics(app, store)
     _add_static(app)
     for add in endpoints:
