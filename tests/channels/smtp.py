@@ -24,7 +24,7 @@ class Inbox:
         self.mails: list[EmailMessage] = []
         self._lock = threading.Lock()
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.delay:
             time.sleep(self.delay)  # a slow mail server, so a crash can land mid-dispatch
         mail = email.message_from_bytes(envelope.content, policy=email.policy.default)
