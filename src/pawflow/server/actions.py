@@ -231,7 +231,11 @@ def share_conversation(
 
 
 @_action("get_notifications", m.Notifications, "Where the caller is notified of requests")
-def get_notifications(principal: Caller, request: Request) -> m.Notifications:
+def get_notifications(
+    principal: Caller,
+    request: Request,
+    body: Annotated[m.GetNotifications, Body()] = m.GetNotifications(),  # noqa: B008
+) -> m.Notifications:
     store = _store(request)
     with store.transaction(write=False) as tx:
         return m.Notifications(**outbox.get_reach(tx, principal.user).to_dict())

@@ -398,6 +398,10 @@ class InteractionDetail(InteractionEnvelope):
     deliveries: list[Delivery]
 
 
+class GetNotifications(Body):
+    """Nothing to say: the caller's own settings."""
+
+
 class SetNotifications(Body):
     """Where the caller is reached; a field left out stays as it is, "" clears it."""
 

@@ -45,7 +45,16 @@ export const STATUSES = /** @type {const} */ (["pending", "answered", "cancelled
 /** @typedef {(typeof STATUSES)[number]} Status */
 
 /** Where an answer came from (a record's answered_via). */
-export const CHANNELS = /** @type {const} */ (["chat", "mcp", "button", "cli", "api"]);
+export const CHANNELS = /** @type {const} */ ([
+  "chat",
+  "mcp",
+  "link",
+  "email",
+  "slack",
+  "button",
+  "cli",
+  "api",
+]);
 /** @typedef {(typeof CHANNELS)[number]} Channel */
 
 /** The channels a client may declare when it answers. */
@@ -68,7 +77,7 @@ export function oneOf(names, value) {
  * `result` (null: an empty answer).
  * @typedef {object} Actions
  * @property {{body: RequestInteraction, result: InteractionEnvelope}} request_interaction
- * @property {{body: RequestRef, result: InteractionEnvelope}} get_interaction
+ * @property {{body: RequestRef, result: InteractionDetail}} get_interaction
  * @property {{body: ListInteractions, result: InteractionPage}} list_interactions
  * @property {{body: Respond, result: InteractionEnvelope}} respond_interaction
  * @property {{body: RequestRef, result: InteractionEnvelope}} cancel_interaction
@@ -80,6 +89,8 @@ export function oneOf(names, value) {
  * @property {{body: GetHistory, result: History}} get_history
  * @property {{body: SendMessage, result: MessageEnvelope}} send_message
  * @property {{body: ShareConversation, result: ConversationEnvelope}} share_conversation
+ * @property {{body: GetNotifications, result: Notifications}} get_notifications
+ * @property {{body: SetNotifications, result: Notifications}} set_notifications
  * @property {{body: ListAgents, result: AgentList}} list_agents
  * @property {{body: AssignAgent, result: Assignment}} assign_agent
  * @property {{body: ListInvitations, result: InvitationList}} list_invitations
@@ -164,6 +175,19 @@ export function oneOf(names, value) {
  */
 
 /**
+ * One notification of a request: by which channel, to whom, and how it went.
+ * @typedef {object} Delivery
+ * @property {string} id
+ * @property {string} channel
+ * @property {string} recipient
+ * @property {"queued" | "sent" | "failed" | "skipped"} status
+ * @property {number} attempts
+ * @property {string | null} error
+ * @property {string} created_at
+ * @property {string | null} sent_at
+ */
+
+/**
  * @typedef {object} FileEnvelope
  * @property {FileRef} file
  */
@@ -184,6 +208,8 @@ export function oneOf(names, value) {
  * @property {number} [after_seq]
  * @property {number} [limit]
  */
+
+/** @typedef {Record<string, never>} GetNotifications */
 
 /**
  * @typedef {object} Health
@@ -218,6 +244,12 @@ export function oneOf(names, value) {
  * @property {string} created_at
  * @property {string | null} expires_at
  * @property {Record<string, unknown> | null} ui_surface
+ */
+
+/**
+ * @typedef {object} InteractionDetail
+ * @property {Interaction} interaction
+ * @property {Array<Delivery>} deliveries
  */
 
 /**
@@ -299,6 +331,16 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} Notifications
+ * @property {string} user
+ * @property {string | null} email
+ * @property {string | null} slack
+ * @property {string | null} notify_url
+ * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} notify
+ * @property {Array<"email" | "slack" | "webhook" | "apprise">} channels
+ */
+
+/**
  * @typedef {object} OptionIn
  * @property {string} value
  * @property {string | null} [label]
@@ -330,6 +372,8 @@ export function oneOf(names, value) {
  *   (docs/contract.md): its fallback is the request's kind, and a table or card fits that kind and
  *   its options.
  * @property {string | null} [idempotency_key]
+ * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} [notify] - The channels to
+ *   notify of this request ([]: none); absent: the owner's own (set_notifications).
  */
 
 /**
@@ -369,6 +413,16 @@ export function oneOf(names, value) {
  * @property {string} user
  * @property {"token" | "session"} via
  * @property {string | null} csrf_token
+ */
+
+/**
+ * Where the caller is reached; a field left out stays as it is, "" clears it.
+ * @typedef {object} SetNotifications
+ * @property {string | null} [email]
+ * @property {string | null} [slack]
+ * @property {string | null} [notify_url]
+ * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} [notify] - The channels to
+ *   use; null: every channel with an address.
  */
 
 /**
