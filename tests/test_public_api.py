@@ -32,6 +32,7 @@ PUBLIC = [
     "Continuation",
     "Conversation",
     "Delivery",
+    "DeliveryError",
     "DeliveryHandler",
     "Event",
     "ExpressionError",

@@ -23,6 +23,7 @@ escape raw::
     │   ├── StoreUnavailable        the database cannot be reached or stays busy
     │   └── MigrationError          an upgrade check failed (``check``); nothing changed
     ├── Undeliverable               a handler cannot take a continuation now; retried later
+    ├── DeliveryError               a channel could not send a notification (``permanent``)
     ├── ModelError                  a model provider failed (``retryable``, ``status``)
     ├── Halt                        governance stopped an agent's run (``reason``)
     ├── TaskFailed                  a flow task could not process a FlowFile
@@ -169,6 +170,16 @@ class MigrationError(StoreError):
 
 class Undeliverable(PawFlowError):
     """A delivery handler cannot take a continuation now; it stays resolved and is retried."""
+
+
+class DeliveryError(PawFlowError):
+    """A channel could not send or update a notification: retried with backoff unless
+    ``permanent`` (a retry cannot help)."""
+
+    def __init__(self, reason: str, *, permanent: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.permanent = permanent
 
 
 class ModelError(PawFlowError):

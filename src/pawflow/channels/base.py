@@ -15,18 +15,12 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 from urllib.parse import quote
 
+from pawflow.errors import DeliveryError
 from pawflow.interactions import Kind
 from pawflow.records import Interaction
 from pawflow.store.outbox import OutboxRow
 
-
-class DeliveryError(Exception):
-    """A send or an update that did not happen: retried with backoff unless ``permanent``."""
-
-    def __init__(self, reason: str, *, permanent: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.permanent = permanent
+__all__ = ["Button", "Channel", "DeliveryError", "Outgoing", "outgoing", "settled_text"]
 
 
 @dataclass(frozen=True)
