@@ -58,6 +58,7 @@ PUBLIC = [
     "Option",
     "PawFlowError",
     "PayloadTooLarge",
+    "QueueFull",
     "Requester",
     "ServerUnreachable",
     "SignalValue",

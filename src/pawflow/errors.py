@@ -23,6 +23,7 @@ escape raw::
     │   ├── StoreUnavailable        the database cannot be reached or stays busy
     │   └── MigrationError          an upgrade check failed (``check``); nothing changed
     ├── Undeliverable               a handler cannot take a continuation now; retried later
+    │   └── QueueFull               a flow's queue has no room; offered again as it drains
     ├── DeliveryError               a channel could not send a notification (``permanent``)
     ├── ModelError                  a model provider failed (``retryable``, ``status``)
     ├── Halt                        governance stopped an agent's run (``reason``)
@@ -170,6 +171,11 @@ class MigrationError(StoreError):
 
 class Undeliverable(PawFlowError):
     """A delivery handler cannot take a continuation now; it stays resolved and is retried."""
+
+
+class QueueFull(Undeliverable):
+    """Backpressure: a flow's queue has no room now. A continuation refused so is not a
+    failure: it waits, with no backoff, until that queue drains and asks for it again."""
 
 
 class DeliveryError(PawFlowError):
