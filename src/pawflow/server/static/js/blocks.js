@@ -80,6 +80,9 @@ const VIA = {
   button: "in its block",
   cli: "with pawflow answer",
   mcp: "over MCP",
+  link: "with an answer link",
+  email: "by email",
+  slack: "in Slack",
   api: "through the API",
 };
 
