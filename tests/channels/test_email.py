@@ -209,3 +209,25 @@ def test_an_unreachable_mail_server_is_retried_with_backoff(store: Store, clock:
 def test_an_answer_link_never_reaches_a_log() -> None:
     line = '127.0.0.1 - "GET /a/pfa_Q2xpY2sgaGVyZSB0byBhbnN3ZXItX2FiYw/confirm?pick=0 HTTP/1.1"'
     assert "pfa_" not in redact(line)
+
+
+def test_a_link_expires_with_its_request_and_tells_an_answer_from_elsewhere(
+    served: tuple[LiveServer, Inbox, Dispatcher],
+) -> None:
+    server, inbox, dispatcher = served
+    store = server.store
+    clock = store.clock
+    assert isinstance(clock, FakeClock)
+    soon = _ask(store, "text", "Quick?", expires_in="1h")
+    elsewhere = _ask(store, "text", "Anywhere?")
+    dispatcher.step()
+    links = {str(m["X-PawFlow-Request"]): _links(text_of(m))[0] for m in inbox.received()}
+    store.respond_interaction(elsewhere, "from the chat", user="ada", via="chat")
+    clock.advance("2h")
+    with httpx.Client() as http:
+        assert "expired" in http.get(links[soon]).text
+        refused = http.post(links[soon], data={"answer": "late"})
+        assert refused.status_code == 409
+        assert store.get_interaction(soon, user="ada").status == "expired"
+        told = http.get(links[elsewhere]).text
+        assert "Answered by ada via chat" in told and "<form" not in told

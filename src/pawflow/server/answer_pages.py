@@ -27,6 +27,7 @@ from pawflow.errors import Conflict, InvalidInput, NotFound, NotPending
 from pawflow.interactions import Kind
 from pawflow.interactions.kinds import kind_of_property
 from pawflow.records import Interaction
+from pawflow.server.auth import client_address
 from pawflow.server.context import context_of
 from pawflow.server.signin_page import page
 from pawflow.store import Store, outbox
@@ -52,10 +53,15 @@ _UNUSABLE = (
 )
 
 
-def _grant(store: Store, token: str) -> tuple[links.AnswerLink, Interaction] | None:
-    with store.transaction(write=False) as tx:
+def _grant(request: Request, token: str) -> tuple[links.AnswerLink, Interaction] | None:
+    """What the link grants; an unknown secret counts as a failed guess from its address."""
+    ctx = context_of(request)
+    address = client_address(request)
+    ctx.auth_failures.check(address)
+    with ctx.store.transaction(write=False) as tx:
         grant = links.find(tx, token)
         if grant is None:
+            ctx.auth_failures.failed(address)
             return None
         return grant, outbox.request_of(tx, grant.request_id)
 
@@ -70,13 +76,15 @@ def _question(request: Interaction) -> str:
     return title + body
 
 
-def _outcome(request: Interaction, grant: links.AnswerLink, store: Store) -> str | None:
+def _outcome(
+    request: Interaction, grant: links.AnswerLink, store: Store, *, deadline: bool = True
+) -> str | None:
     """The page of a settled request or a link that can no longer answer; None if it can."""
     if request.status != "pending":
         return f'<p class="note"><strong>{_e(settled_text(request))}.</strong></p>'
     if grant.used_at is not None:
         return '<p class="note">This link was used already.</p>'
-    if grant.expired(store.now()):
+    if deadline and grant.expired(store.now()):
         return '<p class="note">This request has expired.</p>'
     return None
 
@@ -173,7 +181,7 @@ def _show(grant: links.AnswerLink, request: Interaction, token: str, store: Stor
 @router.get("/a/{token}")
 def show(request: Request, token: str) -> HTMLResponse:
     store = context_of(request).store
-    found = _grant(store, token)
+    found = _grant(request, token)
     if found is None:
         return page("Answer", _UNUSABLE, status=404)
     return _show(*found, token, store)
@@ -183,7 +191,7 @@ def show(request: Request, token: str) -> HTMLResponse:
 def confirm_page(request: Request, token: str, pick: int = -1) -> HTMLResponse:
     """The page a mail's one-click button opens: it asks, and only its POST answers."""
     store = context_of(request).store
-    found = _grant(store, token)
+    found = _grant(request, token)
     if found is None:
         return page("Answer", _UNUSABLE, status=404)
     grant, record = found
@@ -240,11 +248,12 @@ async def _scalar(value: str | UploadFile | None, store: Store, user: str) -> An
 @router.post("/a/{token}")
 async def answer(request: Request, token: str) -> HTMLResponse:
     store = context_of(request).store
-    found = _grant(store, token)
+    found = _grant(request, token)
     if found is None:
         return page("Answer", _UNUSABLE, status=404)
     grant, record = found
-    ended = _outcome(record, grant, store)
+    # A request past its deadline is left to respond_interaction, which expires it.
+    ended = _outcome(record, grant, store, deadline=False)
     if ended is not None:
         return page("Answer", _question(record) + ended, status=409)
     form = await request.form()
@@ -263,7 +272,7 @@ async def answer(request: Request, token: str) -> HTMLResponse:
         body = _question(record) + _errors(problems) + _controls(record, f"/a/{token}", form)
         return page("Answer", body, status=422)
     except (NotPending, Conflict, NotFound):
-        found = _grant(store, token)
+        found = _grant(request, token)
         assert found is not None
         grant, now = found
         return page("Answer", _question(now) + (_outcome(now, grant, store) or ""), status=409)
