@@ -20,6 +20,8 @@ from fastapi import FastAPI
 
 from pawflow.agent.spec import AgentSpec
 from pawflow.channels import Channel, Dispatcher, EmailChannel, SmtpConfig
+from pawflow.channels.replies import ImapConfig, ReplyReader
+from pawflow.chat import answering
 from pawflow.chat.service import ChatService
 from pawflow.demo import agents as demo_agents
 from pawflow.demo import chat as demo_chat
@@ -30,6 +32,7 @@ from pawflow.errors import ConfigError
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
 from pawflow.mcp.mounting import mount as mount_mcp
+from pawflow.records import Interaction
 from pawflow.server.app import create_app
 from pawflow.server.credentials import issue_signin_link, issue_token
 from pawflow.server.running import serve_app
@@ -97,6 +100,19 @@ def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
     )
 
 
+def mail_replies(store: Store, settings: ServerSettings) -> list[Service]:
+    """The reader of replies by mail, when ``PAWFLOW_IMAP_URL`` names a mailbox."""
+    if not settings.imap_url:
+        return []
+
+    def read(request: Interaction, text: str) -> object:
+        typed = answering.read(request, text)
+        return None if typed is None else typed.value
+
+    config = ImapConfig.from_url(settings.imap_url)
+    return [ReplyReader(store, config, read, interval=settings.imap_interval)]
+
+
 def prepare(
     settings: ServerSettings,
     *,
@@ -146,7 +162,13 @@ def prepare(
         app = create_app(
             store,
             settings=settings,
-            services=[flows, chat, dispatcher(store, settings), *observed.services],
+            services=[
+                flows,
+                chat,
+                dispatcher(store, settings),
+                *mail_replies(store, settings),
+                *observed.services,
+            ],
             on_message=chat.message_posted,
             endpoints=[mount_mcp, *observed.endpoints],
         )

@@ -2,7 +2,8 @@
 
 Each channel is an adapter (:class:`Channel`) that renders a request for a recipient,
 sends it once per outbox row, and updates a sent copy when the request is settled. The
-:class:`Dispatcher` sends the store's outbox through them under a lease.
+:class:`Dispatcher` sends the store's outbox through them under a lease;
+:mod:`pawflow.channels.replies` reads answers that come back by mail.
 """
 
 from pawflow.channels.base import Button, Channel, DeliveryError, Outgoing, settled_text

@@ -68,6 +68,10 @@ class ServerSettings:
     unset: no email channel."""
     mail_from: str | None = None
     """The sender of notification mail (``PAWFLOW_MAIL_FROM``)."""
+    imap_url: str | None = None
+    """A mailbox whose replies answer requests (``imap://user:pass@host:port/INBOX``)."""
+    imap_interval: float = 30.0
+    """Seconds between two readings of that mailbox."""
     outbox_interval: float = 2.0
     """Seconds between the dispatcher's passes over the outbox."""
     outbox_lease_ttl: float = 30.0
@@ -88,6 +92,7 @@ class ServerSettings:
             "metrics_cache",
             "outbox_interval",
             "outbox_lease_ttl",
+            "imap_interval",
         ):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")

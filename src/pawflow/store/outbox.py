@@ -393,3 +393,9 @@ def request_of(tx: Tx, request_id: str) -> Interaction:
     row = tx.one("SELECT * FROM interactions WHERE id = ?", (request_id,))
     assert row is not None, "an outbox row's request is never deleted"
     return Interaction.from_row(row)
+
+
+def find_by_key(tx: Tx, idempotency_key: str) -> OutboxRow | None:
+    """The row whose message carried ``idempotency_key`` (a reply names it)."""
+    row = tx.one("SELECT * FROM outbox WHERE idempotency_key = ?", (idempotency_key,))
+    return None if row is None else OutboxRow.from_row(row)
