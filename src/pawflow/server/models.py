@@ -33,6 +33,7 @@ from pawflow.interactions.outline import KEYWORD_VALUES, response_schema_outline
 from pawflow.interactions.problems import NO_NUL, NOT_BLANK
 from pawflow.interactions.surfaces import SURFACE_CONTRACT
 from pawflow.records import ClientChannel, Conversation, FileRef, Interaction, Message, Status
+from pawflow.store.outbox import EMAIL_PATTERN, SLACK_PATTERN, URL_PATTERN
 
 # No string in a body may hold NUL (the body is refused with a 400 otherwise): every string
 # the document describes says so (NO_NUL, NOT_BLANK).
@@ -405,9 +406,13 @@ class GetNotifications(Body):
 class SetNotifications(Body):
     """Where the caller is reached; a field left out stays as it is, "" clears it."""
 
-    email: Annotated[StrictStr, Field(max_length=320, pattern=NO_NUL)] | None = None
-    slack: Annotated[StrictStr, Field(max_length=40, pattern=NO_NUL)] | None = None
-    notify_url: Annotated[StrictStr, Field(max_length=2000, pattern=NO_NUL)] | None = None
+    email: Annotated[StrictStr, Field(max_length=320, pattern=f"^(|{EMAIL_PATTERN})$")] | None = (
+        None
+    )
+    slack: Annotated[StrictStr, Field(max_length=40, pattern=f"^(|{SLACK_PATTERN})$")] | None = None
+    notify_url: (
+        Annotated[StrictStr, Field(max_length=2000, pattern=f"^(|{URL_PATTERN})$")] | None
+    ) = None
     notify: NotifyList | None = Field(
         default=None,
         description="The channels to use; null: every channel with an address.",
