@@ -132,6 +132,7 @@ def test_every_kind_has_controls_and_a_refusal_keeps_the_link(
         "multi": _ask(store, "multi", "Which ones?", options=["red", "blue"]),
         "date": _ask(store, "date", "When?"),
         "form": _ask(store, "form", "Details?", response_schema=schema),
+        "file": _ask(store, "file", "The report?"),
     }
     dispatcher.step()
     links = {str(m["X-PawFlow-Request"]): _links(text_of(m)) for m in inbox.received()}
@@ -159,7 +160,13 @@ def test_every_kind_has_controls_and_a_refusal_keeps_the_link(
         assert 'value="Ada"' in refused.text  # what was typed stays
         assert store.get_interaction(asked["form"], user="ada").status == "pending"
         assert http.post(form, data={"f.name": "Ada", "f.count": "2"}).status_code == 200
+        (upload,) = links[asked["file"]]
+        assert 'type="file"' in http.get(upload).text
+        sent = http.post(upload, files={"answer": ("report.txt", b"all good", "text/plain")})
+        assert sent.status_code == 200
+        assert "Answer" in http.get(choice[0].replace("pick=0", "pick=x")).text
     assert store.get_interaction(asked["form"], user="ada").answer == {"name": "Ada", "count": 2}
+    assert store.get_interaction(asked["file"], user="ada").answer["name"] == "report.txt"
 
 
 def test_notify_lists_choose_the_rows(store: Store) -> None:

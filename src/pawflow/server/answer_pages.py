@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from starlette.datastructures import FormData, UploadFile
@@ -188,7 +189,7 @@ def show(request: Request, token: str) -> HTMLResponse:
 
 
 @router.get("/a/{token}/confirm")
-def confirm_page(request: Request, token: str, pick: int = -1) -> HTMLResponse:
+def confirm_page(request: Request, token: str, pick: str = "") -> HTMLResponse:
     """The page a mail's one-click button opens: it asks, and only its POST answers."""
     store = context_of(request).store
     found = _grant(request, token)
@@ -197,18 +198,19 @@ def confirm_page(request: Request, token: str, pick: int = -1) -> HTMLResponse:
     grant, record = found
     ended = _outcome(record, grant, store)
     buttons = buttons_for(record, "")
-    if ended is not None or not 0 <= pick < len(buttons):
+    index = int(pick) if pick.isdigit() and len(pick) < 5 else -1
+    if ended is not None or not 0 <= index < len(buttons):
         return _show(grant, record, token, store)
     body = (
         _question(record) + f'<form method="post" action="/a/{_e(token)}">'
-        f'<input type="hidden" name="pick" value="{pick}">'
-        f'<button type="submit" class="primary">Answer “{_e(buttons[pick].label)}”</button>'
+        f'<input type="hidden" name="pick" value="{index}">'
+        f'<button type="submit" class="primary">Answer “{_e(buttons[index].label)}”</button>'
         f'</form><p class="note"><a href="/a/{_e(token)}">Answer otherwise</a></p>'
     )
     return page("Answer", body)
 
 
-async def _answer_from(form: FormData, record: Interaction, store: Store, user: str) -> Any:
+def _answer_from(form: FormData, record: Interaction, store: Store, user: str) -> Any:
     """The answer a posted form carries, as ``respond_interaction`` takes it."""
     kind = record.kind
     pick = form.get("pick")
@@ -230,23 +232,32 @@ async def _answer_from(form: FormData, record: Interaction, store: Store, user: 
             elif field_kind == Kind.CONFIRM:
                 answer[name] = form.get(key) == "yes"
             else:
-                answer[name] = await _scalar(form.get(key), store, user)
+                answer[name] = _scalar(form.get(key), store, user)
         return answer
-    return await _scalar(form.get("answer"), store, user)
+    return _scalar(form.get("answer"), store, user)
 
 
-async def _scalar(value: str | UploadFile | None, store: Store, user: str) -> Any:
+def _scalar(value: str | UploadFile | None, store: Store, user: str) -> Any:
+    """A field's text, or a file kept as the user's upload (its id)."""
     if isinstance(value, UploadFile):
         if not value.filename:
             return None
-        content = await value.read()
         media = value.content_type or "application/octet-stream"
-        return store.add_file(user, value.filename, media, content).id
+        return store.add_file(user, value.filename, media, value.file.read()).id
     return None if value is None or value == "" else value
 
 
 @router.post("/a/{token}")
 async def answer(request: Request, token: str) -> HTMLResponse:
+    form = await request.form()
+    try:
+        return await anyio.to_thread.run_sync(_answer, request, token, form)
+    finally:
+        await form.close()
+
+
+def _answer(request: Request, token: str, form: FormData) -> HTMLResponse:
+    """Answer with a posted form, on a worker thread (the store blocks)."""
     store = context_of(request).store
     found = _grant(request, token)
     if found is None:
@@ -256,9 +267,8 @@ async def answer(request: Request, token: str) -> HTMLResponse:
     ended = _outcome(record, grant, store, deadline=False)
     if ended is not None:
         return page("Answer", _question(record) + ended, status=409)
-    form = await request.form()
     try:
-        value = await _answer_from(form, record, store, grant.user)
+        value = _answer_from(form, record, store, grant.user)
 
         def spend(tx: Any, _: Interaction) -> None:
             if not links.spend(tx, token, store.now()):

@@ -70,7 +70,8 @@ def create_app(
     upload_limit = settings.max_upload + UPLOAD_OVERHEAD
 
     def body_limit(path: str) -> int:
-        return upload_limit if path == "/api/files" else settings.max_body
+        # An answer link's page may carry a file, as an upload does.
+        return upload_limit if path == "/api/files" or path.startswith("/a/") else settings.max_body
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
