@@ -19,12 +19,16 @@ from pawflow.server.testing import free_port
 class Inbox:
     """What the SMTP server received, in order; ``delay`` slows each mail down."""
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, refuse: str | None = None) -> None:
         self.delay = delay
+        self.refuse = refuse
+        """An SMTP reply (``554 …``) given to every mail instead of taking it."""
         self.mails: list[EmailMessage] = []
         self._lock = threading.Lock()
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        if self.refuse is not None:
+            return self.refuse
         if self.delay:
             time.sleep(self.delay)  # a slow mail server, so a crash can land mid-dispatch
         mail = email.message_from_bytes(envelope.content, policy=email.policy.default)
@@ -39,9 +43,9 @@ class Inbox:
 
 
 @contextmanager
-def smtp_server(delay: float = 0.0) -> Iterator[tuple[Inbox, str]]:
+def smtp_server(delay: float = 0.0, refuse: str | None = None) -> Iterator[tuple[Inbox, str]]:
     """An SMTP server and its ``smtp://`` URL."""
-    inbox = Inbox(delay)
+    inbox = Inbox(delay, refuse)
     port = free_port()
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()
