@@ -6,7 +6,14 @@ sends it once per outbox row, and updates a sent copy when the request is settle
 :mod:`pawflow.channels.replies` reads answers that come back by mail.
 """
 
-from pawflow.channels.base import Button, Channel, DeliveryError, Outgoing, settled_text
+from pawflow.channels.base import (
+    Button,
+    Channel,
+    DeliveryError,
+    Outgoing,
+    plain_text,
+    settled_text,
+)
 from pawflow.channels.dispatcher import Dispatcher
 from pawflow.channels.email import EmailChannel, SmtpConfig
 
@@ -18,5 +25,6 @@ __all__ = [
     "EmailChannel",
     "Outgoing",
     "SmtpConfig",
+    "plain_text",
     "settled_text",
 ]

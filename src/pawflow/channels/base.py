@@ -20,7 +20,15 @@ from pawflow.interactions import Kind
 from pawflow.records import Interaction
 from pawflow.store.outbox import OutboxRow
 
-__all__ = ["Button", "Channel", "DeliveryError", "Outgoing", "outgoing", "settled_text"]
+__all__ = [
+    "Button",
+    "Channel",
+    "DeliveryError",
+    "Outgoing",
+    "outgoing",
+    "plain_text",
+    "settled_text",
+]
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,21 @@ def outgoing(row: OutboxRow, request: Interaction, base_url: str, token: str) ->
     return Outgoing(row, request, page, buttons_for(request, page))
 
 
+def plain_text(message: Outgoing) -> str:
+    """The question as plain text: its words, the one-click answers, the page, the deadline
+    (what a mail's text part says, and what a notification-only channel can send)."""
+    request = message.request
+    lines = [request.title or "", request.message, ""]
+    if message.buttons:
+        lines.append("Answer with one click:")
+        lines += [f"  {button.label}: {button.url}" for button in message.buttons]
+        lines.append("")
+    lines.append(f"Open the question: {message.answer_url}")
+    if request.expires_at is not None:
+        lines.append(f"It expires {request.expires_at.strftime('%Y-%m-%d %H:%M UTC')}.")
+    return "\n".join(lines).strip() + "\n"
+
+
 def settled_text(request: Interaction) -> str:
     """One line on how the request ended: "Answered by ada via link, 2026-01-02 14:02 UTC"."""
     if request.status == "answered":
@@ -85,6 +108,10 @@ class Channel(Protocol):
     """A way of reaching people; ``name`` is what ``notify`` lists call it."""
 
     name: str
+
+    def render(self, message: Outgoing) -> object:
+        """What the channel sends for ``message`` (a mail, a Slack message's blocks, …)."""
+        ...
 
     def send(self, message: Outgoing) -> str | None:
         """Deliver ``message``; returns the channel's reference to it (kept for updates).

@@ -20,7 +20,7 @@ from email.utils import formatdate
 from typing import Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from pawflow.channels.base import DeliveryError, Outgoing
+from pawflow.channels.base import DeliveryError, Outgoing, plain_text
 from pawflow.errors import ConfigError
 from pawflow.records import Interaction
 from pawflow.redaction import remember_url
@@ -71,19 +71,6 @@ def message_id(row: OutboxRow, mail_from: str) -> str:
     return f"<{row.idempotency_key}@{domain}>"
 
 
-def _text(message: Outgoing) -> str:
-    request = message.request
-    lines = [request.title or "", request.message, ""]
-    if message.buttons:
-        lines.append("Answer with one click:")
-        lines += [f"  {button.label}: {button.url}" for button in message.buttons]
-        lines.append("")
-    lines.append(f"Open the question: {message.answer_url}")
-    if request.expires_at is not None:
-        lines.append(f"It expires {request.expires_at.strftime('%Y-%m-%d %H:%M UTC')}.")
-    return "\n".join(line for line in lines if line is not None).strip() + "\n"
-
-
 _BUTTON = (
     "display:inline-block;margin:0 8px 8px 0;padding:10px 18px;border-radius:6px;"
     "background:#4b3f8f;color:#ffffff;text-decoration:none;font-weight:600"
@@ -123,7 +110,7 @@ def build(message: Outgoing, config: SmtpConfig) -> EmailMessage:
     mail["Message-ID"] = message_id(message.row, config.mail_from)
     mail["Auto-Submitted"] = "auto-generated"
     mail["X-PawFlow-Request"] = message.request.id
-    mail.set_content(_text(message))
+    mail.set_content(plain_text(message))
     mail.add_alternative(_html(message), subtype="html")
     return mail
 
@@ -136,8 +123,12 @@ class EmailChannel:
     def __init__(self, config: SmtpConfig) -> None:
         self.config = config
 
+    def render(self, message: Outgoing) -> EmailMessage:
+        """The mail: a text and an HTML part, its Message-ID the row's idempotency key."""
+        return build(message, self.config)
+
     def send(self, message: Outgoing) -> str | None:
-        mail = build(message, self.config)
+        mail = self.render(message)
         config = self.config
         try:
             with self._connect() as smtp:
