@@ -18,7 +18,9 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from pawflow.a2a.mounting import mount as mount_a2a
 from pawflow.agent.spec import AgentSpec
+from pawflow.agui.mounting import mount as mount_agui
 from pawflow.channels import Channel, Dispatcher, EmailChannel, SmtpConfig
 from pawflow.channels.replies import ImapConfig, ReplyReader
 from pawflow.chat import answering
@@ -170,7 +172,7 @@ def prepare(
                 *observed.services,
             ],
             on_message=chat.message_posted,
-            endpoints=[mount_mcp, *observed.endpoints],
+            endpoints=[mount_mcp, mount_agui, mount_a2a, *observed.endpoints],
         )
         if observed.tracing:
             observability.instrument(app)

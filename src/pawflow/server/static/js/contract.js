@@ -48,6 +48,8 @@ export const STATUSES = /** @type {const} */ (["pending", "answered", "cancelled
 export const CHANNELS = /** @type {const} */ ([
   "chat",
   "mcp",
+  "agui",
+  "a2a",
   "link",
   "email",
   "slack",
