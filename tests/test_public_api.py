@@ -17,6 +17,7 @@ PACKAGES = [
     "pawflow.store",
     "pawflow.agent",
     "pawflow.chat",
+    "pawflow.channels",
     "pawflow.flow",
     "pawflow.interactions",
     "pawflow.server",
