@@ -47,26 +47,29 @@ def test_the_signed_in_user_sets_their_own(tmp_path: Path) -> None:
 
 
 def test_a_request_names_its_own_channels_over_http(tmp_path: Path) -> None:
-    with temporary_store("sqlite", tmp_path) as store, live_server(store, settings=QUIET) as s:
-        with s.client("cy") as cy:
-            cy.post("/api/actions/set_notifications", json={"email": "cy@example.org"})
-            chat = cy.post("/api/actions/create_conversation", json={"title": "n"}).json()
-            ask = {"conversation_id": chat["conversation"]["id"], "kind": "confirm"}
-            quiet = cy.post(
-                "/api/actions/request_interaction", json={**ask, "message": "Q?", "notify": []}
-            ).json()["interaction"]
-            loud = cy.post(
-                "/api/actions/request_interaction", json={**ask, "message": "L?"}
-            ).json()["interaction"]
-            unknown = cy.post(
-                "/api/actions/request_interaction", json={**ask, "message": "U?", "notify": ["fax"]}
-            )
-            assert unknown.status_code == 422
-            shown = {
-                r["id"]: cy.post(
-                    "/api/actions/get_interaction", json={"request_id": r["id"]}
-                ).json()["deliveries"]
-                for r in (quiet, loud)
-            }
+    with (
+        temporary_store("sqlite", tmp_path) as store,
+        live_server(store, settings=QUIET) as server,
+        server.client("cy") as cy,
+    ):
+        cy.post("/api/actions/set_notifications", json={"email": "cy@example.org"})
+        chat = cy.post("/api/actions/create_conversation", json={"title": "n"}).json()
+        ask = {"conversation_id": chat["conversation"]["id"], "kind": "confirm"}
+        quiet = cy.post(
+            "/api/actions/request_interaction", json={**ask, "message": "Q?", "notify": []}
+        ).json()["interaction"]
+        loud = cy.post("/api/actions/request_interaction", json={**ask, "message": "L?"}).json()[
+            "interaction"
+        ]
+        unknown = cy.post(
+            "/api/actions/request_interaction", json={**ask, "message": "U?", "notify": ["fax"]}
+        )
+        assert unknown.status_code == 422
+        shown = {
+            r["id"]: cy.post("/api/actions/get_interaction", json={"request_id": r["id"]}).json()[
+                "deliveries"
+            ]
+            for r in (quiet, loud)
+        }
     assert shown[quiet["id"]] == []
     assert [(d["channel"], d["status"]) for d in shown[loud["id"]]] == [("email", "queued")]
