@@ -159,6 +159,7 @@ export interface RequestInteraction {
   expires_at?: string | null;
   ui_surface?: JsonObject | null;
   idempotency_key?: string | null;
+  notify?: ("email" | "slack" | "webhook" | "apprise")[] | null;
 }
 
 /** CreateConversation */
@@ -291,6 +292,7 @@ export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
       "expires_at",
       "ui_surface",
       "idempotency_key",
+      "notify",
     ],
     ["conversation_id", "kind", "message"],
   ),

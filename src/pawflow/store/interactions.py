@@ -30,6 +30,7 @@ from pawflow.interactions import (
 from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
 from pawflow.records import CHANNELS, Interaction, Requester
+from pawflow.store import outbox
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
@@ -77,6 +78,8 @@ class Question:
     signal_family: SignalFamily | None = None
     ui_surface: dict[str, Any] | None = None
     idempotency_key: str | None = None
+    notify: Sequence[str] | None = None
+    """The channels to notify (``[]``: none); None: the owner's own."""
 
     def deadline(self, now: datetime) -> datetime | None:
         if self.expires_in is not None and self.expires_at is not None:
@@ -114,6 +117,7 @@ class Question:
                 signal_family=self.signal_family,
                 ui_surface=self.ui_surface,
                 idempotency_key=self.idempotency_key,
+                notify=self.notify,
                 now=now,
             )
             span.set_attribute("pawflow.request_id", record.id)
@@ -136,6 +140,7 @@ def request(
     ui_surface: dict[str, Any] | None,
     now: datetime,
     idempotency_key: str | None = None,
+    notify: Sequence[str] | None = None,
 ) -> Interaction:
     """Publish a request; with an ``idempotency_key`` the owner already used, find that one.
 
@@ -231,6 +236,7 @@ def request(
     log.debug("request %s (%s) asked", record.id, record.kind)
     writers = {user for user, access in members.items() if access != "read"}
     _announce(tx, record, "interaction_request", now, writers)
+    outbox.enqueue(tx, record, notify, now)
     return record
 
 
@@ -435,6 +441,7 @@ def _leave(
     log.debug("request %s %s%s", record.id, outcome, f" via {via}" if via else "")
     fire_signal(tx, record.signal_id, {"status": outcome, "answer": record.answer}, now)
     _announce(tx, record, "interaction_answered", now)
+    outbox.settle_request(tx, record, now)
     return record
 
 

@@ -226,9 +226,11 @@ class Store:
         signal_family: Literal["confirmation", "interaction"] | None = None,
         ui_surface: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
+        notify: Sequence[str] | None = None,
     ) -> Interaction:
         """Publish a question for ``owner``, who needs write access to the conversation
-        (an ``idempotency_key`` of theirs asked again returns the first request)."""
+        (an ``idempotency_key`` of theirs asked again returns the first request), and its
+        notifications: to the ``notify`` channels, or by default the owner's own."""
         question = inter.Question(
             owner,
             conversation_id,
@@ -243,6 +245,7 @@ class Store:
             signal_family=signal_family,
             ui_surface=ui_surface,
             idempotency_key=idempotency_key,
+            notify=notify,
         )
         now = self.now()
         with self.db.transaction() as tx:
@@ -266,6 +269,7 @@ class Store:
         signal_family: Literal["confirmation", "interaction"] | None = None,
         ui_surface: dict[str, Any] | None = None,
         tx: Tx | None = None,
+        notify: Sequence[str] | None = None,
     ) -> tuple[Interaction, Continuation]:
         """Ask as :meth:`request_interaction` does and, in the same transaction, park a
         continuation for ``target`` on the answer's signal: a requester that asks and waits.
@@ -286,6 +290,7 @@ class Store:
             requester=requester,
             signal_family=signal_family,
             ui_surface=ui_surface,
+            notify=notify,
         )
         now = self.now()
         with self._within(tx) as opened:

@@ -50,6 +50,9 @@ export const CHANNELS = /** @type {const} */ ([
   "mcp",
   "agui",
   "a2a",
+  "link",
+  "email",
+  "slack",
   "button",
   "cli",
   "api",
@@ -76,7 +79,7 @@ export function oneOf(names, value) {
  * `result` (null: an empty answer).
  * @typedef {object} Actions
  * @property {{body: RequestInteraction, result: InteractionEnvelope}} request_interaction
- * @property {{body: RequestRef, result: InteractionEnvelope}} get_interaction
+ * @property {{body: RequestRef, result: InteractionDetail}} get_interaction
  * @property {{body: ListInteractions, result: InteractionPage}} list_interactions
  * @property {{body: Respond, result: InteractionEnvelope}} respond_interaction
  * @property {{body: RequestRef, result: InteractionEnvelope}} cancel_interaction
@@ -88,6 +91,8 @@ export function oneOf(names, value) {
  * @property {{body: GetHistory, result: History}} get_history
  * @property {{body: SendMessage, result: MessageEnvelope}} send_message
  * @property {{body: ShareConversation, result: ConversationEnvelope}} share_conversation
+ * @property {{body: GetNotifications, result: Notifications}} get_notifications
+ * @property {{body: SetNotifications, result: Notifications}} set_notifications
  * @property {{body: ListAgents, result: AgentList}} list_agents
  * @property {{body: AssignAgent, result: Assignment}} assign_agent
  * @property {{body: ListInvitations, result: InvitationList}} list_invitations
@@ -172,6 +177,19 @@ export function oneOf(names, value) {
  */
 
 /**
+ * One notification of a request: by which channel, to whom, and how it went.
+ * @typedef {object} Delivery
+ * @property {string} id
+ * @property {string} channel
+ * @property {string} recipient
+ * @property {"queued" | "sent" | "failed" | "skipped"} status
+ * @property {number} attempts
+ * @property {string | null} error
+ * @property {string} created_at
+ * @property {string | null} sent_at
+ */
+
+/**
  * @typedef {object} FileEnvelope
  * @property {FileRef} file
  */
@@ -192,6 +210,8 @@ export function oneOf(names, value) {
  * @property {number} [after_seq]
  * @property {number} [limit]
  */
+
+/** @typedef {Record<string, never>} GetNotifications */
 
 /**
  * @typedef {object} Health
@@ -226,6 +246,12 @@ export function oneOf(names, value) {
  * @property {string} created_at
  * @property {string | null} expires_at
  * @property {Record<string, unknown> | null} ui_surface
+ */
+
+/**
+ * @typedef {object} InteractionDetail
+ * @property {Interaction} interaction
+ * @property {Array<Delivery>} deliveries
  */
 
 /**
@@ -307,6 +333,16 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} Notifications
+ * @property {string} user
+ * @property {string | null} email
+ * @property {string | null} slack
+ * @property {string | null} notify_url
+ * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} notify
+ * @property {Array<"email" | "slack" | "webhook" | "apprise">} channels
+ */
+
+/**
  * @typedef {object} OptionIn
  * @property {string} value
  * @property {string | null} [label]
@@ -338,6 +374,8 @@ export function oneOf(names, value) {
  *   (docs/contract.md): its fallback is the request's kind, and a table or card fits that kind and
  *   its options.
  * @property {string | null} [idempotency_key]
+ * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} [notify] - The channels to
+ *   notify of this request ([]: none); absent: the owner's own (set_notifications).
  */
 
 /**
@@ -377,6 +415,16 @@ export function oneOf(names, value) {
  * @property {string} user
  * @property {"token" | "session"} via
  * @property {string | null} csrf_token
+ */
+
+/**
+ * Where the caller is reached; a field left out stays as it is, "" clears it.
+ * @typedef {object} SetNotifications
+ * @property {string | null} [email]
+ * @property {string | null} [slack]
+ * @property {string | null} [notify_url]
+ * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} [notify] - The channels to
+ *   use; null: every channel with an address.
  */
 
 /**
