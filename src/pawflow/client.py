@@ -149,7 +149,7 @@ class Client:
         self, conversation_id: str, kind: str, message: str, **optional: Any
     ) -> Interaction:
         """``optional``: options, title, response_schema, expires_in, expires_at, ui_surface,
-        idempotency_key."""
+        idempotency_key, notify (the channels to notify; ``[]``: none)."""
         found = self.action(
             "request_interaction",
             conversation_id=conversation_id,

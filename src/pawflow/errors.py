@@ -25,6 +25,7 @@ escape raw::
     │   └── MigrationError          an upgrade check failed (``check``); nothing changed
     ├── Undeliverable               a handler cannot take a continuation now; retried later
     │   └── QueueFull               a flow's queue has no room; offered again as it drains
+    ├── DeliveryError               a channel could not send a notification (``permanent``)
     ├── ModelError                  a model provider failed (``retryable``, ``status``)
     ├── Halt                        governance stopped an agent's run (``reason``)
     ├── TaskFailed                  a flow task could not process a FlowFile
@@ -186,6 +187,16 @@ class Undeliverable(PawFlowError):
 class QueueFull(Undeliverable):
     """Backpressure: a flow's queue has no room now. A continuation refused so is not a
     failure: it waits, with no backoff, until that queue drains and asks for it again."""
+
+
+class DeliveryError(PawFlowError):
+    """A channel could not send or update a notification: retried with backoff unless
+    ``permanent`` (a retry cannot help)."""
+
+    def __init__(self, reason: str, *, permanent: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.permanent = permanent
 
 
 class ModelError(PawFlowError):

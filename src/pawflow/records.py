@@ -34,11 +34,21 @@ Access = Literal["owner", "write", "read"]
 ClientChannel = Literal["button", "cli", "api"]
 """The channels a client may declare when it answers over HTTP (``answered_via``)."""
 CLIENT_CHANNELS: tuple[str, ...] = get_args(ClientChannel)
-CHANNELS: tuple[str, ...] = ("chat", "mcp", "agui", "a2a", *CLIENT_CHANNELS)
+CHANNELS: tuple[str, ...] = (
+    "chat",
+    "mcp",
+    "agui",
+    "a2a",
+    "link",
+    "email",
+    "slack",
+    *CLIENT_CHANNELS,
+)
 """Where an answer can come from: a typed ``chat`` message, a block's ``button`` (web chat,
 terminal, editor), ``cli`` (``pawflow answer``), ``mcp``, an AG-UI resume (``agui``), an
-A2A message (``a2a``), or a plain ``api`` call. ``chat``, ``mcp``, ``agui`` and ``a2a`` are
-the server's own: no client may claim them."""
+A2A message (``a2a``), an answer ``link`` (a mail's buttons among them), a reply by
+``email``, ``slack``, or a plain ``api`` call. Only the client channels may be claimed by a
+client; the others are the server's own."""
 
 _T = TypeVar("_T")
 _FROM_ROW = "from_row"

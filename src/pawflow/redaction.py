@@ -6,9 +6,9 @@ and secret-named environment variables of the MCP servers its agents launch, and
 values of its own secret-named environment variables (``…_KEY``, ``…_TOKEN``,
 ``…_PASSWORD``, …). :func:`redact` replaces each of them in a text with ``***``, and masks
 what looks like a secret even when it was never configured: the password of any
-``scheme://user:password@host``, a ``Bearer`` credential, a PawFlow API token, and the
-value of a secret-named query parameter (``token=``, ``access_token=``, ``api_key=``,
-``password=``, …).
+``scheme://user:password@host``, a ``Bearer`` credential, a PawFlow API token, an answer
+link's secret, and the value of a secret-named query parameter (``token=``,
+``access_token=``, ``api_key=``, ``password=``, …).
 
 Model errors and tool outputs pass through it before they are stored, so an endpoint that
 echoes its key in an error never gets it into a chat message, an event or a database row;
@@ -39,7 +39,8 @@ _QUERY = re.compile(
 )
 _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@\"']*:)[^@\s/\"']+(@)")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}")
-_PAWFLOW_TOKEN = re.compile(r"\bpf_[A-Za-z0-9_\-]{20,}")
+_PAWFLOW_TOKEN = re.compile(r"\bpfa?_[A-Za-z0-9_\-]{20,}")
+"""A PawFlow API token (``pf_…``) or an answer link's secret (``pfa_…``)."""
 
 
 class _Secrets:

@@ -23,6 +23,9 @@ from fastapi import FastAPI
 from pawflow.a2a.mounting import mount as mount_a2a
 from pawflow.agent.spec import AgentSpec
 from pawflow.agui.mounting import mount as mount_agui
+from pawflow.channels import Channel, Dispatcher, EmailChannel, SmtpConfig
+from pawflow.channels.replies import ImapConfig, ReplyReader
+from pawflow.chat import answering
 from pawflow.chat.service import ChatService
 from pawflow.demo import agents as demo_agents
 from pawflow.demo import chat as demo_chat
@@ -33,6 +36,7 @@ from pawflow.errors import ConfigError
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
 from pawflow.mcp.mounting import mount as mount_mcp
+from pawflow.records import Interaction
 from pawflow.server.app import create_app
 from pawflow.server.credentials import issue_signin_link, issue_token
 from pawflow.server.running import serve_app
@@ -99,6 +103,29 @@ def chat_service(
     return service
 
 
+def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
+    """The outbox's dispatcher, with the channels the settings configure."""
+    channels: list[Channel] = []
+    if settings.smtp_url:
+        channels.append(EmailChannel(SmtpConfig.from_url(settings.smtp_url, settings.mail_from)))
+    return Dispatcher(
+        store, channels, base_url=settings.base_url, interval=settings.outbox_interval
+    )
+
+
+def mail_replies(store: Store, settings: ServerSettings) -> list[Service]:
+    """The reader of replies by mail, when ``PAWFLOW_IMAP_URL`` names a mailbox."""
+    if not settings.imap_url:
+        return []
+
+    def read(request: Interaction, text: str) -> object:
+        typed = answering.read(request, text)
+        return None if typed is None else typed.value
+
+    config = ImapConfig.from_url(settings.imap_url)
+    return [ReplyReader(store, config, read, interval=settings.imap_interval)]
+
+
 def configured_plugins(settings: ServerSettings) -> dict[str, dict[str, Any]]:
     """The chat plugins named in ``extra["chat"]["plugins"]`` (entry points; none by
     default)."""
@@ -157,7 +184,13 @@ def prepare(
         app = create_app(
             store,
             settings=settings,
-            services=[flows, chat, *observed.services],
+            services=[
+                flows,
+                chat,
+                dispatcher(store, settings),
+                *mail_replies(store, settings),
+                *observed.services,
+            ],
             on_message=chat.message_posted,
             agents=chat,
             endpoints=[mount_mcp, mount_agui, mount_a2a, *observed.endpoints],

@@ -29,6 +29,7 @@ def test_request_get_respond_cancel_round_trip(api: MakeApi) -> None:
     ]
     got = alice.ok("get_interaction", request_id=asked["id"])
     assert got["interaction"] == asked
+    assert got["deliveries"] == []  # alice has no channels
     assert got["policy"] is None  # no assignees: the requester and the writers answer
     assert [step["action"] for step in got["audit"]] == ["created"]
 

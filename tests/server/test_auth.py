@@ -29,6 +29,10 @@ PUBLIC = {
     ("GET", "/favicon.ico"),
     ("GET", "/signin"),
     ("POST", "/signin"),
+    # Answer links: the token in the path is the capability that authenticates them.
+    ("GET", "/a/{token}"),
+    ("GET", "/a/{token}/confirm"),
+    ("POST", "/a/{token}"),
 }
 
 

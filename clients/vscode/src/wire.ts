@@ -161,6 +161,7 @@ export interface RequestInteraction {
   expires_at?: string | null;
   ui_surface?: JsonObject | null;
   idempotency_key?: string | null;
+  notify?: ("email" | "slack" | "webhook" | "apprise")[] | null;
   /** Who answers and what happens when nobody does (docs/governance.md). */
   assignees?: string[] | null;
   requester_may_answer?: boolean | null;
@@ -303,6 +304,7 @@ export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
       "expires_at",
       "ui_surface",
       "idempotency_key",
+      "notify",
       "assignees",
       "requester_may_answer",
       "reassign_to",

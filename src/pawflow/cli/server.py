@@ -188,6 +188,44 @@ def users_revoke(name: str = typer.Argument(...), db: str | None = DB_OPTION) ->
     _say(f"revoked {count} token(s) of {name}")
 
 
+@users_app.command("set")
+def users_set(
+    name: str = typer.Argument(..., help="The user to change.", callback=_user_name),
+    db: str | None = DB_OPTION,
+    email: str | None = typer.Option(None, help="Their email address ('' clears it)."),
+    slack: str | None = typer.Option(None, help="Their Slack user id, U… ('' clears it)."),
+    notify_url: str | None = typer.Option(
+        None, "--notify-url", help="An Apprise URL such as ntfy://topic ('' clears it)."
+    ),
+    notify: str | None = typer.Option(
+        None,
+        help="The channels to use, comma-separated (email,slack,webhook,apprise);"
+        " 'none' for none, 'default' for every channel with an address.",
+    ),
+) -> None:
+    """Say where a user is reached and which channels notify them of requests."""
+    from pawflow.store import open_store, outbox
+
+    given: dict[str, object] = {}
+    for key, value in (("email", email), ("slack", slack), ("notify_url", notify_url)):
+        if value is not None:
+            given[key] = value
+    if notify is not None:
+        words = [part.strip() for part in notify.split(",") if part.strip()]
+        given["notify"] = None if words == ["default"] else [] if words == ["none"] else words
+    with open_store(db) as store:
+        store.ensure_user(name)
+        try:
+            with store.transaction() as tx:
+                reach = outbox.set_reach(tx, name, now=store.now(), **given)  # type: ignore[arg-type]
+        except InvalidInput as exc:
+            raise typer.BadParameter(exc.message) from exc
+    shown = reach.to_dict()
+    for key in ("email", "slack", "notify_url"):
+        _say(f"{key}: {shown[key] or '-'}")
+    _say(f"notify: {', '.join(shown['channels']) or 'none'}")
+
+
 # -- inbox and answer --------------------------------------------------------------------------
 
 

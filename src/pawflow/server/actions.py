@@ -13,7 +13,7 @@ blocking calls belong.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Request
 from pydantic import BaseModel
@@ -26,7 +26,7 @@ from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.server.markdown import with_html
-from pawflow.store import Store
+from pawflow.store import Store, outbox
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
@@ -82,6 +82,7 @@ def request_interaction(
         ui_surface=body.ui_surface,
         idempotency_key=body.idempotency_key,
         policy=body.policy(),
+        notify=body.notify,
     )
     return _interaction(record)
 
@@ -216,3 +217,28 @@ def share_conversation(
         body.conversation_id, user=principal.user, with_user=body.user, access=body.access
     )
     return m.ConversationEnvelope(conversation=conversation)
+
+
+# -- where the caller is reached -------------------------------------------------------------
+
+
+@_action("get_notifications", m.Notifications, "Where the caller is notified of requests")
+def get_notifications(
+    principal: Caller,
+    request: Request,
+    body: Annotated[m.GetNotifications, Body()] = m.GetNotifications(),  # noqa: B008
+) -> m.Notifications:
+    store = _store(request)
+    with store.transaction(write=False) as tx:
+        return m.Notifications(**outbox.get_reach(tx, principal.user).to_dict())
+
+
+@_action("set_notifications", m.Notifications, "Change where the caller is notified")
+def set_notifications(
+    body: m.SetNotifications, principal: Caller, request: Request
+) -> m.Notifications:
+    store = _store(request)
+    given: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set}
+    with store.transaction() as tx:
+        reach = outbox.set_reach(tx, principal.user, now=store.now(), **given)
+    return m.Notifications(**reach.to_dict())

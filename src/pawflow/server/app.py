@@ -23,7 +23,16 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pawflow.loops import Service
-from pawflow.server import actions, events, files, governance, invitations, pages, signin
+from pawflow.server import (
+    actions,
+    answer_pages,
+    events,
+    files,
+    governance,
+    invitations,
+    pages,
+    signin,
+)
 from pawflow.server import agents as agent_routes
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
@@ -74,7 +83,8 @@ def create_app(
     upload_limit = settings.max_upload + UPLOAD_OVERHEAD
 
     def body_limit(path: str) -> int:
-        return upload_limit if path == "/api/files" else settings.max_body
+        # An answer link's page may carry a file, as an upload does.
+        return upload_limit if path == "/api/files" or path.startswith("/a/") else settings.max_body
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -128,6 +138,7 @@ def create_app(
     app.include_router(events.router)
     app.include_router(files.router)
     app.include_router(signin.router)
+    app.include_router(answer_pages.router)
     _add_basics(app, store)
     _add_static(app)
     for add in endpoints:

@@ -20,7 +20,7 @@ from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
-from pawflow.store import Store
+from pawflow.store import Store, outbox
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
@@ -51,6 +51,7 @@ class InteractionDetails(m.Out):
         " ('2 of 3 approvals'), on_expire…; null: anyone who may write answers."
     )
     audit: list[AuditEntry]
+    deliveries: list[m.Delivery] = Field(description="The request's notifications so far.")
 
 
 class ClaimBody(m.Body):
@@ -97,24 +98,30 @@ def _action(name: str, response: type[m.Out], summary: str) -> Callable[[_Handle
     )
 
 
+def _details(request: Request, found: dict[str, Any]) -> InteractionDetails:
+    with _store(request).transaction(write=False) as tx:
+        sent = outbox.deliveries(tx, found["interaction"].id)
+    return InteractionDetails(**found, deliveries=[m.Delivery(**row.to_dict()) for row in sent])
+
+
 @_action("get_interaction", InteractionDetails, "Read a request, its policy and its audit trail")
 def get_interaction(body: m.RequestRef, principal: Caller, request: Request) -> InteractionDetails:
     found = _store(request).interaction_details(body.request_id, user=principal.user)
-    return InteractionDetails(**found)
+    return _details(request, found)
 
 
 @_action("claim_interaction", InteractionDetails, "Take a request on, for its claim time")
 def claim_interaction(body: ClaimBody, principal: Caller, request: Request) -> InteractionDetails:
     store = _store(request)
     found = store.claim_interaction(body.request_id, user=principal.user, via=body.via)
-    return InteractionDetails(**found)
+    return _details(request, found)
 
 
 @_action("release_interaction", InteractionDetails, "Give a claimed request back")
 def release_interaction(body: ClaimBody, principal: Caller, request: Request) -> InteractionDetails:
     store = _store(request)
     found = store.release_interaction(body.request_id, user=principal.user, via=body.via)
-    return InteractionDetails(**found)
+    return _details(request, found)
 
 
 @_action("reassign_interaction", InteractionDetails, "Hand a request to other assignees")
@@ -125,7 +132,7 @@ def reassign_interaction(
     found = store.reassign_interaction(
         body.request_id, list(body.to), user=principal.user, via=body.via
     )
-    return InteractionDetails(**found)
+    return _details(request, found)
 
 
 @_action("list_inbox", Inbox, "The pending requests waiting for the caller, soonest due first")

@@ -33,10 +33,15 @@ from pawflow.interactions.outline import KEYWORD_VALUES, response_schema_outline
 from pawflow.interactions.problems import NO_NUL, NOT_BLANK
 from pawflow.interactions.surfaces import SURFACE_CONTRACT
 from pawflow.records import ClientChannel, Conversation, FileRef, Interaction, Message, Status
+from pawflow.store.outbox import EMAIL_PATTERN, SLACK_PATTERN, URL_PATTERN
 
 # No string in a body may hold NUL (the body is refused with a 400 otherwise): every string
 # the document describes says so (NO_NUL, NOT_BLANK).
 MAX_SAFE_INTEGER = 2**53 - 1
+NotifyChannel = Literal["email", "slack", "webhook", "apprise"]
+NotifyList = Annotated[
+    list[NotifyChannel], Field(max_length=4, json_schema_extra={"uniqueItems": True})
+]
 """The largest integer a JSON number carries exactly everywhere: a bound above it would
 admit, compared as a double, numbers past it."""
 
@@ -345,6 +350,12 @@ class RequestInteraction(Body):
         },
     )
     idempotency_key: IdempotencyKey | None = None
+    notify: NotifyList | None = Field(
+        default=None,
+        description="The channels to notify of this request ([]: none); absent: the"
+        " owner's own (set_notifications).",
+    )
+
     assignees: Assignees | None = Field(
         default=None,
         description="Who may answer: users and group:NAME entries (docs/governance.md);"
@@ -485,6 +496,49 @@ class Out(BaseModel):
 
 class InteractionEnvelope(Out):
     interaction: Interaction
+
+
+class Delivery(Out):
+    """One notification of a request: by which channel, to whom, and how it went."""
+
+    id: str
+    channel: str
+    recipient: str
+    status: Literal["queued", "sent", "failed", "skipped"]
+    attempts: int
+    error: str | None
+    created_at: str
+    sent_at: str | None
+
+
+class GetNotifications(Body):
+    """Nothing to say: the caller's own settings."""
+
+
+class SetNotifications(Body):
+    """Where the caller is reached; a field left out stays as it is, "" clears it."""
+
+    email: Annotated[StrictStr, Field(max_length=320, pattern=f"^(|{EMAIL_PATTERN})$")] | None = (
+        None
+    )
+    slack: Annotated[StrictStr, Field(max_length=40, pattern=f"^(|{SLACK_PATTERN})$")] | None = None
+    notify_url: (
+        Annotated[StrictStr, Field(max_length=2000, pattern=f"^(|{URL_PATTERN})$")] | None
+    ) = None
+    notify: NotifyList | None = Field(
+        default=None,
+        description="The channels to use; null: every channel with an address.",
+    )
+
+
+class Notifications(Out):
+    user: str
+    email: str | None
+    slack: str | None
+    notify_url: str | None
+    notify: list[NotifyChannel] | None
+    channels: list[NotifyChannel]
+    """What a request that names no channels is sent through."""
 
 
 class InteractionPage(Out):

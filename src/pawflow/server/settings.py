@@ -65,6 +65,19 @@ class ServerSettings:
     """If set, the metrics are served on this port (same host) instead of the app's."""
     metrics_cache: float = 5.0
     """Seconds a scrape's reading of the store is reused by the next scrapes."""
+    smtp_url: str | None = None
+    """Where mail is sent (``smtp://user:pass@host:port``, ``smtps://…``, ``?starttls=true``);
+    unset: no email channel."""
+    mail_from: str | None = None
+    """The sender of notification mail (``PAWFLOW_MAIL_FROM``)."""
+    imap_url: str | None = None
+    """A mailbox whose replies answer requests (``imap://user:pass@host:port/INBOX``)."""
+    imap_interval: float = 30.0
+    """Seconds between two readings of that mailbox."""
+    outbox_interval: float = 2.0
+    """Seconds between the dispatcher's passes over the outbox."""
+    outbox_lease_ttl: float = 30.0
+    """Seconds after its last renewal that a dead dispatcher's lease passes to another."""
     log_format: str = "text"
     """``text`` or ``json`` (one JSON object per line, with the ids of the work at hand)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -74,7 +87,15 @@ class ServerSettings:
         problems = []
         if not 0 <= self.port <= 65535:
             problems.append("port must be between 0 and 65535")
-        for name in ("sweep_interval", "keepalive", "credential_check", "metrics_cache"):
+        for name in (
+            "sweep_interval",
+            "keepalive",
+            "credential_check",
+            "metrics_cache",
+            "outbox_interval",
+            "outbox_lease_ttl",
+            "imap_interval",
+        ):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
         for name in (

@@ -30,7 +30,7 @@ from pawflow.interactions import (
 from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
 from pawflow.records import CHANNELS, Interaction, Requester
-from pawflow.store import audit, policies
+from pawflow.store import audit, outbox, policies
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
@@ -79,6 +79,8 @@ class Question:
     ui_surface: dict[str, Any] | None = None
     idempotency_key: str | None = None
     policy: Mapping[str, Any] | None = None
+    notify: Sequence[str] | None = None
+    """The channels to notify (``[]``: none); None: the owner's own."""
 
     def deadline(self, now: datetime) -> datetime | None:
         if self.expires_in is not None and self.expires_at is not None:
@@ -116,6 +118,7 @@ class Question:
                 signal_family=self.signal_family,
                 ui_surface=self.ui_surface,
                 idempotency_key=self.idempotency_key,
+                notify=self.notify,
                 now=now,
                 policy=policies.read_policy(self.policy),
             )
@@ -140,6 +143,7 @@ def request(
     now: datetime,
     idempotency_key: str | None = None,
     policy: policies.Policy | None = None,
+    notify: Sequence[str] | None = None,
 ) -> Interaction:
     """Publish a request; with an ``idempotency_key`` the owner already used, find that one.
 
@@ -246,6 +250,7 @@ def request(
     log.debug("request %s (%s) asked", record.id, record.kind)
     writers = {user for user, access in members.items() if access != "read"}
     _announce(tx, record, "interaction_request", now, writers)
+    outbox.enqueue(tx, record, notify, now)
     return record
 
 
@@ -459,6 +464,7 @@ def _leave(
         value.update(answered_via=via, waited=policies.waited(row))
     fire_signal(tx, record.signal_id, value, now)
     _announce(tx, record, "interaction_answered", now)
+    outbox.settle_request(tx, record, now)
     return record
 
 

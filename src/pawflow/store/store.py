@@ -228,9 +228,11 @@ class Store(AccountabilityStore):
         ui_surface: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         policy: Mapping[str, Any] | None = None,
+        notify: Sequence[str] | None = None,
     ) -> Interaction:
         """Publish a question for ``owner``, who needs write access to the conversation
-        (an ``idempotency_key`` of theirs asked again returns the first request); ``policy``:
+        (an ``idempotency_key`` of theirs asked again returns the first request), and its
+        notifications: to the ``notify`` channels, or by default the owner's own; ``policy``:
         who answers and what happens when nobody does (docs/governance.md)."""
         question = inter.Question(
             owner,
@@ -247,6 +249,7 @@ class Store(AccountabilityStore):
             ui_surface=ui_surface,
             idempotency_key=idempotency_key,
             policy=policy,
+            notify=notify,
         )
         now = self.now()
         with self.db.transaction() as tx:
@@ -271,6 +274,7 @@ class Store(AccountabilityStore):
         ui_surface: dict[str, Any] | None = None,
         tx: Tx | None = None,
         policy: Mapping[str, Any] | None = None,
+        notify: Sequence[str] | None = None,
     ) -> tuple[Interaction, Continuation]:
         """Ask as :meth:`request_interaction` does and, in the same transaction, park a
         continuation for ``target`` on the answer's signal: a requester that asks and waits.
@@ -292,6 +296,7 @@ class Store(AccountabilityStore):
             signal_family=signal_family,
             ui_surface=ui_surface,
             policy=policy,
+            notify=notify,
         )
         now = self.now()
         with self._within(tx) as opened:

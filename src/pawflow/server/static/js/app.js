@@ -11,6 +11,7 @@ import { expiryText, fromNow } from "./format.js";
 import { InboxView, loadPending } from "./inbox.js";
 import { InvitationList } from "./invitations.js";
 import { Live } from "./live.js";
+import { notificationSettings } from "./settings.js";
 import * as state from "./state.js";
 
 /** @import { Interaction, MessageOut } from "./contract.js" */
@@ -129,6 +130,7 @@ function home() {
       h("a", { href: "/confirmations", dataset: { nav: "" } }, "Open the pending requests"),
       ", or choose a conversation.",
     ),
+    notificationSettings(),
   );
 }
 

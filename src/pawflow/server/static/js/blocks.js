@@ -83,6 +83,9 @@ const VIA = {
   mcp: "over MCP",
   agui: "over AG-UI",
   a2a: "over A2A",
+  link: "with an answer link",
+  email: "by email",
+  slack: "in Slack",
   api: "through the API",
 };
 

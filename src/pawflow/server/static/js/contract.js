@@ -50,6 +50,9 @@ export const CHANNELS = /** @type {const} */ ([
   "mcp",
   "agui",
   "a2a",
+  "link",
+  "email",
+  "slack",
   "button",
   "cli",
   "api",
@@ -87,6 +90,8 @@ export function oneOf(names, value) {
  * @property {{body: GetHistory, result: History}} get_history
  * @property {{body: SendMessage, result: MessageEnvelope}} send_message
  * @property {{body: ShareConversation, result: ConversationEnvelope}} share_conversation
+ * @property {{body: GetNotifications, result: Notifications}} get_notifications
+ * @property {{body: SetNotifications, result: Notifications}} set_notifications
  * @property {{body: RequestRef, result: InteractionDetails}} get_interaction
  * @property {{body: ClaimBody, result: InteractionDetails}} claim_interaction
  * @property {{body: ClaimBody, result: InteractionDetails}} release_interaction
@@ -219,6 +224,19 @@ export function oneOf(names, value) {
  */
 
 /**
+ * One notification of a request: by which channel, to whom, and how it went.
+ * @typedef {object} Delivery
+ * @property {string} id
+ * @property {string} channel
+ * @property {string} recipient
+ * @property {"queued" | "sent" | "failed" | "skipped"} status
+ * @property {number} attempts
+ * @property {string | null} error
+ * @property {string} created_at
+ * @property {string | null} sent_at
+ */
+
+/**
  * After a time since the request, add assignees (and tell them).
  * @typedef {object} EscalationStep
  * @property {string} after
@@ -246,6 +264,8 @@ export function oneOf(names, value) {
  * @property {number} [after_seq]
  * @property {number} [limit]
  */
+
+/** @typedef {Record<string, never>} GetNotifications */
 
 /**
  * @typedef {object} GroupBody
@@ -317,6 +337,7 @@ export function oneOf(names, value) {
  * @property {Record<string, unknown> | null} policy - assignees, claimed_by, required_approvals,
  *   approvals, progress ('2 of 3 approvals'), on_expire…; null: anyone who may write answers.
  * @property {Array<AuditEntry>} audit
+ * @property {Array<Delivery>} deliveries - The request's notifications so far.
  */
 
 /**
@@ -400,6 +421,16 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} Notifications
+ * @property {string} user
+ * @property {string | null} email
+ * @property {string | null} slack
+ * @property {string | null} notify_url
+ * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} notify
+ * @property {Array<"email" | "slack" | "webhook" | "apprise">} channels
+ */
+
+/**
  * @typedef {object} OptionIn
  * @property {string} value
  * @property {string | null} [label]
@@ -438,6 +469,8 @@ export function oneOf(names, value) {
  *   (docs/contract.md): its fallback is the request's kind, and a table or card fits that kind and
  *   its options.
  * @property {string | null} [idempotency_key]
+ * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} [notify] - The channels to
+ *   notify of this request ([]: none); absent: the owner's own (set_notifications).
  * @property {Array<string> | null} [assignees] - Who may answer: users and group:NAME entries
  *   (docs/governance.md); absent: the requester and the conversation's writers.
  * @property {boolean | null} [requester_may_answer] - false: the requester may not answer (no
@@ -494,6 +527,16 @@ export function oneOf(names, value) {
  * @property {string} user
  * @property {"token" | "session"} via
  * @property {string | null} csrf_token
+ */
+
+/**
+ * Where the caller is reached; a field left out stays as it is, "" clears it.
+ * @typedef {object} SetNotifications
+ * @property {string | null} [email]
+ * @property {string | null} [slack]
+ * @property {string | null} [notify_url]
+ * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} [notify] - The channels to
+ *   use; null: every channel with an address.
  */
 
 /**

@@ -1,0 +1,30 @@
+"""Channels: reaching people where they are (email first; Slack, webhooks, Apprise next).
+
+Each channel is an adapter (:class:`Channel`) that renders a request for a recipient,
+sends it once per outbox row, and updates a sent copy when the request is settled. The
+:class:`Dispatcher` sends the store's outbox through them under a lease;
+:mod:`pawflow.channels.replies` reads answers that come back by mail.
+"""
+
+from pawflow.channels.base import (
+    Button,
+    Channel,
+    DeliveryError,
+    Outgoing,
+    plain_text,
+    settled_text,
+)
+from pawflow.channels.dispatcher import Dispatcher
+from pawflow.channels.email import EmailChannel, SmtpConfig
+
+__all__ = [
+    "Button",
+    "Channel",
+    "DeliveryError",
+    "Dispatcher",
+    "EmailChannel",
+    "Outgoing",
+    "SmtpConfig",
+    "plain_text",
+    "settled_text",
+]

@@ -1,0 +1,123 @@
+"""The channel adapter: what every way of reaching a person (email, Slack, webhooks, Apprise)
+implements, and what the dispatcher hands it.
+
+An adapter renders a request for one recipient, sends it (:meth:`Channel.send`, idempotent
+per outbox row: the row's ``idempotency_key`` goes with the message, so a resend after a
+crash is recognizably the same message), and updates or settles a sent copy once the
+request is answered, cancelled or expires (:meth:`Channel.settle`; a channel whose messages
+cannot change does nothing). Adapters never change a request: an answer that comes back
+through a channel goes through ``respond_interaction`` like any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+from urllib.parse import quote
+
+from pawflow.errors import DeliveryError
+from pawflow.interactions import Kind
+from pawflow.records import Interaction
+from pawflow.store.outbox import OutboxRow
+
+__all__ = [
+    "Button",
+    "Channel",
+    "DeliveryError",
+    "Outgoing",
+    "outgoing",
+    "plain_text",
+    "settled_text",
+]
+
+
+@dataclass(frozen=True)
+class Button:
+    """One answer offered as a button: its label and the confirm page that answers it."""
+
+    label: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """A request on its way to one recipient by one channel."""
+
+    row: OutboxRow
+    request: Interaction
+    answer_url: str
+    """The answer link's page (the question with its controls)."""
+    buttons: tuple[Button, ...]
+    """For confirm and choice: one per answer; empty for the other kinds."""
+
+    @property
+    def subject(self) -> str:
+        return self.request.title or _first_line(self.request.message)
+
+
+def _first_line(text: str, limit: int = 120) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "A question for you"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def answer_url(base_url: str, token: str) -> str:
+    return f"{base_url.rstrip('/')}/a/{quote(token, safe='')}"
+
+
+def buttons_for(request: Interaction, page: str) -> tuple[Button, ...]:
+    """The one-click answers of a confirm or a choice, each to its confirm page."""
+    if request.kind == Kind.CONFIRM:
+        labels = ["Yes", "No"]
+    elif request.kind == Kind.CHOICE:
+        labels = [option["label"] for option in request.options or []]
+    else:
+        return ()
+    return tuple(Button(label, f"{page}/confirm?pick={i}") for i, label in enumerate(labels))
+
+
+def outgoing(row: OutboxRow, request: Interaction, base_url: str, token: str) -> Outgoing:
+    page = answer_url(base_url, token)
+    return Outgoing(row, request, page, buttons_for(request, page))
+
+
+def plain_text(message: Outgoing) -> str:
+    """The question as plain text: its words, the one-click answers, the page, the deadline
+    (what a mail's text part says, and what a notification-only channel can send)."""
+    request = message.request
+    lines = [request.title or "", request.message, ""]
+    if message.buttons:
+        lines.append("Answer with one click:")
+        lines += [f"  {button.label}: {button.url}" for button in message.buttons]
+        lines.append("")
+    lines.append(f"Open the question: {message.answer_url}")
+    if request.expires_at is not None:
+        lines.append(f"It expires {request.expires_at.strftime('%Y-%m-%d %H:%M UTC')}.")
+    return "\n".join(lines).strip() + "\n"
+
+
+def settled_text(request: Interaction) -> str:
+    """One line on how the request ended: "Answered by ada via link, 2026-01-02 14:02 UTC"."""
+    if request.status == "answered":
+        when = request.answered_at.strftime("%Y-%m-%d %H:%M UTC") if request.answered_at else ""
+        return f"Answered by {request.answered_by} via {request.answered_via}, {when}"
+    return f"This request was {request.status}."
+
+
+@runtime_checkable
+class Channel(Protocol):
+    """A way of reaching people; ``name`` is what ``notify`` lists call it."""
+
+    name: str
+
+    def render(self, message: Outgoing) -> object:
+        """What the channel sends for ``message`` (a mail, a Slack message's blocks, …)."""
+        ...
+
+    def send(self, message: Outgoing) -> str | None:
+        """Deliver ``message``; returns the channel's reference to it (kept for updates).
+        Raises :class:`DeliveryError`."""
+        ...
+
+    def settle(self, row: OutboxRow, request: Interaction) -> None:
+        """Update the sent copy of a settled request (or do nothing if it cannot change)."""
+        ...

@@ -1,0 +1,157 @@
+"""The dispatcher: sends the outbox, under a lease, with retry and backoff.
+
+Every server runs one; the one holding the lease ``channels:outbox`` sends, the others
+wait to take over when it stops renewing (it renews in every transaction that claims rows,
+so a process that lost the lease claims nothing more). A pass claims a batch of due rows
+and, in the same transaction, makes each row's answer link; then sends each through its
+channel and records the outcome (:mod:`pawflow.store.outbox`). The claim commits before
+the send, so a crash between the two sends that row again after its backoff, with the same
+idempotency key, and a crash after the send but before the record does the same: a row is
+never lost, and never sent as two different messages. Settled requests have their sent
+copies updated in the same pass.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing
+from pawflow.loops import Loop
+from pawflow.store import Store, answer_links, leases, outbox
+from pawflow.store import Transaction as Tx
+from pawflow.store.outbox import OutboxRow
+
+log = logging.getLogger("pawflow.channels")
+
+LEASE = "channels:outbox"
+BATCH = 20
+
+
+def process_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class Dispatcher:
+    """Sends the outbox through ``channels`` (by name); links point at ``base_url``."""
+
+    def __init__(
+        self,
+        store: Store,
+        channels: Sequence[Channel],
+        *,
+        base_url: str,
+        owner: str | None = None,
+        interval: float = 2.0,
+        lease_ttl: float = 30.0,
+        batch: int = BATCH,
+    ) -> None:
+        self.store = store
+        self.channels = {channel.name: channel for channel in channels}
+        self.base_url = base_url.rstrip("/")
+        self.owner = owner or process_owner()
+        self.lease_ttl = timedelta(seconds=lease_ttl)
+        self.batch = batch
+        self.loop = Loop("outbox", self.step, interval=interval)
+
+    def start(self) -> None:
+        self.loop.start()
+
+    def stop(self) -> None:
+        self.loop.stop()
+        try:
+            with self.store.transaction() as tx:
+                leases.release(tx, LEASE, self.owner)
+        except Exception:  # the lease runs out by itself
+            log.warning("could not release the outbox lease", exc_info=True)
+
+    def wake(self) -> None:
+        self.loop.wake()
+
+    def step(self) -> int:
+        """One pass: send what is due and update what was settled; returns how many rows."""
+        done = 0
+        while True:
+            claimed = self._claim(outbox.claim_due)
+            if claimed is None:
+                return done
+            for row, message in claimed:
+                if not self._send(row, message):
+                    return done  # the lease went to another process: it sends the rest
+            settling = self._claim(outbox.claim_settle, links=False)
+            for row, _ in settling or []:
+                self._settle(row)
+            done += len(claimed) + len(settling or [])
+            if len(claimed) < self.batch and len(settling or []) < self.batch:
+                return done
+
+    def _claim(
+        self, claim: Callable[[Tx, datetime, int], list[OutboxRow]], *, links: bool = True
+    ) -> list[tuple[OutboxRow, Outgoing | None]] | None:
+        """Renew the lease and claim rows in one transaction; None if another holds it."""
+        now = self.store.now()
+        with self.store.transaction() as tx:
+            if not leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl):
+                return None
+            rows = claim(tx, now, self.batch)
+            return [(row, self._outgoing(tx, row) if links else None) for row in rows]
+
+    def _outgoing(self, tx: Tx, row: OutboxRow) -> Outgoing | None:
+        if row.channel not in self.channels:
+            return None
+        request = outbox.request_of(tx, row.request_id)
+        token = answer_links.create(
+            tx,
+            request.id,
+            row.recipient,
+            now=self.store.now(),
+            expires_at=request.expires_at,
+            outbox_id=row.id,
+        )
+        return outgoing(row, request, self.base_url, token)
+
+    def _send(self, row: OutboxRow, message: Outgoing | None) -> bool:
+        """Send one claimed row and record how it went; False once the lease is lost."""
+        channel = self.channels.get(row.channel)
+        error: DeliveryError | None = None
+        ref: str | None = None
+        if channel is None or message is None:
+            error = DeliveryError(
+                f"the {row.channel} channel is not configured on this server", permanent=True
+            )
+        else:
+            try:
+                ref = channel.send(message)
+            except DeliveryError as exc:
+                error = exc
+            except Exception as exc:  # an adapter's bug is this row's failure, not the pass's
+                log.exception("the %s channel failed on delivery %s", row.channel, row.id)
+                error = DeliveryError(f"{type(exc).__name__}: {exc}")
+        now = self.store.now()
+        with self.store.transaction() as tx:
+            if error is None:
+                outbox.mark_sent(tx, row, ref, now)
+            else:
+                log.warning("delivery %s by %s failed: %s", row.id, row.channel, error.reason)
+                outbox.mark_failed(tx, row, error.reason, now, permanent=error.permanent)
+            return leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl)
+
+    def _settle(self, row: OutboxRow) -> None:
+        channel = self.channels.get(row.channel)
+        error: str | None = None
+        with self.store.transaction(write=False) as tx:
+            request = outbox.request_of(tx, row.request_id)
+        if channel is not None:
+            try:
+                channel.settle(row, request)
+            except DeliveryError as exc:
+                error = exc.reason
+            except Exception as exc:
+                log.exception("the %s channel failed to update delivery %s", row.channel, row.id)
+                error = f"{type(exc).__name__}: {exc}"
+        with self.store.transaction() as tx:
+            outbox.mark_settled(tx, row, error=error)

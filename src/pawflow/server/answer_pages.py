@@ -1,0 +1,290 @@
+"""Answer links: ``GET /a/<token>`` shows a question, ``POST /a/<token>`` answers it.
+
+A link answers one request as one user, without signing in (:mod:`pawflow.store.answer_links`).
+Opening it never answers: mail scanners fetch every link they see. The page shows the
+question with a control for its kind, labelled as in the web chat; a confirm's or a
+choice's one-click button from a mail opens ``/a/<token>/confirm?pick=N``, a page whose
+button posts that answer. The POST goes through ``respond_interaction``'s own validation
+(``answered_via: "link"``) and spends the link in the answer's transaction; a refused answer
+shows its field errors and leaves the link as it was. Once the request is settled, from
+anywhere, the page says who answered, when and how. Nothing a visitor sends can point a link
+at another request, and the secret in the path is masked in every log line
+(:mod:`pawflow.redaction`).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from starlette.datastructures import FormData, UploadFile
+
+from pawflow.channels import settled_text
+from pawflow.channels.base import buttons_for
+from pawflow.errors import Conflict, InvalidInput, NotFound, NotPending
+from pawflow.interactions import Kind
+from pawflow.interactions.kinds import kind_of_property
+from pawflow.records import Interaction
+from pawflow.server.auth import client_address
+from pawflow.server.context import context_of
+from pawflow.server.signin_page import page
+from pawflow.store import Store, outbox
+from pawflow.store import answer_links as links
+
+router = APIRouter(include_in_schema=False)
+
+LABELS = {
+    "text": "Your answer",
+    "multiline": "Your answer",
+    "integer": "Whole number",
+    "decimal": "Number",
+    "date": "Date",
+    "datetime": "Date and time",
+    "file": "File",
+}
+"""The web chat's labels (static/js/fields.js), so a question reads the same everywhere."""
+_INPUT_TYPES = {"integer": "number", "decimal": "text", "date": "date", "datetime": "text"}
+_PLACEHOLDERS = {"datetime": "2026-11-29T10:00:00Z", "decimal": "12.50"}
+_UNUSABLE = (
+    "<h1>This link cannot answer anything</h1><p>It is unknown or was mistyped. "
+    "Open the question in PawFlow instead.</p>"
+)
+
+
+def _grant(request: Request, token: str) -> tuple[links.AnswerLink, Interaction] | None:
+    """What the link grants; an unknown secret counts as a failed guess from its address."""
+    ctx = context_of(request)
+    address = client_address(request)
+    ctx.auth_failures.check(address)
+    with ctx.store.transaction(write=False) as tx:
+        grant = links.find(tx, token)
+        if grant is None:
+            ctx.auth_failures.failed(address)
+            return None
+        return grant, outbox.request_of(tx, grant.request_id)
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _question(request: Interaction) -> str:
+    title = f"<h1>{_e(request.title)}</h1>" if request.title else "<h1>A question for you</h1>"
+    body = "".join(f"<p>{_e(p)}</p>" for p in request.message.split("\n\n") if p.strip())
+    return title + body
+
+
+def _outcome(
+    request: Interaction, grant: links.AnswerLink, store: Store, *, deadline: bool = True
+) -> str | None:
+    """The page of a settled request or a link that can no longer answer; None if it can."""
+    if request.status != "pending":
+        return f'<p class="note"><strong>{_e(settled_text(request))}.</strong></p>'
+    if grant.used_at is not None:
+        return '<p class="note">This link was used already.</p>'
+    if deadline and grant.expired(store.now()):
+        return '<p class="note">This request has expired.</p>'
+    return None
+
+
+def _errors(problems: list[tuple[str, str]]) -> str:
+    if not problems:
+        return ""
+    items = "".join(f"<li>{_e(f'{p}: ' if p else '')}{_e(m)}</li>" for p, m in problems)
+    return f'<div class="error" role="alert"><p>Not answered:</p><ul>{items}</ul></div>'
+
+
+def _input(kind: str, name: str, label: str, schema: dict[str, Any], value: str = "") -> str:
+    ident = f"f-{_e(name)}"
+    if kind == "confirm":
+        return (
+            f'<p><label><input type="checkbox" name="{_e(name)}" value="yes"> {_e(label)}'
+            "</label></p>"
+        )
+    if kind in ("choice", "multi"):
+        items = schema.get("items", {}) if kind == "multi" else schema
+        choices = items.get("enum", [])
+        titles = [o.get("title", o.get("const")) for o in items.get("oneOf", [])] or choices
+        kind_input = "checkbox" if kind == "multi" else "radio"
+        boxes = "".join(
+            f'<label><input type="{kind_input}" name="{_e(name)}" value="{_e(v)}"> {_e(t)}'
+            "</label><br>"
+            for v, t in zip(choices, titles, strict=False)
+        )
+        return f"<fieldset><legend>{_e(label)}</legend>{boxes}</fieldset>"
+    if kind == "multiline":
+        return (
+            f'<p><label for="{ident}">{_e(label)}</label><br>'
+            f'<textarea id="{ident}" name="{_e(name)}" rows="5">{_e(value)}</textarea></p>'
+        )
+    if kind == "file":
+        return (
+            f'<p><label for="{ident}">{_e(label)}</label><br>'
+            f'<input id="{ident}" type="file" name="{_e(name)}"></p>'
+        )
+    kind_type = _INPUT_TYPES.get(kind, "text")
+    placeholder = _PLACEHOLDERS.get(kind)
+    hint = f' placeholder="{_e(placeholder)}"' if placeholder else ""
+    return (
+        f'<p><label for="{ident}">{_e(label)}</label><br><input id="{ident}" type="{kind_type}"'
+        f' name="{_e(name)}" value="{_e(value)}"{hint}></p>'
+    )
+
+
+def _controls(request: Interaction, action: str, values: FormData | None) -> str:
+    """The question's controls, labelled as in the web chat."""
+    kind = request.kind.value
+    multipart = ' enctype="multipart/form-data"' if _has_file(request) else ""
+    start = f'<form method="post" action="{_e(action)}"{multipart}>'
+    if kind == "confirm":
+        return (
+            start + '<button type="submit" name="answer" value="yes" class="primary">Yes</button> '
+            '<button type="submit" name="answer" value="no">No</button></form>'
+        )
+    if kind == "choice":
+        buttons = " ".join(
+            f'<button type="submit" name="answer" value="{_e(o["value"])}">{_e(o["label"])}'
+            "</button>"
+            for o in request.options or []
+        )
+        return start + f'<div role="group" aria-label="Options">{buttons}</div></form>'
+    schema = request.response_schema
+    if kind == "multi":
+        fields = _input("multi", "answer", "Choose any that apply", schema)
+    elif kind == "form":
+        fields = ""
+        for name, prop in schema.get("properties", {}).items():
+            previous = "" if values is None else str(values.get(f"f.{name}") or "")
+            label = prop.get("title") or name
+            fields += _input(kind_of_property(prop).value, f"f.{name}", label, prop, previous)
+    else:
+        previous = "" if values is None else str(values.get("answer") or "")
+        fields = _input(kind, "answer", LABELS.get(kind, "Your answer"), schema, previous)
+    return start + fields + '<button type="submit" class="primary">Validate</button></form>'
+
+
+def _has_file(request: Interaction) -> bool:
+    if request.kind == Kind.FILE:
+        return True
+    properties = request.response_schema.get("properties", {}) if request.kind == Kind.FORM else {}
+    return any(kind_of_property(p) == Kind.FILE for p in properties.values())
+
+
+def _show(grant: links.AnswerLink, request: Interaction, token: str, store: Store) -> HTMLResponse:
+    ended = _outcome(request, grant, store)
+    body = _question(request) + (ended or _controls(request, f"/a/{token}", None))
+    return page("Answer", body)
+
+
+@router.get("/a/{token}")
+def show(request: Request, token: str) -> HTMLResponse:
+    store = context_of(request).store
+    found = _grant(request, token)
+    if found is None:
+        return page("Answer", _UNUSABLE, status=404)
+    return _show(*found, token, store)
+
+
+@router.get("/a/{token}/confirm")
+def confirm_page(request: Request, token: str, pick: str = "") -> HTMLResponse:
+    """The page a mail's one-click button opens: it asks, and only its POST answers."""
+    store = context_of(request).store
+    found = _grant(request, token)
+    if found is None:
+        return page("Answer", _UNUSABLE, status=404)
+    grant, record = found
+    ended = _outcome(record, grant, store)
+    buttons = buttons_for(record, "")
+    index = int(pick) if pick.isdigit() and len(pick) < 5 else -1
+    if ended is not None or not 0 <= index < len(buttons):
+        return _show(grant, record, token, store)
+    body = (
+        _question(record) + f'<form method="post" action="/a/{_e(token)}">'
+        f'<input type="hidden" name="pick" value="{index}">'
+        f'<button type="submit" class="primary">Answer “{_e(buttons[index].label)}”</button>'
+        f'</form><p class="note"><a href="/a/{_e(token)}">Answer otherwise</a></p>'
+    )
+    return page("Answer", body)
+
+
+def _answer_from(form: FormData, record: Interaction, store: Store, user: str) -> Any:
+    """The answer a posted form carries, as ``respond_interaction`` takes it."""
+    kind = record.kind
+    pick = form.get("pick")
+    if pick is not None and kind in (Kind.CONFIRM, Kind.CHOICE):
+        index = int(pick) if isinstance(pick, str) and pick.isdigit() else -1
+        if kind == Kind.CONFIRM and index in (0, 1):
+            return index == 0
+        options = record.options or []
+        return options[index]["value"] if 0 <= index < len(options) else None
+    if kind == Kind.MULTI:
+        return [str(v) for v in form.getlist("answer")]
+    if kind == Kind.FORM:
+        answer: dict[str, Any] = {}
+        for name, prop in record.response_schema.get("properties", {}).items():
+            field_kind = kind_of_property(prop)
+            key = f"f.{name}"
+            if field_kind == Kind.MULTI:
+                answer[name] = [str(v) for v in form.getlist(key)]
+            elif field_kind == Kind.CONFIRM:
+                answer[name] = form.get(key) == "yes"
+            else:
+                answer[name] = _scalar(form.get(key), store, user)
+        return answer
+    return _scalar(form.get("answer"), store, user)
+
+
+def _scalar(value: str | UploadFile | None, store: Store, user: str) -> Any:
+    """A field's text, or a file kept as the user's upload (its id)."""
+    if isinstance(value, UploadFile):
+        if not value.filename:
+            return None
+        media = value.content_type or "application/octet-stream"
+        return store.add_file(user, value.filename, media, value.file.read()).id
+    return None if value is None or value == "" else value
+
+
+@router.post("/a/{token}")
+async def answer(request: Request, token: str) -> HTMLResponse:
+    form = await request.form()
+    try:
+        return await anyio.to_thread.run_sync(_answer, request, token, form)
+    finally:
+        await form.close()
+
+
+def _answer(request: Request, token: str, form: FormData) -> HTMLResponse:
+    """Answer with a posted form, on a worker thread (the store blocks)."""
+    store = context_of(request).store
+    found = _grant(request, token)
+    if found is None:
+        return page("Answer", _UNUSABLE, status=404)
+    grant, record = found
+    # A request past its deadline is left to respond_interaction, which expires it.
+    ended = _outcome(record, grant, store, deadline=False)
+    if ended is not None:
+        return page("Answer", _question(record) + ended, status=409)
+    try:
+        value = _answer_from(form, record, store, grant.user)
+
+        def spend(tx: Any, _: Interaction) -> None:
+            if not links.spend(tx, token, store.now()):
+                raise Conflict("this link was used already")
+
+        answered = store.respond_interaction(
+            grant.request_id, value, user=grant.user, via="link", also=spend
+        )
+    except InvalidInput as exc:
+        problems = [(e.path, e.message) for e in exc.errors] or [("", exc.message)]
+        body = _question(record) + _errors(problems) + _controls(record, f"/a/{token}", form)
+        return page("Answer", body, status=422)
+    except (NotPending, Conflict, NotFound):
+        found = _grant(request, token)
+        assert found is not None
+        grant, now = found
+        return page("Answer", _question(now) + (_outcome(now, grant, store) or ""), status=409)
+    note = f'<p class="note"><strong>{_e(settled_text(answered))}.</strong> Thank you.</p>'
+    return page("Answer", _question(answered) + note)

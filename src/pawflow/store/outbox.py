@@ -1,0 +1,399 @@
+"""The outbox: where each user is reached, and one row per (request, channel, recipient).
+
+A user keeps an address per channel (an email address, a Slack user id, a notification URL)
+and the channels to use (``notify``; by default every channel they have an address for).
+Publishing a request writes its rows in the publishing transaction (:func:`enqueue`), for
+the owner's channels or the request's own ``notify`` list (``[]``: none), so no request is
+ever published without its notifications, nor a notification written for a request that
+was not.
+
+A dispatcher claims due rows (:func:`claim_due`): each claim bumps ``attempts`` and moves
+``next_at`` past the retry backoff *before* anything is sent, so a process that dies while
+sending leaves the row to be sent again after the backoff, with the same
+``idempotency_key`` (a mail's Message-ID), never as a second, different message. The
+pair ``(id, attempts)`` fences the outcome (:func:`mark_sent`, :func:`mark_failed`): a
+process that lost the row to a later claim records nothing. Each outcome is logged as an
+``interaction_delivery`` event for the owner.
+
+When the request leaves ``pending`` (:func:`settle_request`), its sent copies are due to be
+updated (``settle``: a channel that can change a sent message says who answered) and the
+rows not sent yet are ``skipped``: nobody is asked a question that was already settled.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pawflow.clock import from_millis, iso, to_millis
+from pawflow.errors import FieldError, InvalidInput
+from pawflow.ids import new_id
+from pawflow.records import Interaction
+from pawflow.store.database import Tx, sql
+from pawflow.store.events import append_event
+
+NOTIFY_CHANNELS: tuple[str, ...] = ("email", "slack", "webhook", "apprise")
+"""The channels a user or a request may name in ``notify``."""
+ADDRESS_OF: dict[str, str | None] = {
+    "email": "email",
+    "slack": "slack",
+    "apprise": "notify_url",
+    "webhook": None,  # the user's own webhooks: no address of its own
+}
+"""Which of a user's addresses each channel sends to."""
+DeliveryStatus = Literal["queued", "sent", "failed", "skipped"]
+MAX_ATTEMPTS = 8
+MAX_BACKOFF = timedelta(minutes=30)
+DELIVERY_EVENT = "interaction_delivery"
+EMAIL_PATTERN = r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~\-]{1,64}@[A-Za-z0-9.\-]{1,253}\.[A-Za-z]{2,63}"
+SLACK_PATTERN = r"[UW][A-Z0-9]{2,30}"
+URL_PATTERN = r"[A-Za-z][A-Za-z0-9+.\-]{0,30}://[!-~]{1,1900}"
+"""What an address must look like (``""`` clears one); the API's document says the same."""
+_PATTERNS = {"email": EMAIL_PATTERN, "slack": SLACK_PATTERN, "notify_url": URL_PATTERN}
+_HINTS = {"email": "an email address", "slack": "a Slack user id (U…)", "notify_url": "a URL"}
+
+
+def backoff(attempts: int) -> timedelta:
+    """How long after its ``attempts``-th claim a row is tried again: 5 s, 10 s, 20 s, …"""
+    return min(timedelta(seconds=5 * 2 ** min(max(attempts - 1, 0), 12)), MAX_BACKOFF)
+
+
+# -- where a user is reached -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reach:
+    """A user's addresses and the channels they want (``notify``; None: every addressed)."""
+
+    user: str
+    email: str | None = None
+    slack: str | None = None
+    notify_url: str | None = None
+    notify: tuple[str, ...] | None = None
+
+    def address(self, channel: str) -> str | None:
+        column = ADDRESS_OF.get(channel)
+        if column is None:
+            return "" if channel == "webhook" else None
+        value: str | None = getattr(self, column)
+        return value
+
+    def channels(self) -> tuple[str, ...]:
+        """The channels a request of theirs goes to when it names none."""
+        if self.notify is not None:
+            return self.notify
+        return tuple(c for c in NOTIFY_CHANNELS if ADDRESS_OF[c] and self.address(c))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "user": self.user,
+            "email": self.email,
+            "slack": self.slack,
+            "notify_url": self.notify_url,
+            "notify": None if self.notify is None else list(self.notify),
+            "channels": list(self.channels()),
+        }
+
+
+def check_notify(value: object, field: str = "notify") -> tuple[str, ...]:
+    """A ``notify`` list: known channel names, each once (``[]`` is allowed: none)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise InvalidInput(f"{field} must be a list of channel names", [FieldError(field, "list")])
+    unknown = sorted({v for v in value if v not in NOTIFY_CHANNELS})
+    if unknown:
+        message = f"unknown channel(s) {', '.join(unknown)}: one of {', '.join(NOTIFY_CHANNELS)}"
+        raise InvalidInput(message, [FieldError(field, message)])
+    return tuple(dict.fromkeys(value))
+
+
+def _check_address(name: str, value: str | None) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not re.fullmatch(_PATTERNS[name], value):
+        raise InvalidInput(f"{name} is invalid", [FieldError(name, f"not {_HINTS[name]}")])
+    return value
+
+
+def get_reach(tx: Tx, user: str) -> Reach:
+    row = sql(tx).one("SELECT * FROM user_channels WHERE user_id = ?", (user,))
+    if row is None:
+        return Reach(user)
+    notify = None if row["notify"] is None else tuple(json.loads(row["notify"]))
+    return Reach(user, row["email"], row["slack"], row["notify_url"], notify)
+
+
+_UNSET: Any = object()
+
+
+def set_reach(
+    tx: Tx,
+    user: str,
+    *,
+    now: datetime,
+    email: str | None = _UNSET,
+    slack: str | None = _UNSET,
+    notify_url: str | None = _UNSET,
+    notify: Sequence[str] | None = _UNSET,
+) -> Reach:
+    """Change what is given (``""`` or None clears an address; ``notify=None``: default)."""
+    current = get_reach(tx, user)
+    values = {
+        "email": current.email if email is _UNSET else _check_address("email", email),
+        "slack": current.slack if slack is _UNSET else _check_address("slack", slack),
+        "notify_url": (
+            current.notify_url if notify_url is _UNSET else _check_address("notify_url", notify_url)
+        ),
+    }
+    chosen = (
+        current.notify if notify is _UNSET else (None if notify is None else check_notify(notify))
+    )
+    sql(tx).execute(
+        "INSERT INTO user_channels (user_id, email, slack, notify_url, notify, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET email = excluded.email,"
+        " slack = excluded.slack, notify_url = excluded.notify_url, notify = excluded.notify,"
+        " updated_at = excluded.updated_at",
+        (
+            user,
+            values["email"],
+            values["slack"],
+            values["notify_url"],
+            None if chosen is None else json.dumps(list(chosen)),
+            to_millis(now),
+        ),
+    )
+    return get_reach(tx, user)
+
+
+# -- the rows ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    """One notification of one request, by one channel, to one recipient."""
+
+    id: str
+    request_id: str
+    channel: str
+    recipient: str
+    address: str
+    status: DeliveryStatus
+    attempts: int
+    next_at: datetime
+    idempotency_key: str
+    external_ref: str | None
+    last_error: str | None
+    settle: Literal["none", "due", "done"]
+    created_at: datetime
+    sent_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> OutboxRow:
+        return cls(
+            id=row["id"],
+            request_id=row["request_id"],
+            channel=row["channel"],
+            recipient=row["recipient"],
+            address=row["address"],
+            status=row["status"],
+            attempts=int(row["attempts"]),
+            next_at=from_millis(int(row["next_at"])),
+            idempotency_key=row["idempotency_key"],
+            external_ref=row["external_ref"],
+            last_error=row["last_error"],
+            settle=row["settle"],
+            created_at=from_millis(int(row["created_at"])),
+            sent_at=None if row["sent_at"] is None else from_millis(int(row["sent_at"])),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``get_interaction`` shows it (no address: the owner knows theirs)."""
+        return {
+            "id": self.id,
+            "channel": self.channel,
+            "recipient": self.recipient,
+            "status": self.status,
+            "attempts": self.attempts,
+            "error": self.last_error,
+            "created_at": iso(self.created_at),
+            "sent_at": None if self.sent_at is None else iso(self.sent_at),
+        }
+
+
+def _event(tx: Tx, row: OutboxRow, conversation_id: str | None, now: datetime) -> None:
+    data = {
+        "request_id": row.request_id,
+        "delivery_id": row.id,
+        "channel": row.channel,
+        "recipient": row.recipient,
+        "status": row.status,
+        "attempts": row.attempts,
+        "error": row.last_error,
+    }
+    owner = sql(tx).one("SELECT owner FROM interactions WHERE id = ?", (row.request_id,))
+    audience = {row.recipient} | ({owner["owner"]} if owner else set())
+    append_event(tx, audience, conversation_id, DELIVERY_EVENT, data, now)
+
+
+def enqueue(
+    tx: Tx, record: Interaction, notify: Sequence[str] | None, now: datetime
+) -> list[OutboxRow]:
+    """Write the request's rows: its ``notify`` channels, else the owner's own."""
+    reach = get_reach(tx, record.owner)
+    channels = reach.channels() if notify is None else check_notify(list(notify))
+    written = []
+    for channel in channels:
+        address = reach.address(channel)
+        row_id = new_id()
+        missing = address is None
+        inserted = sql(tx).one(
+            "INSERT INTO outbox (id, request_id, channel, recipient, address, status, attempts,"
+            " next_at, idempotency_key, last_error, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?,"
+            " ?, ?, ?) ON CONFLICT (request_id, channel, recipient) DO NOTHING RETURNING *",
+            (
+                row_id,
+                record.id,
+                channel,
+                record.owner,
+                address or "",
+                "failed" if missing else "queued",
+                to_millis(now),
+                f"{row_id}.{record.id}",
+                f"{record.owner} has no {channel} address" if missing else None,
+                to_millis(now),
+            ),
+        )
+        if inserted is not None:
+            row = OutboxRow.from_row(inserted)
+            _event(tx, row, record.conversation_id, now)
+            written.append(row)
+    return written
+
+
+def deliveries(tx: Tx, request_id: str) -> list[OutboxRow]:
+    rows = sql(tx).all(
+        "SELECT * FROM outbox WHERE request_id = ? ORDER BY created_at, channel, recipient",
+        (request_id,),
+    )
+    return [OutboxRow.from_row(row) for row in rows]
+
+
+def claim_due(tx: Tx, now: datetime, limit: int) -> list[OutboxRow]:
+    """Claim up to ``limit`` rows due to be sent: each claim counts as an attempt and
+    moves ``next_at`` past its backoff, committed before anything is sent."""
+    rows = sql(tx).all(
+        "SELECT id, attempts FROM outbox WHERE status = 'queued' AND next_at <= ?"
+        " ORDER BY next_at, id LIMIT ?" + sql(tx).skip_locked,
+        (to_millis(now), limit),
+    )
+    return _claim(tx, rows, "status = 'queued'", now)
+
+
+def claim_settle(tx: Tx, now: datetime, limit: int) -> list[OutboxRow]:
+    """Claim sent rows whose request was settled: their copies are due to be updated."""
+    rows = sql(tx).all(
+        "SELECT id, attempts FROM outbox WHERE settle = 'due' AND next_at <= ?"
+        " ORDER BY next_at, id LIMIT ?" + sql(tx).skip_locked,
+        (to_millis(now), limit),
+    )
+    return _claim(tx, rows, "settle = 'due'", now)
+
+
+def _claim(tx: Tx, rows: list[dict[str, Any]], state: str, now: datetime) -> list[OutboxRow]:
+    claimed = []
+    for row in rows:
+        attempts = int(row["attempts"]) + 1
+        updated = sql(tx).one(
+            f"UPDATE outbox SET attempts = ?, next_at = ? WHERE id = ? AND attempts = ?"
+            f" AND {state} RETURNING *",
+            (attempts, to_millis(now + backoff(attempts)), row["id"], attempts - 1),
+        )
+        if updated is not None:
+            claimed.append(OutboxRow.from_row(updated))
+    return claimed
+
+
+def _conversation(tx: Tx, request_id: str) -> str | None:
+    row = sql(tx).one("SELECT conversation_id FROM interactions WHERE id = ?", (request_id,))
+    return None if row is None else str(row["conversation_id"])
+
+
+def mark_sent(tx: Tx, claimed: OutboxRow, external_ref: str | None, now: datetime) -> bool:
+    """Record the claimed row as sent; False if it was claimed again meanwhile. A request
+    settled while it was being sent has its copy updated next."""
+    updated = sql(tx).one(
+        "UPDATE outbox SET status = 'sent', sent_at = ?, external_ref = ?, last_error = NULL,"
+        " settle = CASE WHEN EXISTS (SELECT 1 FROM interactions WHERE id = outbox.request_id"
+        " AND status <> 'pending') THEN 'due' ELSE 'none' END, next_at = ?"
+        " WHERE id = ? AND attempts = ? AND status = 'queued' RETURNING *",
+        (to_millis(now), external_ref, to_millis(now), claimed.id, claimed.attempts),
+    )
+    if updated is None:
+        return False
+    _event(tx, OutboxRow.from_row(updated), _conversation(tx, claimed.request_id), now)
+    return True
+
+
+def mark_failed(
+    tx: Tx, claimed: OutboxRow, reason: str, now: datetime, *, permanent: bool = False
+) -> bool:
+    """Record a failed attempt: retried after the backoff, unless ``permanent`` or the
+    attempts are spent (then ``failed``, with the reason)."""
+    final = permanent or claimed.attempts >= MAX_ATTEMPTS
+    updated = sql(tx).one(
+        "UPDATE outbox SET last_error = ?, status = ? WHERE id = ? AND attempts = ?"
+        " AND status = 'queued' RETURNING *",
+        (reason[:1000], "failed" if final else "queued", claimed.id, claimed.attempts),
+    )
+    if updated is None:
+        return False
+    _event(tx, OutboxRow.from_row(updated), _conversation(tx, claimed.request_id), now)
+    return True
+
+
+def mark_settled(tx: Tx, claimed: OutboxRow, *, error: str | None = None) -> bool:
+    """The copy was updated (or could not be, ``error``, after its attempts): done."""
+    if error is not None and claimed.attempts < MAX_ATTEMPTS:
+        sql(tx).execute(
+            "UPDATE outbox SET last_error = ? WHERE id = ? AND attempts = ?",
+            (error[:1000], claimed.id, claimed.attempts),
+        )
+        return False
+    return (
+        sql(tx).execute(
+            "UPDATE outbox SET settle = 'done' WHERE id = ? AND attempts = ? AND settle = 'due'",
+            (claimed.id, claimed.attempts),
+        )
+        > 0
+    )
+
+
+def settle_request(tx: Tx, record: Interaction, now: datetime) -> None:
+    """The request left ``pending``: update its sent copies, send none of the others."""
+    sql(tx).execute(
+        "UPDATE outbox SET settle = 'due', next_at = ? WHERE request_id = ? AND status = 'sent'",
+        (to_millis(now), record.id),
+    )
+    skipped = sql(tx).all(
+        "UPDATE outbox SET status = 'skipped', last_error = ? WHERE request_id = ?"
+        " AND status = 'queued' RETURNING *",
+        (f"the request was {record.status} before it was sent", record.id),
+    )
+    for row in skipped:
+        _event(tx, OutboxRow.from_row(row), record.conversation_id, now)
+
+
+def request_of(tx: Tx, request_id: str) -> Interaction:
+    """The request a row notifies of, as it is now (for the dispatcher, not scoped)."""
+    row = sql(tx).one("SELECT * FROM interactions WHERE id = ?", (request_id,))
+    assert row is not None, "an outbox row's request is never deleted"
+    return Interaction.from_row(row)
+
+
+def find_by_key(tx: Tx, idempotency_key: str) -> OutboxRow | None:
+    """The row whose message carried ``idempotency_key`` (a reply names it)."""
+    row = sql(tx).one("SELECT * FROM outbox WHERE idempotency_key = ?", (idempotency_key,))
+    return None if row is None else OutboxRow.from_row(row)

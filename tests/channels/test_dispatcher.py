@@ -1,0 +1,64 @@
+"""The dispatcher: one sender at a time under its lease, permanent refusals, other channels."""
+
+from __future__ import annotations
+
+from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
+from pawflow.clock import FakeClock
+from pawflow.store import Store, outbox
+from tests.channels.smtp import smtp_server
+
+
+def _asked(store: Store, user: str, count: int = 1) -> list[str]:
+    store.ensure_user(user)
+    with store.transaction() as tx:
+        outbox.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
+    conversation = store.create_conversation(user, "d")
+    return [
+        store.request_interaction(user, conversation.id, "confirm", f"Go {n}?").id
+        for n in range(count)
+    ]
+
+
+def _statuses(store: Store, requests: list[str]) -> list[str]:
+    with store.transaction(write=False) as tx:
+        return [row.status for r in requests for row in outbox.deliveries(tx, r)]
+
+
+def test_only_the_lease_holder_sends_and_another_takes_over(store: Store, clock: FakeClock) -> None:
+    first = _asked(store, "ada", 3)
+    with smtp_server() as (inbox, url):
+        config = SmtpConfig.from_url(url, None)
+        one = Dispatcher(store, [EmailChannel(config)], base_url="http://x", owner="one")
+        two = Dispatcher(store, [EmailChannel(config)], base_url="http://x", owner="two")
+        assert one.step() == 3
+        second = _asked(store, "bo", 2)
+        assert two.step() == 0  # "one" holds the lease
+        assert _statuses(store, second) == ["queued", "queued"]
+        clock.advance("31s")  # "one" stopped renewing: its lease ran out
+        assert two.step() == 2
+        assert one.step() == 0
+        assert len(inbox.received()) == 5
+    assert _statuses(store, first + second) == ["sent"] * 5
+
+
+def test_a_refused_mail_fails_for_good_with_the_reason(store: Store) -> None:
+    (asked,) = _asked(store, "cy")
+    with smtp_server(refuse="554 5.7.1 not accepted here") as (_, url):
+        channel = EmailChannel(SmtpConfig.from_url(url, None))
+        Dispatcher(store, [channel], base_url="http://x", owner="t").step()
+    with store.transaction(write=False) as tx:
+        (row,) = outbox.deliveries(tx, asked)
+    assert (row.status, row.last_error, row.attempts) == ("failed", "SMTP 554", 1)
+
+
+def test_a_channel_this_server_lacks_fails_with_the_reason(store: Store) -> None:
+    store.ensure_user("di")
+    with store.transaction() as tx:
+        outbox.set_reach(tx, "di", slack="U0123ABCD", now=store.now())
+    conversation = store.create_conversation("di", "d")
+    asked = store.request_interaction("di", conversation.id, "confirm", "Slack?")
+    Dispatcher(store, [], base_url="http://x", owner="t").step()
+    with store.transaction(write=False) as tx:
+        (row,) = outbox.deliveries(tx, asked.id)
+    assert (row.channel, row.status) == ("slack", "failed")
+    assert row.last_error == "the slack channel is not configured on this server"

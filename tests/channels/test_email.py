@@ -1,0 +1,240 @@
+"""Email over a real SMTP server, and the answer links its mail carries (both backends)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
+from pawflow.channels.email import message_id
+from pawflow.clock import FakeClock
+from pawflow.redaction import redact
+from pawflow.server.settings import ServerSettings
+from pawflow.server.testing import LiveServer, live_server
+from pawflow.store import Store, outbox
+from pawflow.testing import temporary_store
+from tests.channels.smtp import Inbox, html_of, smtp_server, text_of
+from tests.conftest import require_postgres
+
+QUIET = ServerSettings(sweep_interval=3600, rate_limit=100_000, rate_burst=100_000)
+LINK = re.compile(r"http://127\.0\.0\.1:\d+/a/pfa_[A-Za-z0-9_\-]+(?:/confirm\?pick=\d+)?")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def served(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[LiveServer, Inbox, Dispatcher]]:
+    if request.param == "postgres":
+        require_postgres()
+    with (
+        temporary_store(request.param, tmp_path, clock=FakeClock()) as store,
+        live_server(store, settings=QUIET) as server,
+        smtp_server() as (inbox, url),
+    ):
+        channel = EmailChannel(SmtpConfig.from_url(url, "PawFlow <pawflow@example.org>"))
+        yield server, inbox, Dispatcher(store, [channel], base_url=server.url, owner="test")
+
+
+def _ask(store: Store, kind: str, message: str, **kwargs: object) -> str:
+    store.ensure_user("ada")
+    with store.transaction() as tx:
+        outbox.set_reach(tx, "ada", email="ada@example.org", now=store.now())
+    conversation = store.create_conversation("ada", "mail")
+    return store.request_interaction("ada", conversation.id, kind, message, **kwargs).id  # type: ignore[arg-type]
+
+
+def _links(mail_text: str) -> list[str]:
+    return LINK.findall(mail_text)
+
+
+def test_a_mail_is_sent_and_its_link_answers_only_on_post(
+    served: tuple[LiveServer, Inbox, Dispatcher],
+) -> None:
+    server, inbox, dispatcher = served
+    store = server.store
+    first = _ask(store, "confirm", "Deploy to production?", title="Deploy")
+    second = _ask(store, "integer", "How many replicas?")
+    assert dispatcher.step() == 2
+    mails = {str(m["X-PawFlow-Request"]): m for m in inbox.received()}
+    assert set(mails) == {first, second}
+    mail = mails[first]
+    assert mail["To"] == "ada@example.org" and mail["Subject"] == "Deploy"
+    with store.transaction(write=False) as tx:
+        rows = {row.request_id: row for row in outbox.deliveries(tx, first)}
+    assert mail["Message-ID"] == message_id(rows[first], "pawflow@example.org")
+    yes, no, page = _links(text_of(mail))
+    assert yes.endswith("/confirm?pick=0") and no.endswith("/confirm?pick=1")
+    assert yes in html_of(mail) and ">Yes<" in html_of(mail)
+
+    with httpx.Client() as http:
+        # Opening the page and the one-click confirm page answers nothing (mail scanners).
+        shown = http.get(page)
+        assert shown.status_code == 200 and "Deploy to production?" in shown.text
+        assert ">Yes</button>" in shown.text and ">No</button>" in shown.text
+        assert "Answer “Yes”" in http.get(yes).text
+        assert store.get_interaction(first, user="ada").status == "pending"
+
+        # The other request's link answers the other request only.
+        (other,) = _links(text_of(mails[second]))
+        refused = http.post(other, data={"answer": "many", "pick": "0"})
+        assert refused.status_code == 422 and "expected an integer" in refused.text
+        assert store.get_interaction(second, user="ada").status == "pending"
+        assert store.get_interaction(first, user="ada").status == "pending"
+        assert http.post(other, data={"answer": "3"}).status_code == 200
+        assert store.get_interaction(second, user="ada").answer == 3
+        assert store.get_interaction(first, user="ada").status == "pending"
+
+        answered = http.post(yes.split("/confirm")[0], data={"pick": "0"})
+        assert answered.status_code == 200 and "Answered by ada via link" in answered.text
+        record = store.get_interaction(first, user="ada")
+        assert (record.status, record.answer, record.answered_via) == ("answered", True, "link")
+
+        # Spent: the page tells what happened, and another answer is refused.
+        again = http.post(page, data={"pick": "1"})
+        assert again.status_code == 409 and "Answered by ada via link" in again.text
+        assert store.get_interaction(first, user="ada").answer is True
+        assert "Answered by ada via link" in http.get(no).text
+        assert http.get(page.replace("pfa_", "pfa_x")).status_code == 404
+
+        # get_interaction shows the deliveries.
+        token = server.token("ada")
+        detail = http.post(
+            f"{server.url}/api/actions/get_interaction",
+            json={"request_id": first},
+            headers={"Authorization": f"Bearer {token}"},
+        ).json()
+    assert [(d["channel"], d["status"]) for d in detail["deliveries"]] == [("email", "sent")]
+    # The answered request's sent copy is settled by the next pass (a mail stays as it is).
+    assert dispatcher.step() >= 1
+    with store.transaction(write=False) as tx:
+        assert [row.settle for row in outbox.deliveries(tx, first)] == ["done"]
+
+
+def test_every_kind_has_controls_and_a_refusal_keeps_the_link(
+    served: tuple[LiveServer, Inbox, Dispatcher],
+) -> None:
+    server, inbox, dispatcher = served
+    store = server.store
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name"},
+            "count": {"type": "integer", "title": "Count"},
+        },
+        "required": ["name", "count"],
+    }
+    asked = {
+        "choice": _ask(store, "choice", "Which?", options=["red", "blue"]),
+        "multi": _ask(store, "multi", "Which ones?", options=["red", "blue"]),
+        "date": _ask(store, "date", "When?"),
+        "form": _ask(store, "form", "Details?", response_schema=schema),
+        "file": _ask(store, "file", "The report?"),
+    }
+    dispatcher.step()
+    links = {str(m["X-PawFlow-Request"]): _links(text_of(m)) for m in inbox.received()}
+    with httpx.Client() as http:
+        choice = links[asked["choice"]]
+        assert len(choice) == 3  # the page and one button per option
+        assert ">red</button>" in http.get(choice[-1]).text
+        assert http.post(choice[-1], data={"answer": "blue"}).status_code == 200
+        assert store.get_interaction(asked["choice"], user="ada").answer == "blue"
+
+        (multi,) = links[asked["multi"]]
+        assert "Choose any that apply" in http.get(multi).text
+        http.post(multi, data={"answer": ["blue", "red"]})
+        assert store.get_interaction(asked["multi"], user="ada").answer == ["red", "blue"]
+
+        (date,) = links[asked["date"]]
+        assert 'type="date"' in http.get(date).text
+        assert http.post(date, data={"answer": "2026-12-24"}).status_code == 200
+
+        (form,) = links[asked["form"]]
+        shown = http.get(form).text
+        assert "Name" in shown and "Count" in shown
+        refused = http.post(form, data={"f.name": "Ada"})
+        assert refused.status_code == 422 and "count" in refused.text
+        assert 'value="Ada"' in refused.text  # what was typed stays
+        assert store.get_interaction(asked["form"], user="ada").status == "pending"
+        assert http.post(form, data={"f.name": "Ada", "f.count": "2"}).status_code == 200
+        (upload,) = links[asked["file"]]
+        assert 'type="file"' in http.get(upload).text
+        sent = http.post(upload, files={"answer": ("report.txt", b"all good", "text/plain")})
+        assert sent.status_code == 200
+        assert "Answer" in http.get(choice[0].replace("pick=0", "pick=x")).text
+    assert store.get_interaction(asked["form"], user="ada").answer == {"name": "Ada", "count": 2}
+    assert store.get_interaction(asked["file"], user="ada").answer["name"] == "report.txt"
+
+
+def test_notify_lists_choose_the_rows(store: Store) -> None:
+    store.ensure_user("bo")
+    conversation = store.create_conversation("bo", "n")
+    none = store.request_interaction("bo", conversation.id, "text", "Quiet?", notify=[])
+    default = store.request_interaction("bo", conversation.id, "text", "Anyone?")
+    missing = store.request_interaction("bo", conversation.id, "text", "Mail?", notify=["email"])
+    with store.transaction() as tx:
+        assert outbox.deliveries(tx, none.id) == outbox.deliveries(tx, default.id) == []
+        (row,) = outbox.deliveries(tx, missing.id)
+        assert (row.status, row.last_error) == ("failed", "bo has no email address")
+        outbox.set_reach(
+            tx, "bo", email="bo@example.org", notify=["email", "slack"], now=store.now()
+        )
+    asked = store.request_interaction("bo", conversation.id, "text", "Now?")
+    with store.transaction() as tx:
+        channels = {(r.channel, r.status) for r in outbox.deliveries(tx, asked.id)}
+    assert channels == {("email", "queued"), ("slack", "failed")}
+    # Settled before it was sent: the queued copy is never sent.
+    store.cancel_interaction(asked.id, user="bo")
+    with store.transaction() as tx:
+        assert {r.status for r in outbox.deliveries(tx, asked.id)} == {"skipped", "failed"}
+
+
+def test_an_unreachable_mail_server_is_retried_with_backoff(store: Store, clock: FakeClock) -> None:
+    store.ensure_user("cy")
+    with store.transaction() as tx:
+        outbox.set_reach(tx, "cy", email="cy@example.org", now=store.now())
+    conversation = store.create_conversation("cy", "r")
+    asked = store.request_interaction("cy", conversation.id, "confirm", "Retry?")
+    with smtp_server() as (_, url):
+        closed = SmtpConfig.from_url(url, None)  # the server stops: its port is closed
+    dispatcher = Dispatcher(store, [EmailChannel(closed)], base_url="http://x", owner="t")
+    dispatcher.step()
+    with store.transaction() as tx:
+        (row,) = outbox.deliveries(tx, asked.id)
+    assert (row.status, row.attempts) == ("queued", 1) and row.last_error
+    dispatcher.step()  # not due yet
+    clock.advance("6s")
+    dispatcher.step()
+    with store.transaction() as tx:
+        (row,) = outbox.deliveries(tx, asked.id)
+    assert (row.status, row.attempts) == ("queued", 2)
+
+
+def test_an_answer_link_never_reaches_a_log() -> None:
+    line = '127.0.0.1 - "GET /a/pfa_Q2xpY2sgaGVyZSB0byBhbnN3ZXItX2FiYw/confirm?pick=0 HTTP/1.1"'
+    assert "pfa_" not in redact(line)
+
+
+def test_a_link_expires_with_its_request_and_tells_an_answer_from_elsewhere(
+    served: tuple[LiveServer, Inbox, Dispatcher],
+) -> None:
+    server, inbox, dispatcher = served
+    store = server.store
+    clock = store.clock
+    assert isinstance(clock, FakeClock)
+    soon = _ask(store, "text", "Quick?", expires_in="1h")
+    elsewhere = _ask(store, "text", "Anywhere?")
+    dispatcher.step()
+    links = {str(m["X-PawFlow-Request"]): _links(text_of(m))[0] for m in inbox.received()}
+    store.respond_interaction(elsewhere, "from the chat", user="ada", via="chat")
+    clock.advance("2h")
+    with httpx.Client() as http:
+        assert "expired" in http.get(links[soon]).text
+        refused = http.post(links[soon], data={"answer": "late"})
+        assert refused.status_code == 409
+        assert store.get_interaction(soon, user="ada").status == "expired"
+        told = http.get(links[elsewhere]).text
+        assert "Answered by ada via chat" in told and "<form" not in told

@@ -1,0 +1,40 @@
+"""The web chat's settings: where the signed-in user is notified, saved through the actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from playwright.sync_api import expect
+
+from pawflow.store import outbox
+from tests.webchat.conftest import Person
+
+pytestmark = pytest.mark.slow
+
+
+def test_notifications_are_shown_and_saved(person: Callable[..., Person]) -> None:
+    ann = person()
+    with ann.store.transaction() as tx:
+        outbox.set_reach(tx, ann.name, email="ann@example.org", now=ann.store.now())
+    page = ann.open("/")
+    page.get_by_text("Notifications", exact=True).click()
+    email = page.get_by_label("Email address")
+    expect(email).to_have_value("ann@example.org")
+    expect(page.get_by_label("every channel with an address")).to_be_checked()
+    expect(page.get_by_label("Email", exact=True)).to_be_checked()
+
+    page.get_by_label("every channel with an address").uncheck()
+    page.get_by_label("Slack user id").fill("U0123ABCD")
+    page.get_by_label("Slack", exact=True).check()
+    page.get_by_label("Email", exact=True).uncheck()
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    with ann.store.transaction(write=False) as tx:
+        reach = outbox.get_reach(tx, ann.name)
+    assert (reach.email, reach.slack, reach.notify) == ("ann@example.org", "U0123ABCD", ("slack",))
+
+    page.get_by_label("Email address").fill("not an address")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".notify-settings .note")).to_contain_text("email")
+    assert not ann.script_errors
