@@ -23,7 +23,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pawflow.loops import Service
-from pawflow.server import actions, agents, events, files, invitations, pages, signin
+from pawflow.server import actions, agents, approvals, events, files, invitations, pages, signin
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
@@ -121,6 +121,7 @@ def create_app(
     server_errors.install(app)
     app.include_router(actions.router)
     app.include_router(agents.router)
+    app.include_router(approvals.router)
     app.include_router(invitations.router)
     app.include_router(events.router)
     app.include_router(files.router)
