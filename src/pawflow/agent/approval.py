@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pawflow.errors import InvalidInput
@@ -130,7 +130,7 @@ class When:
     """A compiled ``when`` expression."""
 
     source: str
-    tree: ast.Expression
+    tree: ast.Expression = field(compare=False, repr=False)
 
     @classmethod
     def parse(cls, source: str) -> When:
