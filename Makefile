@@ -8,6 +8,9 @@ STAMP := $(VENV)/.installed
 
 # The lowest total line coverage `make test` accepts.
 COVERAGE_FLOOR ?= 88
+# Test processes (pytest-xdist): one per core. Every test has its own store (a file or a
+# throwaway PostgreSQL database) and its own ports, so they run side by side.
+TEST_WORKERS ?= auto
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,7 +47,7 @@ imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 unit: $(STAMP) browser prometheus
-	$(PY) -m pytest -q --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
 
 # The web chat tests drive Debian's chromium (never a downloaded browser).
 browser:

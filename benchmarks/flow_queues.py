@@ -75,6 +75,60 @@ def durable(path: Path, count: int = FLOWFILES) -> float:
         return elapsed
 
 
+HELD = 60
+FAN_IN = """
+name: fan-in
+queue_capacity: {capacity}
+tasks:
+  wait:
+    type: durableWait
+    properties: {{signal_id: go}}
+    next: done
+  done: {{type: updateAttribute, properties: {{set: {{done: "1"}}}}}}
+"""
+
+
+def resumed_by_one_answer(path: Path, capacity: int, count: int = HELD) -> float:
+    """Seconds from one signal resuming ``count`` parked FlowFiles until all have ended,
+    into queues of ``capacity`` (backpressure holds back what does not fit)."""
+    with open_store(f"sqlite:///{path}") as store:
+        conversation = store.create_conversation("bench").id
+        text = FAN_IN.format(capacity=capacity)
+        deployment, _ = deps.deploy(store, text, conversation_id=conversation)
+        service = FlowService(store, reconcile_interval=None)
+        service.start()
+        instance = service.instance(deployment.id)
+        if instance is None:
+            raise SystemExit("the deployment did not start")
+        for flowfile in _flowfiles(count):
+            instance.inject(flowfile)
+            while not instance.engine.wait_until_idle(60) or instance.engine.queued():
+                pass
+        target = instance.engine.target
+        while store.pending_continuations(target) < count:
+            time.sleep(0.001)
+        started = time.perf_counter()
+        store.notify_signal("go", "now")
+        deadline = started + 600
+        while sum(instance.engine.ended.values()) < count:
+            if time.perf_counter() > deadline:
+                raise SystemExit("held FlowFiles did not all end within 10 minutes")
+            time.sleep(0.001)
+        elapsed = time.perf_counter() - started
+        service.stop()
+        return elapsed
+
+
+def backpressure(root: Path) -> None:
+    tiny = resumed_by_one_answer(root / "tiny.db", 3)
+    roomy = resumed_by_one_answer(root / "roomy.db", 10_000)
+    print(
+        f"{HELD} FlowFiles resumed by one answer, queue_capacity 3: {tiny:.2f} s"
+        "  (goal: at most 2 s)"
+    )
+    print(f"the same, queue_capacity 10000: {roomy:.3f} s  (goal: about 0.02 s)")
+
+
 def report(root: Path, pairs: int = 5) -> None:
     """Runs in pairs, back to back, so that both sides see the same machine load."""
     memory, stored = [], []
@@ -92,8 +146,10 @@ if __name__ == "__main__":
 
     with tempfile.TemporaryDirectory() as scratch:
         report(Path(scratch))
+        backpressure(Path(scratch))
 
 
 def section(run: Run) -> None:
     run.heading("Flows: durable queues against in-memory ones")
     report(run.scratch, pairs=run.n(5, 1))
+    backpressure(run.scratch)

@@ -57,6 +57,7 @@ PUBLIC = [
     "Option",
     "PawFlowError",
     "PayloadTooLarge",
+    "QueueFull",
     "Requester",
     "ServerUnreachable",
     "SignalValue",

@@ -23,6 +23,7 @@ escape raw::
     │   ├── StoreUnavailable        the database cannot be reached or stays busy
     │   └── MigrationError          an upgrade check failed (``check``); nothing changed
     ├── Undeliverable               a handler cannot take a continuation now; retried later
+    │   └── QueueFull               a flow's queue has no room; offered again as it drains
     ├── ModelError                  a model provider failed (``retryable``, ``status``)
     ├── Halt                        governance stopped an agent's run (``reason``)
     ├── TaskFailed                  a flow task could not process a FlowFile
@@ -169,6 +170,11 @@ class MigrationError(StoreError):
 
 class Undeliverable(PawFlowError):
     """A delivery handler cannot take a continuation now; it stays resolved and is retried."""
+
+
+class QueueFull(Undeliverable):
+    """Backpressure: a flow's queue has no room now. A continuation refused so is not a
+    failure: it waits, with no backoff, until that queue drains and asks for it again."""
 
 
 class ModelError(PawFlowError):

@@ -258,8 +258,9 @@ REQUESTS_CLOSED = Counter(
 )
 DELIVERIES = Counter(
     "pawflow_deliveries",
-    "Resolved continuations handed to their requester's handler (result delivered) or left"
-    " for a retry (result deferred), by target kind (flow, agent, …).",
+    "Resolved continuations handed to their requester's handler (result delivered), left"
+    " for a retry (result deferred) or held back by a full flow queue (result held), by"
+    " target kind (flow, agent, …).",
     ("target", "result"),
 )
 RESUME_LATENCY = Histogram(

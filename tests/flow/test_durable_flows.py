@@ -12,7 +12,7 @@ from typing import Literal
 import psycopg
 import pytest
 
-from pawflow import FakeClock, InvalidInput, Store, Undeliverable
+from pawflow import FakeClock, InvalidInput, Store, Undeliverable, telemetry
 from pawflow.flow import FlowDefinitionError, FlowFile, FlowInstance, FlowService, parse_flow
 from pawflow.flow import deployments as deps
 from pawflow.records import Interaction
@@ -653,3 +653,36 @@ def test_deploy_needs_write_access(store: Store, conversation: str) -> None:
     store.share_conversation(conversation, user="alice", with_user="reader", access="read")
     with pytest.raises(InvalidInput, match="needs write access"):
         deps.deploy(store, NOTIFY_THEN_WAIT, conversation_id=conversation, user="reader")
+
+
+NARROW_FAN_IN = """
+name: narrow-fan-in
+queue_capacity: 3
+tasks:
+  wait:
+    type: durableWait
+    properties: {signal_id: go}
+    next: done
+  done: {type: log}
+"""
+
+
+def test_a_full_queue_takes_held_flowfiles_as_it_drains_not_after_a_timer(
+    store: Store, service: FlowService, conversation: str, clock: FakeClock
+) -> None:
+    """60 FlowFiles resumed by one answer into queues of 3: the clock never moves, so only
+    a drained queue asking for what it refused can bring them all in."""
+    flow = deploy(service, NARROW_FAN_IN, conversation)
+    sent = [FlowFile.create(attributes={"n": str(i)}) for i in range(60)]
+    for flowfile in sent:
+        eventually(partial(_try_inject, flow.instance, flowfile))
+    parked(store, flow.instance.target, 60)
+    assert flow.instance.wait_idle()
+    deferred = telemetry.DELIVERIES.value(target="flow", result="deferred")
+    assert store.notify_signal("go", "now") == 60
+
+    endings = flow.wait_endings(60, "done", "success")
+    assert sorted(e.flowfile.id for e in endings) == sorted(f.id for f in sent)
+    assert store.pending_continuations(flow.instance.target) == 0
+    # Held back is not failed: no attempt was counted against any of them.
+    assert telemetry.DELIVERIES.value(target="flow", result="deferred") == deferred

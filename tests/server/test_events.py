@@ -13,6 +13,7 @@ import pytest
 from pawflow.clock import FakeClock
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import Store, open_store
+from pawflow.store.events import user_key
 from pawflow.testing import eventually
 from tests.server.conftest import QUIET, Api, unique
 from tests.server.sse import stream, take, until
@@ -213,3 +214,43 @@ def test_every_server_on_one_database_delivers_every_event(
                 "confirmation_answered",
             ]
     alice.close()
+
+
+def test_the_streams_of_one_user_share_one_read_per_event(live: LiveServer) -> None:
+    """Twenty streams of one user, one event: every stream gets it, from one shared read
+    (rendered once), not twenty reads of the same rows."""
+    user = unique("una")
+    token = live.token(user)
+    streams = 20
+    ready = threading.Barrier(streams + 1, timeout=30)
+    hang_up = threading.Event()
+    got: list[str] = []
+    lock = threading.Lock()
+
+    def listen() -> None:
+        with stream(live.url, token) as events:
+            assert next(events).type == "ready"
+            ready.wait()
+            event = next(events)
+            with lock:
+                got.append(str(event.data.get("message")))
+            hang_up.wait(30)
+
+    listeners = [threading.Thread(target=listen) for _ in range(streams)]
+    for listener in listeners:
+        listener.start()
+    try:
+        ready.wait()
+        hub = live.server.app.state.pawflow.hub
+        feed = eventually(lambda: hub._feeds.get(user_key(user)))
+        before = feed.reads
+        live.store.notify_user(user, "one for all")
+        eventually(lambda: len(got) == streams, timeout=20)
+        assert got == ["one for all"] * streams
+        assert feed.reads - before < streams / 2
+    finally:
+        hang_up.set()
+        for listener in listeners:
+            listener.join()
+    # The last stream gone, the user's feed is forgotten.
+    eventually(lambda: user_key(user) not in hub._feeds)

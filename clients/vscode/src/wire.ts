@@ -158,6 +158,7 @@ export interface RequestInteraction {
   expires_in?: string | number | null;
   expires_at?: string | null;
   ui_surface?: JsonObject | null;
+  idempotency_key?: string | null;
 }
 
 /** CreateConversation */
@@ -289,6 +290,7 @@ export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
       "expires_in",
       "expires_at",
       "ui_surface",
+      "idempotency_key",
     ],
     ["conversation_id", "kind", "message"],
   ),

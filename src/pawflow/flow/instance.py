@@ -71,6 +71,7 @@ class FlowInstance:
             batch=batch,
             keep_endings=keep_endings,
             on_park=on_park,
+            on_room=self._offer_room,
         )
         self.workers = max(1, workers)
         self._threads: list[threading.Thread] = []
@@ -110,6 +111,16 @@ class FlowInstance:
 
     def reopen(self) -> None:
         self.engine.reopen()
+
+    def _offer_room(self, target: str) -> bool:
+        """A batch made room after a FlowFile was held back: take the waiting ones now.
+        True when as many came as were asked for (more may wait)."""
+        limit = self.flow.queue_capacity
+        try:
+            return self.store.deliver_due(limit=limit, target=target) >= limit
+        except Exception:  # the sweeper offers them again; the worker goes on
+            log.warning("flow %s: offering held FlowFiles failed", target, exc_info=True)
+            return False
 
     def start(self) -> None:
         """Load what the store holds for this deployment, then start the workers."""

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pawflow import durations
-from pawflow.errors import InvalidInput, LeaseLost, PayloadTooLarge, Undeliverable
+from pawflow.errors import InvalidInput, LeaseLost, PayloadTooLarge, QueueFull, Undeliverable
 from pawflow.flow.definition import FlowDefinition
 from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.runtime import PARK_MODE_RESUME, Ending, Engine, Item, fan_out
@@ -153,6 +153,7 @@ class DurableEngine(Engine):
         batch: int = DEFAULT_BATCH,
         keep_endings: int | None = None,
         on_park: Callable[[Continuation], None] | None = None,
+        on_room: Callable[[str], bool] | None = None,
     ) -> None:
         super().__init__(flow, runtime, keep_endings=keep_endings)
         self.store = store
@@ -168,6 +169,10 @@ class DurableEngine(Engine):
         self.closed = False
         """Refusing new work: it is being stopped for idleness (:meth:`close_if_idle`)."""
         self._on_park = on_park
+        self._on_room = on_room
+        self._held_back = False
+        """A FlowFile was refused for want of room: offer the target's waiting ones again
+        once a batch has made room (:meth:`process_batch`)."""
         self._ready: deque[tuple[str, Item]] = deque()
         self._pending: Counter[str] = Counter()
         self._retry_at = 0.0
@@ -295,7 +300,8 @@ class DurableEngine(Engine):
             if self.closed:
                 raise Undeliverable(f"{self.target} is stopping")
             if len(self._queues[task_id]) + self._pending[task_id] + count > self.capacity:
-                raise Undeliverable(
+                self._held_back = True
+                raise QueueFull(
                     f"backpressure: the queue of task {task_id!r} is full ({self.capacity})"
                 )
             self._pending[task_id] += count
@@ -356,6 +362,10 @@ class DurableEngine(Engine):
                 self.processed += len(items)
                 self.last_active = self.runtime.clock.now()
                 self._cond.notify_all()
+                offer, self._held_back = self._held_back and not self.lost, False
+            if offer and self._on_room is not None and self._on_room(self.target):
+                with self._cond:  # all it asked for came: more may wait
+                    self._held_back = True
 
     def _take(self, task_id: str, items: list[Item]) -> bool:
         fresh = [item for item in items if not item.taken]

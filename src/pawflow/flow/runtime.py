@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pawflow.clock import Clock, SystemClock
-from pawflow.errors import HopLimitReached, InvalidInput, PawFlowError, Undeliverable
+from pawflow.errors import HopLimitReached, InvalidInput, PawFlowError, QueueFull, Undeliverable
 from pawflow.flow.board import SignalBoard
 from pawflow.flow.definition import FlowDefinition
 from pawflow.flow.flowfile import FlowFile
@@ -129,7 +129,7 @@ class Engine(Parker):
         with self._cond:
             queue = self._queues[task_id]
             if not force and len(queue) >= self.capacity:
-                raise Undeliverable(
+                raise QueueFull(
                     f"backpressure: the queue of task {task_id!r} is full ({self.capacity})"
                 )
             queue.append(Item(flowfile, resumption, hops))

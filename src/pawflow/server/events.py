@@ -19,6 +19,7 @@ import re
 import secrets
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -110,6 +111,11 @@ async def event_stream(
     refresh = max(ttl.total_seconds() / 3, 0.05)
     recheck = settings.credential_check
     waiter = hub.subscribe(user)
+    feed = hub.feed(waiter)
+
+    async def fetch(after: int) -> Read:
+        return await anyio.to_thread.run_sync(_read, store, user, after)
+
     checked = time.monotonic()
     try:
         await anyio.to_thread.run_sync(store.mark_live, client_id, user, ttl)
@@ -129,17 +135,17 @@ async def event_stream(
                     return
                 checked = time.monotonic()
             waiter.clear()  # before reading: a notice during the read wakes the next wait
-            batch, gone = await anyio.to_thread.run_sync(_read, store, user, position)
-            if gone:
+            read: Read = await feed.read(position, fetch)
+            if read.gone:
                 position, _ = await anyio.to_thread.run_sync(_start, store, user, None)
                 yield frame(position, "reset", {"last_event_id": position, "reason": "pruned"})
                 sent = time.monotonic()
                 continue
-            if batch:
-                position = batch[-1].seq
-                yield "".join(frames(event) for event in batch)
+            if read.count:
+                position = read.last
+                yield read.text
                 sent = time.monotonic()
-                if len(batch) == BATCH:
+                if read.count == BATCH:
                     continue
             if time.monotonic() - marked >= refresh:
                 await anyio.to_thread.run_sync(store.mark_live, client_id, user, ttl)
@@ -152,13 +158,26 @@ async def event_stream(
                 sent = time.monotonic()
     finally:
         hub.unsubscribe(waiter)
+        hub.drop_feed(waiter)
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(store.drop_live, client_id)
 
 
-def _read(store: Store, user: str, after: int) -> tuple[list[Event], bool]:
+@dataclass(frozen=True)
+class Read:
+    """What follows a position in a user's log, rendered once for all their streams."""
+
+    text: str
+    count: int
+    last: int
+    gone: bool
+
+
+def _read(store: Store, user: str, after: int) -> Read:
     with store.transaction(write=False) as tx:
-        return read_batch(tx, user, after)
+        batch, gone = read_batch(tx, user, after)
+    text = "".join(frames(event) for event in batch)
+    return Read(text, len(batch), batch[-1].seq if batch else after, gone)
 
 
 def _event_id(raw: str | None) -> int | None:

@@ -11,6 +11,12 @@ SQLite's "touched" (the file changed while this process committed too) is ignore
 commits were announced by name, and a stream re-reads its log at least every
 ``credential_check`` seconds, which bounds the wait should another process have committed
 in the same instant.
+
+The streams of one user share their reads (:class:`Feed`): woken together, they would each
+read the same events and render the same frames. The first stream to ask for what follows a
+position reads it; the others at that position take its result, so one event costs one read
+however many streams the user has open. A shared read is only reused until the next notice
+for that user (or, without one, for ``SHARED_FOR`` seconds).
 """
 
 from __future__ import annotations
@@ -18,12 +24,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, TypeVar
 
 from pawflow.store import Store
 from pawflow.store.events import EVENT_NOTICE, user_key
 
 AUTH_NOTICE = "auth"
+SHARED_FOR = 0.25
+"""Seconds a finished shared read still serves streams that ask for the same position."""
+
+T = TypeVar("T")
 
 
 def auth_notice(user: str) -> str:
@@ -45,12 +57,48 @@ class Waiter:
         await self.event.wait()
 
 
+class Feed(Generic[T]):
+    """One user's shared reads, by the position they read after (see the module's doc)."""
+
+    def __init__(self) -> None:
+        self._reads: dict[int, tuple[asyncio.Task[T], float]] = {}
+        self.reads = 0
+        """How many reads were made (for tests and benchmarks: fewer than the streams')."""
+
+    def forget(self) -> None:
+        """New events may have been logged: later asks read again."""
+        self._reads.clear()
+
+    async def read(self, after: int, fetch: Callable[[int], Awaitable[T]]) -> T:
+        now = time.monotonic()
+        found = self._reads.get(after)
+        if found is not None:
+            task, done_at = found
+            if not task.done() or now - done_at < SHARED_FOR:
+                return await asyncio.shield(task)
+        task = asyncio.ensure_future(fetch(after))
+        self.reads += 1
+        self._reads[after] = (task, float("inf"))
+
+        def finished(done: asyncio.Task[T]) -> None:
+            if self._reads.get(after, (None, 0.0))[0] is done:
+                if done.cancelled() or done.exception() is not None:
+                    del self._reads[after]  # a failed read is not shared afterwards
+                else:
+                    self._reads[after] = (done, time.monotonic())
+
+        task.add_done_callback(finished)
+        # One stream going away does not cancel the read the others wait for.
+        return await asyncio.shield(task)
+
+
 class EventHub:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_listening: Callable[[], None] | None = None
         self._waiters: dict[str, set[Waiter]] = {}
+        self._feeds: dict[str, Feed[Any]] = {}
         self._lock = threading.Lock()
         self.wakeups = 0
         self._closing = False
@@ -93,6 +141,20 @@ class EventHub:
                 if not found:
                     del self._waiters[waiter.key]
 
+    def feed(self, waiter: Waiter) -> Feed[Any]:
+        """The shared reads of ``waiter``'s user (call on the loop, while subscribed)."""
+        found = self._feeds.get(waiter.key)
+        if found is None:
+            found = self._feeds[waiter.key] = Feed()
+        return found
+
+    def drop_feed(self, waiter: Waiter) -> None:
+        """Forget the user's feed once no stream of theirs is open (call on the loop)."""
+        with self._lock:
+            still_open = waiter.key in self._waiters
+        if not still_open:
+            self._feeds.pop(waiter.key, None)
+
     def _on_notice(self, notice: str) -> None:
         # Called on whichever thread committed or listened; hop onto the loop.
         kind, _, key = notice.partition(":")
@@ -111,6 +173,11 @@ class EventHub:
             loop.call_soon_threadsafe(callback, *args)
 
     def _wake(self, key: str | None, recheck: bool = False) -> None:
+        if key is None:
+            for feed in self._feeds.values():
+                feed.forget()
+        elif (found := self._feeds.get(key)) is not None:
+            found.forget()
         with self._lock:
             if key is None:
                 waiters = [w for found in self._waiters.values() for w in found]

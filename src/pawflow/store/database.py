@@ -186,9 +186,15 @@ def _sqlite_busy(exc: BaseException) -> bool:
 class SqliteDatabase(Database):
     """One SQLite file in WAL mode; every write transaction starts ``BEGIN IMMEDIATE``.
 
-    Each thread keeps its own connection. Other processes learn of changes by watching
-    ``PRAGMA data_version``, which moves whenever another connection commits: polled every
-    20 ms, every millisecond for a second after another process was seen committing.
+    Each thread keeps its own connection. The writers of one process queue on one lock
+    before ``BEGIN IMMEDIATE``, so they wait their turn woken by the one before them, not by
+    SQLite's busy handler, which sleeps (up to 100 ms a time) and lets a late comer jump the
+    queue; writers of other processes still meet at the file's lock.
+
+    Other processes learn of changes by watching ``PRAGMA data_version``, which moves whenever
+    another connection commits: polled every 20 ms, and every millisecond for a second after
+    the file changed — whoever changed it, since a change of another process's may come right
+    after one of ours.
     """
 
     dialect = "sqlite"
@@ -208,6 +214,7 @@ class SqliteDatabase(Database):
         self._closed = False
         self._local_commits = 0
         self._commit_lock = threading.Lock()
+        self._writer = threading.Lock()
 
     def connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
@@ -246,6 +253,30 @@ class SqliteDatabase(Database):
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
+        if not write:
+            with self._transaction(write=False) as tx:
+                yield tx
+            return
+        if not self._writer.acquire(timeout=self.busy_timeout):
+            raise StoreUnavailable("the database stayed busy: this process's writers queue")
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self._writer.release()
+
+        try:
+            with self._transaction(write=True, committed=release) as tx:
+                yield tx
+        finally:
+            release()
+
+    @contextlib.contextmanager
+    def _transaction(
+        self, *, write: bool, committed: Callable[[], None] | None = None
+    ) -> Iterator[Tx]:
         conn = self._connection()
         deadline = time.monotonic() + self.busy_timeout
         while True:
@@ -279,6 +310,8 @@ class SqliteDatabase(Database):
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             raise StoreUnavailable(f"commit failed: {exc}") from exc
+        if committed is not None:
+            committed()  # the next writer may start while this one's callbacks run
         self._finish(tx)
 
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
@@ -304,12 +337,10 @@ class SqliteDatabase(Database):
                         local = self._local_commits
                     if version != last:
                         last = version
-                        foreign = local == seen
-                        callback("changed" if foreign else TOUCHED)
-                        if foreign:
-                            # Another process is at work: look again soon, for a while.
-                            interval = POLL_FAST
-                            quiet_until = time.monotonic() + POLL_FAST_FOR
+                        callback("changed" if local == seen else TOUCHED)
+                        # Someone is at work: look again soon, for a while.
+                        interval = POLL_FAST
+                        quiet_until = time.monotonic() + POLL_FAST_FOR
                     elif interval < POLL_SLOW and time.monotonic() > quiet_until:
                         interval = min(interval * 2, POLL_SLOW)
                     seen = local

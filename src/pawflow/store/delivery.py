@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pawflow import telemetry
 from pawflow.clock import to_millis
-from pawflow.errors import InvalidInput
+from pawflow.errors import InvalidInput, QueueFull
 from pawflow.store.continuations import RESOLVED_NOTICE, Continuation
 from pawflow.store.metrics import asked, count
 
@@ -107,24 +107,39 @@ def anything_due(db: Database, now: datetime) -> bool:
     return row is not None
 
 
-def deliver_due(db: Database, registry: DeliveryRegistry, now: datetime, *, limit: int) -> int:
+def deliver_due(
+    db: Database,
+    registry: DeliveryRegistry,
+    now: datetime,
+    *,
+    limit: int,
+    target: str | None = None,
+) -> int:
     """Deliver resolved continuations whose handlers live here; returns how many.
 
     One transaction leases the due batch and hands each row on; a handler's failure rolls
-    back only its own savepoint and books the retry.
+    back only its own savepoint and books the retry. With ``target``, the continuations
+    for that one requester whether due or not: it has room for them now (backpressure).
     """
     kinds = registry.kinds()
-    if not kinds:
+    if not kinds or (target is not None and registry.handler_for(target) is None):
         return 0
-    matches = " OR ".join("target LIKE ?" for _ in kinds)
     delivered = 0
     with db.transaction() as tx:
-        rows = tx.all(
-            "SELECT * FROM continuations WHERE status = 'resolved'"
-            f" AND next_attempt_at <= ? AND ({matches}) ORDER BY next_attempt_at LIMIT ?"
-            + tx.skip_locked,
-            (to_millis(now), *[f"{kind}:%" for kind in kinds], limit),
-        )
+        if target is None:
+            matches = " OR ".join("target LIKE ?" for _ in kinds)
+            rows = tx.all(
+                "SELECT * FROM continuations WHERE status = 'resolved'"
+                f" AND next_attempt_at <= ? AND ({matches}) ORDER BY next_attempt_at LIMIT ?"
+                + tx.skip_locked,
+                (to_millis(now), *[f"{kind}:%" for kind in kinds], limit),
+            )
+        else:
+            rows = tx.all(
+                "SELECT * FROM continuations WHERE status = 'resolved' AND target = ?"
+                " ORDER BY next_attempt_at, id LIMIT ?" + tx.skip_locked,
+                (target, limit),
+            )
         for row in rows:
             handler = registry.handler_for(row["target"])
             if handler is not None and _hand_over(tx, handler, row, now):
@@ -164,6 +179,13 @@ def _hand_over(tx: Tx, handler: DeliveryHandler, row: dict[str, Any], now: datet
         try:
             with tx.savepoint("delivery"):
                 handler.deliver(Delivery(Continuation.from_row(row), tx))
+        except QueueFull as exc:  # not a failure: it waits for room, and is asked for then
+            tx.execute(
+                "UPDATE continuations SET next_attempt_at = ?, last_error = ? WHERE id = ?",
+                (to_millis(now + MAX_BACKOFF), str(exc)[:1000], row["id"]),
+            )
+            count(tx, telemetry.DELIVERIES, target=target.split(":", 1)[0], result="held")
+            return False
         except Exception as exc:  # any handler failure means "retry later"
             log.info("delivery of %s deferred: %s", row["id"], exc)
             tx.execute(

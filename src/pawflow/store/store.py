@@ -485,8 +485,9 @@ class Store(RuntimeStore):
         with self._within(tx, write=False) as read:
             return cont.pending_for_target(read, target)
 
-    def deliver_due(self, limit: int = SWEEP_BATCH) -> int:
-        """Hand resolved continuations to the handlers registered in this process."""
+    def deliver_due(self, limit: int = SWEEP_BATCH, *, target: str | None = None) -> int:
+        """Hand resolved continuations to the handlers registered in this process; with
+        ``target``, that requester's whether due or not (its queue has room again)."""
         if getattr(self._delivering, "active", False):
             self._delivering.again = True  # a delivery resolved more: the outer loop goes on
             return 0
@@ -495,7 +496,9 @@ class Store(RuntimeStore):
         try:
             while True:
                 self._delivering.again = False
-                delivered += deliver_due(self.db, self.deliveries, self.now(), limit=limit)
+                delivered += deliver_due(
+                    self.db, self.deliveries, self.now(), limit=limit, target=target
+                )
                 if not self._delivering.again:
                     return delivered
         finally:
