@@ -324,6 +324,14 @@ def test_always_allow_skips_the_question_until_revoked(served: Served) -> None:
     eventually(lambda: len(served.deployed()) > before or None, timeout=60)
     assert [r["id"] for r in served.requests(chat)] == [first["id"]]  # not asked
 
+    def allowed_by_rule() -> list[dict[str, Any]]:
+        history = served.post("get_history", conversation_id=chat)["messages"]
+        kept = [a for m in history for a in (m.get("data") or {}).get("tool_approvals", [])]
+        return [a for a in kept if a.get("rule_id") == rule["id"]]
+
+    [by_rule] = eventually(allowed_by_rule, timeout=60)
+    assert by_rule["executed"] == {"environment": "production", "version": "1.2"}
+
     assert rule["id"] in served.cli("approvals", "list")
     served.cli("approvals", "revoke", rule["id"])
     assert served.post("list_approval_rules", conversation_id=chat)["rules"] == []

@@ -382,7 +382,18 @@ class Toolbox:
                 )
             if rule is not None:
                 outcome = _redacted(found.run(arguments, ctx))
-                return replace(outcome, data={**outcome.data, "approval_rule": rule.id})
+                allowed = {
+                    "request_id": rule.request_id,
+                    "rule_id": rule.id,
+                    "tool": call.name,
+                    "decision": "approve",
+                    "decided_by": rule.created_by,
+                    "proposed": arguments,
+                    "approved": arguments,
+                    "executed": arguments,
+                    "digest": None,
+                }
+                return replace(outcome, data={**outcome.data, "approval": allowed})
             if self.approver is None:
                 return ToolOutcome.failure(
                     f"{call.name} needs the user's approval, which cannot be asked here"
