@@ -75,3 +75,23 @@ def test_a_reject_sends_its_reason(person: Callable[..., Person]) -> None:
     answer = ann.record(request_id).answer
     assert (answer["decision"], answer["reason"]) == ("reject", "use staging first")
     expect(asked.locator(".answer-value")).to_have_text("Rejected: use staging first")
+
+
+def test_an_always_allow_is_listed_and_revoked_here(person: Callable[..., Person]) -> None:
+    ann = person()
+    chat = ann.conversation("Deploys")
+    request_id = approval(ann, chat)
+    page = ann.open_conversation(chat)
+    asked = block(page, request_id)
+    asked.get_by_label("Always allow this call in this conversation").check()
+    asked.get_by_role("button", name="Approve (with my edits)").click()
+    expect(asked).to_have_attribute("data-status", "answered")
+    assert ann.record(request_id).answer["always"] == "conversation"
+
+    page = ann.open_conversation(chat)
+    rules = page.locator(".approval-rules")
+    expect(rules).to_contain_text('releaser may run deploy {"environment":"production"')
+    rules.get_by_role("button", name="Revoke").click()
+    expect(rules).to_be_hidden()
+    found = ann.api.action("list_approval_rules", conversation_id=chat)
+    assert found["rules"] == []
