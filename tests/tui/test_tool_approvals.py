@@ -86,3 +86,29 @@ def test_a_reject_sends_its_reason(user: User) -> None:
         await until(pilot, lambda: "rejected: use staging first" in str(outcome.render()))
 
     run(user, scenario)
+
+
+def test_rules_are_listed_and_revoked_from_the_composer(user: User) -> None:
+    record = approval(user)
+    user.client.respond_interaction(record.id, {"decision": "approve", "always": "conversation"})
+    [rule] = user.client.action("list_approval_rules", conversation_id=user.conversation)["rules"]
+
+    async def scenario(pilot: Any, app: Any) -> None:
+        await until(pilot, lambda: app.hydrations > 0)
+        composer = app.screen.query_one("#composer", Input)
+        said: list[str] = []
+        app.notify = lambda message, **_: said.append(message)
+        composer.focus()
+        composer.value = "/rules"
+        await pilot.press("enter")
+        await until(pilot, lambda: said)
+        assert rule["id"] in said[0] and "releaser may run deploy" in said[0]
+        composer.value = f"/revoke {rule['id']}"
+        await pilot.press("enter")
+        await until(pilot, lambda: len(said) > 1)
+        assert said[1].startswith(f"Revoked {rule['id']}")
+
+    run(user, scenario)
+    assert user.client.action("list_approval_rules", conversation_id=user.conversation) == {
+        "rules": []
+    }

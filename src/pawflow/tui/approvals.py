@@ -1,5 +1,8 @@
 """A tool approval in the terminal: the call's arguments to edit, and the decisions.
 
+The composer also takes two commands about the "always allow" rules of the conversation:
+``/rules`` lists them, ``/revoke <rule id>`` revokes one.
+
 The panel shows the tool, its description and one line per argument, pre-filled with the
 proposed value (text as itself, anything else as JSON); a line for a reason; a line for a
 result if the tool offers ``respond``; and a button per decision. Approve sends an ``edit``
@@ -18,6 +21,8 @@ from rich.markup import escape
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Static
 
+from pawflow.client import Client
+from pawflow.errors import PawFlowError
 from pawflow.tui.inputs import Ready
 
 TOOL_APPROVAL = "tool_approval"
@@ -179,3 +184,27 @@ class ToolApprovalPanel(Vertical):
             self.lines[0].focus_first()
         else:
             self.query(Button).first().focus()
+
+
+def rules_command(client: Client, conversation_id: str, text: str) -> str | None:
+    """What ``/rules`` or ``/revoke <id>`` says (None: ``text`` is not such a command)."""
+    words = text.split()
+    if not words or words[0] not in ("/rules", "/revoke"):
+        return None
+    try:
+        if words[0] == "/revoke":
+            if len(words) != 2:
+                return "Revoke which rule? /revoke <rule id> (see /rules)"
+            client.action("revoke_approval_rule", rule_id=words[1])
+            return f"Revoked {words[1]}: the call is asked again from now on."
+        rules = client.action("list_approval_rules", conversation_id=conversation_id)["rules"]
+    except PawFlowError as exc:
+        return f"Not done: {exc}"
+    if not rules:
+        return "No call is allowed here without asking."
+    return "\n".join(
+        f"{rule['id']}  {rule['agent']} may run {rule['tool']}"
+        f" {json.dumps(rule['arguments'], ensure_ascii=False)}"
+        + (" in every conversation" if rule["scope"] == "agent" else " here")
+        for rule in rules
+    )
