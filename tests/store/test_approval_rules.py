@@ -89,3 +89,49 @@ def test_a_writer_of_the_conversation_sees_and_revokes_its_rules(store: Store) -
         )
         assert [r.id for r in approvals.list_rules(tx, "bob")] == [rule.id]
         assert approvals.revoke_rule(tx, rule.id, "bob", store.now()).revoked_by == "bob"
+
+
+def test_an_always_allow_is_kept_with_the_decision_that_asked_for_it(store: Store) -> None:
+    from pawflow.errors import InvalidAnswer
+    from pawflow.interactions.tool_approval import make_surface
+    from pawflow.records import Requester
+
+    chat = store.create_conversation("alice", "deploys").id
+    surface = make_surface(
+        tool="deploy",
+        agent="ops",
+        description="Deploy.",
+        arguments=CALL,
+        schema={"type": "object", "properties": {"environment": {"enum": ["staging"]}}},
+    )
+    asked = store.request_interaction(
+        "alice",
+        chat,
+        "confirm",
+        "Allow ops to run deploy?",
+        ui_surface=surface,
+        requester=Requester(type="agent", name="ops"),
+    )
+    with pytest.raises(InvalidAnswer) as refused:
+        store.respond_interaction(
+            asked.id,
+            {"decision": "edit", "arguments": {"environment": "prod"}, "always": "agent"},
+            user="alice",
+        )
+    assert [e.path for e in refused.value.errors] == ["arguments.environment"]
+    with store.transaction(write=False) as tx:
+        assert approvals.list_rules(tx, "alice") == []
+    done = store.respond_interaction(
+        asked.id, {"decision": "approve", "always": "conversation"}, user="alice"
+    )
+    assert done.answer["by"] == "alice" and done.answer["digest"].startswith("sha256:")
+    with store.transaction(write=False) as tx:
+        [rule] = approvals.list_rules(tx, "alice")
+    assert (rule.agent, rule.tool, rule.scope, rule.conversation_id, rule.request_id) == (
+        "ops",
+        "deploy",
+        "conversation",
+        chat,
+        asked.id,
+    )
+    assert rule.arguments == CALL
