@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pawflow.errors import NotFound
+from pawflow.errors import InvalidAnswer, NotFound
+from pawflow.interactions.tool_approval import make_surface
+from pawflow.records import Requester
 from pawflow.store import Store, approvals
 
 CALL = {"environment": "staging", "version": "1.2"}
@@ -92,10 +94,6 @@ def test_a_writer_of_the_conversation_sees_and_revokes_its_rules(store: Store) -
 
 
 def test_an_always_allow_is_kept_with_the_decision_that_asked_for_it(store: Store) -> None:
-    from pawflow.errors import InvalidAnswer
-    from pawflow.interactions.tool_approval import make_surface
-    from pawflow.records import Requester
-
     chat = store.create_conversation("alice", "deploys").id
     surface = make_surface(
         tool="deploy",
