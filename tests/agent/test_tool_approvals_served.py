@@ -214,6 +214,8 @@ def test_approve_runs_once_with_the_proposed_arguments(served: Served) -> None:
     assert surface["schema"]["properties"]["environment"]["enum"] == ["staging", "production"]
     assert surface["decisions"] == ["approve", "edit", "reject", "respond"]
 
+    listed = served.cli("inbox")
+    assert "deploy" in listed and '"environment": "production"' in listed
     served.cli("answer", request["id"], "yes")
     served.reply_with(chat, "Result: deployed 1.2 to production")
     assert served.deployed()[before:] == [{"environment": "production", "version": "1.2"}]

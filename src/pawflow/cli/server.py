@@ -250,6 +250,11 @@ def inbox(
             lines.insert(0, f"[bold]{escape(item.title)}[/]")
         if item.options:
             lines.append("options: " + escape(", ".join(o["value"] for o in item.options)))
+        surface = item.ui_surface or {}
+        if surface.get("type") == "tool_approval":
+            arguments = json.dumps(surface.get("arguments"), ensure_ascii=False)
+            lines.append(f"{escape(str(surface.get('tool')))} {escape(arguments)}")
+            lines.append("decide: yes · no · --edit JSON · --reject REASON · --respond TEXT")
         where = f"in {escape(titles.get(item.conversation_id) or item.conversation_id)}"
         if item.expires_at is not None:
             where += f" · expires {item.expires_at.strftime('%Y-%m-%d %H:%M')} UTC"
