@@ -17,7 +17,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from pawflow.agent import wakeups
 from pawflow.agent.checkpoints import CheckpointStore
 from pawflow.agent.governance import Budget, Governance, Halt
 from pawflow.agent.models.base import (
@@ -33,7 +32,7 @@ from pawflow.agent.tools import Toolbox, ToolContext, ToolOutcome, call_key
 from pawflow.errors import ModelError, PawFlowError
 from pawflow.ids import new_id
 from pawflow.redaction import redact
-from pawflow.store import approvals
+from pawflow.store import approvals, turns
 
 log = logging.getLogger("pawflow.agent.loop")
 
@@ -247,7 +246,7 @@ class AgentLoop:
         run = call if arguments is None else replace(call, arguments=json.dumps(arguments))
         if ctx.wakeup_id is not None:
             with ctx.store.transaction() as tx:
-                first = wakeups.mark_tool_started(tx, ctx.wakeup_id, ctx.store.now())
+                first = turns.mark_tool_started(tx, ctx.wakeup_id, ctx.store.now())
                 if first and settled.request_id is not None:
                     approvals.record_execution(
                         tx,

@@ -24,7 +24,7 @@ from pawflow.ids import new_id
 from pawflow.interactions.tool_approval import canonical
 from pawflow.records import ApprovalRule, ToolExecution
 from pawflow.store.conversations import conversation_access, may_write
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 
 _COLUMNS = (
     "id, agent, tool, arguments, scope, conversation_id, user_id AS created_by, request_id,"
@@ -46,7 +46,7 @@ def add_rule(
 ) -> ApprovalRule:
     """Allow ``tool`` with ``arguments`` from now on (in the conversation, or for the agent)."""
     rule_id = new_id()
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO approval_rules (id, agent, tool, arguments, scope, conversation_id,"
         " user_id, request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
@@ -65,7 +65,7 @@ def add_rule(
 
 
 def _get(tx: Tx, rule_id: str) -> ApprovalRule:
-    row = tx.one(f"SELECT {_COLUMNS} FROM approval_rules WHERE id = ?", (rule_id,))
+    row = sql(tx).one(f"SELECT {_COLUMNS} FROM approval_rules WHERE id = ?", (rule_id,))
     if row is None:
         raise NotFound("approval rule")
     return ApprovalRule.from_row(row)
@@ -81,7 +81,7 @@ def matching_rule(
     user: str,
 ) -> ApprovalRule | None:
     """The live rule that allows this call here, if any."""
-    row = tx.one(
+    row = sql(tx).one(
         f"SELECT {_COLUMNS} FROM approval_rules WHERE agent = ? AND tool = ? AND arguments = ?"
         " AND revoked_at IS NULL AND ((scope = 'conversation' AND conversation_id = ?)"
         " OR (scope = 'agent' AND user_id = ?)) ORDER BY created_at LIMIT 1",
@@ -125,7 +125,7 @@ def list_rules(
         params.append(agent)
     if not include_revoked:
         where.append("revoked_at IS NULL")
-    rows = tx.all(
+    rows = sql(tx).all(
         f"SELECT {_COLUMNS} FROM approval_rules WHERE {' AND '.join(where)}"
         " ORDER BY created_at, id",
         tuple(params),
@@ -136,11 +136,11 @@ def list_rules(
 
 def revoke_rule(tx: Tx, rule_id: str, user: str, now: datetime) -> ApprovalRule:
     """Revoke a rule ``user`` may change (its maker, or a writer of its conversation)."""
-    row = tx.one(f"SELECT {_COLUMNS} FROM approval_rules WHERE id = ?", (rule_id,))
+    row = sql(tx).one(f"SELECT {_COLUMNS} FROM approval_rules WHERE id = ?", (rule_id,))
     rule = None if row is None else ApprovalRule.from_row(row)
     if rule is None or not _visible(tx, rule, user, write=True):
         raise NotFound("approval rule")
-    tx.execute(
+    sql(tx).execute(
         "UPDATE approval_rules SET revoked_at = ?, revoked_by = ?"
         " WHERE id = ? AND revoked_at IS NULL",
         (to_millis(now), user, rule_id),
@@ -158,9 +158,9 @@ def record_execution(
     now: datetime,
 ) -> bool:
     """Keep the arguments the approved call runs with; False if it was recorded already."""
-    if tx.one("SELECT request_id FROM tool_executions WHERE request_id = ?", (request_id,)):
+    if sql(tx).one("SELECT request_id FROM tool_executions WHERE request_id = ?", (request_id,)):
         return False
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO tool_executions (request_id, tool, arguments, run_id, executed_at)"
         " VALUES (?, ?, ?, ?, ?)",
         (request_id, tool, json.dumps(dict(arguments)), run_id, to_millis(now)),
@@ -170,7 +170,7 @@ def record_execution(
 
 def execution(tx: Tx, request_id: str) -> ToolExecution | None:
     """What the approved call of ``request_id`` was run with (None: it has not run)."""
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT request_id, tool, arguments, run_id, executed_at FROM tool_executions"
         " WHERE request_id = ?",
         (request_id,),
