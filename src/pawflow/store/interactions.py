@@ -29,8 +29,10 @@ from pawflow.interactions import (
 )
 from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
+from pawflow.interactions.tool_approval import decide, is_tool_approval
 from pawflow.records import CHANNELS, Interaction, Requester
 from pawflow.store import outbox
+from pawflow.store.approvals import add_rule
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
@@ -492,6 +494,9 @@ def prepare_answer(
         except NotFound:
             return None
 
+    surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
+    if isinstance(surface, dict) and is_tool_approval(surface):
+        return decide(surface, answer)  # a decision on a tool call (its fallback: a confirm)
     return normalize_answer(
         Kind(row["kind"]), json.loads(row["response_schema"]), answer, resolve_file=resolve_file
     )
@@ -521,6 +526,9 @@ def respond(
         leave_pending(tx, row, "expired", answer=None, by=None, now=now)
         return NotPending("expired")
     kind = Kind(row["kind"])
+    surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
+    if is_tool_approval(surface) and isinstance(normalized, dict):
+        normalized = {**normalized, "by": user}  # a tool approval's decision says who made it
     files = referenced_files(kind, json.loads(row["response_schema"]), normalized)
     record = leave_pending(
         tx, row, "answered", answer=normalized, by=user, now=now, via=via, seq=seq
@@ -529,7 +537,27 @@ def respond(
         current = _must(tx, request_id)
         raise NotPending(current["status"])
     link_files(tx, record.id, files, answerer=user)
+    if is_tool_approval(record.ui_surface) and isinstance(normalized, dict):
+        _keep_rule(tx, record, normalized, now)
     return record
+
+
+def _keep_rule(tx: Tx, record: Interaction, decision: dict[str, Any], now: datetime) -> None:
+    """An approval that says "always": the rule, in the answer's own transaction."""
+    surface = record.ui_surface or {}
+    if decision.get("always") not in ("conversation", "agent"):
+        return
+    add_rule(
+        tx,
+        agent=str(surface.get("agent") or record.requester.name),
+        tool=str(surface.get("tool")),
+        arguments=decision.get("arguments") or {},
+        scope=str(decision["always"]),
+        conversation_id=record.conversation_id,
+        user=record.answered_by or record.owner,
+        request_id=record.id,
+        now=now,
+    )
 
 
 def cancel(
