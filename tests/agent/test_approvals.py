@@ -73,19 +73,25 @@ def test_an_interrupted_approved_call_is_not_run_again(
     assert deleter.calls == []
 
 
-def test_an_approval_reads_as_words_and_shows_the_call_as_a_card(
+def test_an_approval_shows_the_call_its_tool_and_the_decisions(
     store: Store, service: ChatService, helped: Conversation
 ) -> None:
     request_id = ask_to_clean(store, service, helped)
     request = store.get_interaction(request_id, user=USER)
     assert request.ui_surface == {
         "contract": "pawflow.ui-surface.v1",
-        "type": "card",
+        "type": "tool_approval",
         "fallback": "confirm",
         "title": "helper wants to run delete_files",
-        "fields": [{"label": "pattern", "value": "*.tmp"}],
-        "actions": [
-            {"label": "Allow", "value": True, "style": "primary"},
-            {"label": "Don't allow", "value": False},
-        ],
+        "tool": "delete_files",
+        "agent": "helper",
+        "description": "Delete the files matching a pattern.",
+        "arguments": {"pattern": "*.tmp"},
+        "schema": {
+            "type": "object",
+            "properties": {"pattern": {"type": "string", "description": "A glob pattern."}},
+            "required": ["pattern"],
+            "additionalProperties": False,
+        },
+        "decisions": ["approve", "edit", "reject", "respond"],
     }

@@ -57,6 +57,8 @@ def test_the_default_nobody_gave_reads_as_the_policys(
 
 
 def test_a_bad_approval_policy_fails_the_load() -> None:
-    assert ToolConfig(name="x", approval=POLICY).approval_policy() == POLICY
+    assert ToolConfig.model_validate({"name": "x", "approval": POLICY}).approval_policy() == POLICY
     with pytest.raises(InvalidInput):
-        ToolConfig(name="x", approval={"assigness": ["ada"]}).approval_policy()
+        ToolConfig.model_validate(
+            {"name": "x", "approval": {"assigness": ["ada"]}}
+        ).approval_policy()

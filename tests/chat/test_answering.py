@@ -176,12 +176,14 @@ def test_a_tool_approval_answered_by_typing(
     _, turn = say(service, conversation, typed)
 
     assert turn.reply == f"Taking *{'yes' if ran else 'no'}* for '{approval.message}'"
-    assert store.get_interaction(approval.id, user=USER).answer is ran
+    decided = store.get_interaction(approval.id, user=USER).answer
+    assert decided["decision"] == ("approve" if ran else "reject")
+    assert decided["by"] == USER
     wake(service)
     rolled_back = [r for r in replies(store, conversation) if "Rolled back production" in r]
     assert len(rolled_back) == (1 if ran else 0)
     assert list(resumes(fake, "rollback").values()) == [1]  # the agent goes on once
-    assert ("declined" in replies(store, conversation)[-1]) is not ran
+    assert ("Rejected by alice" in replies(store, conversation)[-1]) is not ran
 
 
 @pytest.mark.parametrize(

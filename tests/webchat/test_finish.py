@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
-from pawflow.agent.builtin_tools import approval_card
-from pawflow.agent.models.base import ToolCall
 from pawflow.clock import FakeClock
 from pawflow.server.credentials import issue_signin_link
 from pawflow.store import Store, open_store
@@ -207,12 +205,21 @@ def test_requests_read_in_words(person: Callable[..., Person]) -> None:
             },
         },
     )
-    call = ToolCall(id="c1", name="rollback", arguments='{"environment": "production"}')
     approval = ann.ask(
         chat,
         "confirm",
         "Allow deployer to run rollback?",
-        ui_surface=approval_card(call, "deployer"),
+        ui_surface={
+            "contract": "pawflow.ui-surface.v1",
+            "type": "card",
+            "fallback": "confirm",
+            "title": "deployer wants to run rollback",
+            "fields": [{"label": "environment", "value": "production"}],
+            "actions": [
+                {"label": "Allow", "value": True, "style": "primary"},
+                {"label": "Don't allow", "value": False},
+            ],
+        },
     )
     page = ann.open_conversation(chat)
 

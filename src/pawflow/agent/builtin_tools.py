@@ -23,7 +23,7 @@ from pawflow.agent.tools import (
     ToolOutcome,
 )
 from pawflow.errors import InvalidInput
-from pawflow.interactions.surfaces import SURFACE_CONTRACT
+from pawflow.interactions.tool_approval import DECISIONS, make_surface
 from pawflow.records import Interaction, Requester
 from pawflow.store import turns
 from pawflow.store.policies import POLICY_VIA
@@ -244,25 +244,11 @@ def describe_call(call: ToolCall) -> str:
     return f"{call.name} with " + ", ".join(f"{name}: {value}" for name, value in fields)
 
 
-def approval_card(call: ToolCall, agent: str) -> dict[str, Any]:
-    """The approval as a card: what would run, argument by argument, and the two answers."""
-    return {
-        "contract": SURFACE_CONTRACT,
-        "type": "card",
-        "fallback": "confirm",
-        "title": f"{agent} wants to run {call.name}",
-        "fields": [{"label": name, "value": value[:5000]} for name, value in call_fields(call)],
-        "actions": [
-            {"label": "Allow", "value": True, "style": "primary"},
-            {"label": "Don't allow", "value": False},
-        ],
-    }
-
-
 def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcome:
     """Ask, in the chat, whether a consequential call may run; the turn ends on it."""
     shown = describe_call(call)
     question = f"Allow {ctx.agent} to run {shown}?"
+    approval = tool.policy
     policy = dict(tool.approval_policy or {})  # who approves, and its expires_in
     interaction = publish_request(
         ctx,
@@ -271,7 +257,14 @@ def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcom
         title="Approval needed",
         purpose="approval",
         extra={"tool_call": call.to_dict()},
-        ui_surface=approval_card(call, ctx.agent),
+        ui_surface=make_surface(
+            tool=call.name,
+            agent=ctx.agent,
+            description=tool.description,
+            arguments=call.parsed_arguments(),
+            schema=tool.parameters,
+            decisions=DECISIONS if approval is None else approval.decisions,
+        ),
         expires_in=policy.pop("expires_in", None),
         policy=policy or None,
     )

@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pawflow.agent.approval import Approval, When
 from pawflow.agent.builtin_tools import builtin_tools
 from pawflow.agent.governance import Limits
 from pawflow.agent.mcp_tools import McpServerConfig, mcp_tools
@@ -28,6 +29,7 @@ from pawflow.agent.models.openai import OpenAIChatModel
 from pawflow.agent.spec import AgentSpec
 from pawflow.agent.tools import Tool
 from pawflow.errors import InvalidInput
+from pawflow.interactions.tool_approval import DECISIONS
 from pawflow.store.policies import read_policy
 
 TOOL_GROUP = "pawflow.tools"
@@ -54,18 +56,56 @@ class LimitsConfig(_Strict):
     max_output_tokens: int | None = Field(2_048, ge=1)
 
 
+class ApprovalConfig(_Strict):
+    model_config = ConfigDict(extra="allow", frozen=True)  # the rest: a request policy
+
+    decisions: list[Literal["approve", "edit", "reject", "respond"]] = Field(
+        default_factory=lambda: list(DECISIONS),
+        description="The decisions offered (approve and reject always)",
+    )
+    when: str | None = Field(None, description="Ask only when this holds, e.g. args.env == 'prod'")
+
+    @field_validator("decisions")
+    @classmethod
+    def _checked_decisions(cls, value: list[str]) -> list[str]:
+        try:
+            Approval.of({"decisions": value})
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
+        return value
+
+    @field_validator("when")
+    @classmethod
+    def _checked_when(cls, value: str | None) -> str | None:
+        try:
+            if value is not None:
+                When.parse(value)
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
+        return value
+
+
 class ToolConfig(_Strict):
     name: str = Field(min_length=1)
-    approval: bool | dict[str, Any] = False
-    """True: the user approves each call in the chat first; a mapping: so do the assignees
-    it names, with its policy (``assignees``, ``on_expire``, …; docs/governance.md)."""
+    # true: the user approves each call in the chat first; a mapping says how and when
+    # (decisions, when) and, with a request policy's keys (assignees, on_expire, expires_in,
+    # …; docs/governance.md), who approves it and what happens when nobody does
+    approval: bool | ApprovalConfig = False
+
+    def policy(self) -> Approval | None:
+        if isinstance(self.approval, ApprovalConfig):
+            return Approval.of(
+                self.approval.model_dump(include={"decisions", "when"}, exclude_none=True)
+            )
+        return Approval.of(self.approval)
 
     def approval_policy(self) -> dict[str, Any] | None:
         """The approval's request policy, checked now (a bad one fails the agent's load)."""
-        if not isinstance(self.approval, dict):
+        if not isinstance(self.approval, ApprovalConfig) or not self.approval.model_extra:
             return None
-        read_policy({k: v for k, v in self.approval.items() if k != "expires_in"})
-        return dict(self.approval)
+        given = dict(self.approval.model_extra)
+        read_policy({k: v for k, v in given.items() if k != "expires_in"})
+        return given
 
 
 class AgentConfig(_Strict):
@@ -152,11 +192,9 @@ def _tool(config: ToolConfig, builtin: set[str], installed: dict[str, Any], agen
         raise InvalidInput(
             f"agent {agent!r}: tool {config.name!r} cannot be loaded: {exc}"
         ) from exc
+    policy = config.policy() or tool.policy
     return dataclasses.replace(
-        tool,
-        name=config.name,
-        consequential=tool.consequential or bool(config.approval),
-        approval_policy=config.approval_policy(),
+        tool, name=config.name, approval=policy, approval_policy=config.approval_policy()
     )
 
 

@@ -40,6 +40,7 @@ from pawflow.chat.readers import (
 )
 from pawflow.errors import Forbidden, InvalidInput, LeaseLost, NotFound, NotPending
 from pawflow.interactions import Kind
+from pawflow.interactions.tool_approval import is_tool_approval
 from pawflow.records import Interaction, OptionItem
 
 if TYPE_CHECKING:
@@ -209,6 +210,8 @@ def shown_answer(record: Interaction) -> str:
     """The answer as the restatement shows it: labels for options, yes or no, the value."""
     labels = {o["value"]: o["label"] for o in record.options or []}
     answer = record.answer
+    if is_tool_approval(record.ui_surface) and isinstance(answer, dict):
+        answer = {"approve": True, "reject": False}.get(str(answer.get("decision")), answer)
     if isinstance(answer, bool):
         items = ["yes" if answer else "no"]
     elif isinstance(answer, list):

@@ -26,6 +26,7 @@ from pawflow.loops import Service
 from pawflow.server import (
     actions,
     answer_pages,
+    approvals,
     events,
     files,
     governance,
@@ -134,6 +135,7 @@ def create_app(
     app.include_router(actions.router)
     app.include_router(governance.router)
     app.include_router(agent_routes.router)
+    app.include_router(approvals.router)
     app.include_router(invitations.router)
     app.include_router(events.router)
     app.include_router(files.router)

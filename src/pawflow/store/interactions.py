@@ -29,8 +29,10 @@ from pawflow.interactions import (
 )
 from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
+from pawflow.interactions.tool_approval import decide, is_tool_approval
 from pawflow.records import CHANNELS, Interaction, Requester
 from pawflow.store import audit, outbox, policies
+from pawflow.store.approvals import keep_rule
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
@@ -43,6 +45,7 @@ from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_interaction_event
 from pawflow.store.file_links import link_files, referenced_files
 from pawflow.store.metrics import count
+from pawflow.store.rows import decode_cursor, encode_cursor
 
 log = logging.getLogger("pawflow.requests")
 
@@ -343,7 +346,7 @@ def list_for(
         clauses.append(f"kind IN ({', '.join('?' for _ in kinds)})")
         params.extend(kinds)
     if cursor is not None:
-        created, after_id = _decode_cursor(cursor)
+        created, after_id = decode_cursor(cursor)
         clauses.append("(created_at > ? OR (created_at = ? AND id > ?))")
         params.extend([created, created, after_id])
     if not 1 <= limit <= 1000:
@@ -356,25 +359,8 @@ def list_for(
     next_cursor = None
     if len(rows) > limit:
         last = rows[limit - 1]
-        next_cursor = _encode_cursor(last["created_at"], last["id"])
+        next_cursor = encode_cursor(last["created_at"], last["id"])
     return page, next_cursor
-
-
-def _encode_cursor(created: int, request_id: str) -> str:
-    return f"{created}.{request_id}"
-
-
-_CURSOR = re.compile(r"(0|[1-9][0-9]{0,17})\.([^\x00]{1,200})", re.DOTALL)
-"""What :func:`_encode_cursor` writes: a time that fits a 64-bit column, then an id. Every
-text of this form is a cursor (the API's document says so with the same pattern): one
-that names no request still says where a page starts."""
-
-
-def _decode_cursor(cursor: str) -> tuple[int, str]:
-    found = _CURSOR.fullmatch(cursor) if isinstance(cursor, str) else None
-    if found is None:
-        raise InvalidInput("invalid cursor", [FieldError("cursor", "not a cursor")])
-    return int(found.group(1)), found.group(2)
 
 
 def newest_pending(tx: Tx, conversation_id: str, now: datetime) -> Interaction | None:
@@ -517,6 +503,9 @@ def prepare_answer(
         except NotFound:
             return None
 
+    surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
+    if isinstance(surface, dict) and is_tool_approval(surface):
+        return decide(surface, answer)  # a decision on a tool call (its fallback: a confirm)
     return normalize_answer(
         Kind(row["kind"]), json.loads(row["response_schema"]), answer, resolve_file=resolve_file
     )
@@ -557,6 +546,9 @@ def respond(
             return Interaction.from_row(row)
         normalized = decided
     kind = Kind(row["kind"])
+    surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
+    if is_tool_approval(surface) and isinstance(normalized, dict):
+        normalized = {**normalized, "by": user}  # a tool approval's decision says who made it
     files = referenced_files(kind, json.loads(row["response_schema"]), normalized)
     record = leave_pending(
         tx, row, "answered", answer=normalized, by=user, now=now, via=via, seq=seq, note=note
@@ -565,6 +557,8 @@ def respond(
         current = _must(tx, request_id)
         raise NotPending(current["status"])
     link_files(tx, record.id, files, answerer=user)
+    if is_tool_approval(record.ui_surface) and isinstance(normalized, dict):
+        keep_rule(tx, record, normalized, now)
     return record
 
 

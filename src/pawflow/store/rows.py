@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -22,6 +23,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from pawflow.clock import from_millis
+from pawflow.errors import FieldError, InvalidInput
 
 T = TypeVar("T")
 
@@ -108,3 +110,21 @@ def decode(cls: type[T], row: Mapping[str, Any]) -> T:
 
 def decode_all(cls: type[T], rows: list[dict[str, Any]]) -> list[T]:
     return [decode(cls, row) for row in rows]
+
+
+def encode_cursor(created: int, request_id: str) -> str:
+    """A page's cursor: where the next page of requests starts."""
+    return f"{created}.{request_id}"
+
+
+_CURSOR = re.compile(r"(0|[1-9][0-9]{0,17})\.([^\x00]{1,200})", re.DOTALL)
+"""What :func:`encode_cursor` writes: a time that fits a 64-bit column, then an id. Every
+text of this form is a cursor (the API's document says so with the same pattern): one
+that names no request still says where a page starts."""
+
+
+def decode_cursor(cursor: str) -> tuple[int, str]:
+    found = _CURSOR.fullmatch(cursor) if isinstance(cursor, str) else None
+    if found is None:
+        raise InvalidInput("invalid cursor", [FieldError("cursor", "not a cursor")])
+    return int(found.group(1)), found.group(2)
