@@ -23,7 +23,17 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pawflow.loops import Service
-from pawflow.server import actions, agents, answer_pages, events, files, invitations, pages, signin
+from pawflow.server import (
+    actions,
+    agents,
+    answer_pages,
+    events,
+    files,
+    invitations,
+    pages,
+    signin,
+    slack,
+)
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
@@ -127,6 +137,7 @@ def create_app(
     app.include_router(files.router)
     app.include_router(signin.router)
     app.include_router(answer_pages.router)
+    app.include_router(slack.router)
     _add_basics(app, store)
     _add_static(app)
     for add in endpoints:
