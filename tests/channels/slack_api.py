@@ -32,21 +32,46 @@ class SlackApi:
     calls: list[Call] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
     """A method's name → the error Slack answers it with."""
+    lose: set[str] = field(default_factory=set)
+    """Methods that do their work but answer a 500, as if the answer were lost."""
+    posted: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """The messages in each conversation, newest first (``conversations.history``)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def called(self, method: str) -> list[dict[str, Any]]:
         with self.lock:
             return [c.args for c in self.calls if c.method == method]
 
-    def record(self, method: str, args: dict[str, Any], token: str) -> dict[str, Any]:
+    def record(self, method: str, args: dict[str, Any], token: str) -> tuple[int, dict[str, Any]]:
         with self.lock:
             self.calls.append(Call(method, args, token))
             count = len(self.calls)
         if method in self.failures:
-            return {"ok": False, "error": self.failures[method]}
+            return 200, {"ok": False, "error": self.failures[method]}
+        answer = self._answer(method, args, count)
+        return (
+            (500, {"ok": False, "error": "internal_error"})
+            if method in self.lose
+            else (
+                200,
+                answer,
+            )
+        )
+
+    def _answer(self, method: str, args: dict[str, Any], count: int) -> dict[str, Any]:
         if method == "chat.postMessage":
             channel = "D" + str(args.get("channel", ""))[1:]
-            return {"ok": True, "channel": channel, "ts": f"1700000000.{count:06d}"}
+            ts = f"1700000000.{count:06d}"
+            message = {"ts": ts, "text": args.get("text"), "metadata": args.get("metadata")}
+            with self.lock:
+                self.posted.setdefault(channel, []).insert(0, message)
+            return {"ok": True, "channel": channel, "ts": ts}
+        if method == "conversations.open":
+            return {"ok": True, "channel": {"id": "D" + str(args.get("users", ""))[1:]}}
+        if method == "conversations.history":
+            with self.lock:
+                messages = list(self.posted.get(str(args.get("channel")), []))
+            return {"ok": True, "messages": messages, "has_more": False}
         if method == "chat.update":
             return {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
         if method == "chat.postEphemeral":
@@ -72,14 +97,21 @@ def slack_api() -> Iterator[SlackApi]:
     api = SlackApi()
 
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            path, _, query = self.path.partition("?")
+            self._answer(path, _args("", query.encode()))
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            method = self.path.rstrip("/").rsplit("/", 1)[-1]
+            self._answer(self.path, _args(self.headers.get("Content-Type") or "", raw))
+
+        def _answer(self, path: str, args: dict[str, Any]) -> None:
+            method = path.rstrip("/").rsplit("/", 1)[-1]
             token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-            answer = api.record(method, _args(self.headers.get("Content-Type") or "", raw), token)
+            status, answer = api.record(method, args, token)
             body = json.dumps(answer).encode()
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

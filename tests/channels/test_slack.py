@@ -380,3 +380,22 @@ def test_without_a_signing_secret_the_endpoint_is_not_there(store: Store, tmp_pa
         body = urlencode({"payload": "{}"})
         found = http.post(server.url + PATH, content=body, headers=sign(SECRET, 0, body))
     assert found.status_code == 404
+
+
+def test_a_post_whose_answer_was_lost_is_not_posted_twice(slack: Slack) -> None:
+    slack.api.lose.add("chat.postMessage")
+    asked = slack.ask("confirm", "Deploy?")
+    slack.dispatcher.step()
+    with slack.store.transaction(write=False) as tx:
+        (row,) = outbox.deliveries(tx, asked)
+    assert row.status == "queued" and row.last_error and "internal_error" in row.last_error
+    slack.api.lose.clear()
+    clock = slack.store.clock
+    assert isinstance(clock, FakeClock)
+    clock.advance("1m")
+    slack.dispatcher.step()
+    (posted,) = slack.api.called("chat.postMessage")  # found by its key, not posted again
+    with slack.store.transaction(write=False) as tx:
+        (row,) = outbox.deliveries(tx, asked)
+    assert row.status == "sent" and row.external_ref == "D" + ADA[1:] + ":1700000000.000001"
+    assert posted["metadata"]["event_payload"]["delivery"] == row.idempotency_key

@@ -14,6 +14,8 @@ message (``chat.postMessage`` to the user's id) whose controls fit its kind:
 - form: a button that opens a modal of ``input`` blocks, one per field;
 - file (and a form with a file): a button to the answer link's page.
 
+The message's metadata carries the outbox row's idempotency key: a row tried again after a
+post whose answer was lost finds its message in the conversation instead of posting another.
 The inputs sit in an ``input`` block with an **Answer** button beside them; what Slack sends
 back is read by :mod:`pawflow.channels.slack_answers`. The message's channel and ``ts`` are
 kept as the outbox row's reference, and :meth:`SlackChannel.settle` rewrites the message in
@@ -22,6 +24,7 @@ place once the request is settled anywhere: "Answered by ada in the web chat, 14
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -35,6 +38,8 @@ from pawflow.interactions.kinds import kind_of_property
 from pawflow.records import Interaction
 from pawflow.redaction import remember
 from pawflow.store.outbox import OutboxRow
+
+log = logging.getLogger("pawflow.channels.slack")
 
 SLACK_API_URL = "https://slack.com/api/"
 ANSWER_BLOCK = "pawflow_answer"
@@ -350,6 +355,13 @@ class SlackChannel:
         return render(message)
 
     def send(self, message: Outgoing) -> str | None:
+        """Post the message; a row tried before is first looked for in the conversation, by
+        the idempotency key its metadata carries, so a post whose answer was lost (a crash,
+        a timeout) is not posted twice."""
+        if message.row.attempts > 1:
+            found = self._already_sent(message.row)
+            if found is not None:
+                return found
         try:
             sent = self.client.chat_postMessage(
                 channel=message.row.address,
@@ -367,6 +379,24 @@ class SlackChannel:
         except SlackClientError as exc:
             raise delivery_error(exc) from exc
         return reference(str(sent["channel"]), str(sent["ts"]))
+
+    def _already_sent(self, row: OutboxRow) -> str | None:
+        """The reference of the row's message if an earlier attempt posted it (best effort:
+        without the ``im:history`` scope the message is posted again)."""
+        try:
+            opened = self.client.conversations_open(users=row.address)
+            channel = str(opened["channel"]["id"])
+            history = self.client.conversations_history(
+                channel=channel, limit=100, include_all_metadata=True
+            )
+        except SlackClientError as exc:
+            log.info("could not look for an earlier post of delivery %s: %s", row.id, exc)
+            return None
+        for posted in history.get("messages") or []:
+            payload = (posted.get("metadata") or {}).get("event_payload") or {}
+            if payload.get("delivery") == row.idempotency_key:
+                return reference(channel, str(posted["ts"]))
+        return None
 
     def settle(self, row: OutboxRow, request: Interaction) -> None:
         """Rewrite the sent message: the question and how it ended, no controls."""
