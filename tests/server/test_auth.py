@@ -29,6 +29,12 @@ PUBLIC = {
     ("GET", "/favicon.ico"),
     ("GET", "/signin"),
     ("POST", "/signin"),
+    # An answer link is its own credential (a capability bound to one request and user).
+    ("GET", "/a/{token}"),
+    ("POST", "/a/{token}"),
+    ("GET", "/a/{token}/confirm"),
+    # Slack's signature authenticates it (a 404 until the Slack settings are given).
+    ("POST", "/integrations/slack/interactions"),
 }
 
 

@@ -23,6 +23,7 @@ from slack_sdk.signature import Clock, SignatureVerifier
 
 from pawflow.channels.slack import SlackConfig
 from pawflow.channels.slack_answers import SlackAnswers
+from pawflow.errors import HTTPProblem
 from pawflow.server.context import context_of
 from pawflow.store import Store
 
@@ -69,19 +70,14 @@ async def interactions(request: Request) -> Response:
     ctx = context_of(request)
     settings = ctx.settings
     if not settings.slack_signing_secret or not settings.slack_bot_token:
-        return JSONResponse({"error": "not_found", "message": "not found"}, status_code=404)
+        raise HTTPProblem(404)
     body = await request.body()
     if not verified(ctx.store, settings.slack_signing_secret, body, request.headers):
         log.warning("a Slack interaction with a bad or stale signature was refused")
-        return JSONResponse(
-            {"error": "unauthorized", "message": "invalid Slack signature"}, status_code=401
-        )
+        raise HTTPProblem(401, "invalid Slack signature")
     payload = _payload(body)
     if payload is None:
-        return JSONResponse(
-            {"error": "invalid_input", "message": "expected a payload form field of JSON"},
-            status_code=400,
-        )
+        raise HTTPProblem(400, "expected a payload form field of JSON")
     config = SlackConfig(
         settings.slack_bot_token, settings.slack_signing_secret, settings.slack_api_url
     )
