@@ -16,6 +16,8 @@ import pytest
 
 from pawflow.channels import Dispatcher, SlackChannel, SlackConfig
 from pawflow.clock import FakeClock
+from pawflow.redaction import redact
+from pawflow.serve import dispatcher
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import Store, outbox
@@ -399,3 +401,11 @@ def test_a_post_whose_answer_was_lost_is_not_posted_twice(slack: Slack) -> None:
         (row,) = outbox.deliveries(tx, asked)
     assert row.status == "sent" and row.external_ref == "D" + ADA[1:] + ":1700000000.000001"
     assert posted["metadata"]["event_payload"]["delivery"] == row.idempotency_key
+
+
+def test_a_server_with_a_bot_token_sends_by_slack_and_masks_its_secrets(store: Store) -> None:
+    settings = QUIET.replace(slack_bot_token=TOKEN, slack_signing_secret=SECRET)
+    built = dispatcher(store, settings)
+    assert set(built.channels) == {"slack"}
+    assert redact(f"token {TOKEN}, secret {SECRET}") == "token ***, secret ***"
+    assert set(dispatcher(store, QUIET).channels) == set()
