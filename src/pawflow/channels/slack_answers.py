@@ -100,7 +100,7 @@ def modal(request: Interaction) -> dict[str, Any]:
         "title": slack._text(request.title or "A question for you", 24),
         "submit": slack._text("Answer"),
         "close": slack._text("Cancel"),
-        "blocks": [*slack.question_blocks(request)[1:], *blocks],
+        "blocks": [b for b in slack.question_blocks(request) if b["type"] != "header"] + blocks,
     }
 
 
@@ -172,7 +172,7 @@ class SlackAnswers:
             return
         try:
             request = self.store.get_interaction(request_id, user=user)
-        except NotFound:
+        except (NotFound, InvalidInput):
             self._tell(payload, slack_id, NOT_YOURS)
             return
         if not request.pending:
@@ -227,6 +227,9 @@ class SlackAnswers:
             return {"response_action": "errors", "errors": {first: refusal[:2000]}}
         try:
             request = self.store.get_interaction(request_id, user=user)
+        except (NotFound, InvalidInput):
+            return {"response_action": "errors", "errors": {first: NOT_YOURS}}
+        try:
             answer = {}
             for name, prop in request.response_schema.get("properties", {}).items():
                 value = read(kind_of_property(prop), (values.get(name) or {}).get(slack.INPUT))
