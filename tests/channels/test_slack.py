@@ -345,6 +345,20 @@ def test_an_unknown_slack_user_is_refused_politely(slack: Slack) -> None:
     slack.post(_click(asked, "pick", "0", user="U0BO00001"))
     assert slack.status(asked) == "pending"
     assert "not one you can answer" in slack.api.called("chat.postEphemeral")[-1]["text"]
+    # A modal sent by a stranger is refused on its first field; the link button does nothing.
+    stranger = {
+        "type": "view_submission",
+        "user": {"id": "U0STRANGER"},
+        "view": {
+            "callback_id": "pawflow_form",
+            "private_metadata": asked,
+            "state": {"values": {"name": {"value": {"type": "plain_text_input", "value": "x"}}}},
+        },
+    }
+    refused = slack.post(stranger).json()
+    assert refused["response_action"] == "errors" and "not linked" in refused["errors"]["name"]
+    assert slack.post(_click(asked, "open_page", "")).status_code == 200
+    assert slack.status(asked) == "pending" and len(slack.api.called("chat.postEphemeral")) == 2
 
 
 def test_an_answer_from_the_web_api_updates_the_slack_message(slack: Slack) -> None:
