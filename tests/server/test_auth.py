@@ -29,10 +29,10 @@ PUBLIC = {
     ("GET", "/favicon.ico"),
     ("GET", "/signin"),
     ("POST", "/signin"),
-    # An answer link is its own credential (a capability bound to one request and user).
+    # Answer links: the token in the path is the capability that authenticates them.
     ("GET", "/a/{token}"),
-    ("POST", "/a/{token}"),
     ("GET", "/a/{token}/confirm"),
+    ("POST", "/a/{token}"),
     # Slack's signature authenticates it (a 404 until the Slack settings are given).
     ("POST", "/integrations/slack/interactions"),
 }

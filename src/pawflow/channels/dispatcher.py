@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing
 from pawflow.loops import Loop
 from pawflow.store import Store, answer_links, leases, outbox
-from pawflow.store.database import Tx
+from pawflow.store import Transaction as Tx
 from pawflow.store.outbox import OutboxRow
 
 log = logging.getLogger("pawflow.channels")
