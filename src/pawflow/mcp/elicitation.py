@@ -4,8 +4,9 @@ An elicitation form is an object of primitive fields (boolean, string with an op
 format, integer/number, single or multiple choice of strings). A request fits when its
 kind is one of those, or a form whose every field is; files, anything nested and rich
 surfaces do not: they are asked in URL mode (the request's answer page) where the client
-takes it, else they stay durable requests with a link. Decimals are strings with a pattern. Only constraints
-the form can carry are copied: the server still validates every answer (R-1.3).
+takes it, else they stay durable requests with a link. Decimals are strings with a pattern.
+Only constraints the form can carry are copied: the server still validates every answer
+(R-1.3).
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ POLL_INTERVAL_MS = 2000
 INVALID_STATE = "Invalid or expired requestState"
 STATE_KEYS_ENV = "PAWFLOW_MCP_STATE_KEYS"
 
-ToolResult = types.CallToolResult | types.InputRequiredResult | types.CreateTaskResult
+ToolResult = types.CallToolResult | types.InputRequiredResult | dict[str, Any]
 
 
 def state_security(
@@ -133,7 +133,7 @@ async def call_asking(
             return await _next_round(backend, args, state, params.input_responses)
         record = await publish(backend, args)
         if params.task is not None:
-            return types.CreateTaskResult(task=task_of(record))
+            return task_created(record)
         return await _first_round(backend, args, record, modes)
 
     return await guarded(run)
@@ -230,6 +230,17 @@ def task_of(record: Interaction) -> types.Task:
     )
 
 
+def task_created(record: Interaction) -> dict[str, Any]:
+    """The result of a call made a task: a shape of the Tasks extension (``resultType: task``,
+    outside the core vocabulary, so the SDK passes it through as the extension's own)."""
+    return {"task": _task_wire(record), "resultType": "task"}
+
+
+def _task_wire(record: Interaction) -> dict[str, Any]:
+    """The task as JSON; ``ttl`` stays, null (kept as long as the request is)."""
+    return task_of(record).model_dump(by_alias=True, mode="json")
+
+
 Resolve = Callable[[ServerRequestContext[Any, Any]], Backend]
 
 
@@ -250,10 +261,9 @@ def task_handlers(resolve: Resolve) -> list[tuple[str, type[types.RequestParams]
 
     async def get(
         ctx: ServerRequestContext[Any, Any], params: types.GetTaskRequestParams
-    ) -> types.GetTaskResult:
+    ) -> dict[str, Any]:
         backend = resolve(ctx)
-        record = await _task_record(backend, params.task_id, backend.get)
-        return types.GetTaskResult.model_validate(task_of(record).model_dump())
+        return _task_wire(await _task_record(backend, params.task_id, backend.get))
 
     async def result(
         ctx: ServerRequestContext[Any, Any], params: types.GetTaskPayloadRequestParams
@@ -268,10 +278,9 @@ def task_handlers(resolve: Resolve) -> list[tuple[str, type[types.RequestParams]
 
     async def cancel(
         ctx: ServerRequestContext[Any, Any], params: types.CancelTaskRequestParams
-    ) -> types.CancelTaskResult:
+    ) -> dict[str, Any]:
         backend = resolve(ctx)
-        record = await _task_record(backend, params.task_id, backend.cancel)
-        return types.CancelTaskResult.model_validate(task_of(record).model_dump())
+        return _task_wire(await _task_record(backend, params.task_id, backend.cancel))
 
     return [
         ("tasks/get", types.GetTaskRequestParams, get),
