@@ -336,3 +336,35 @@ def test_the_round_trip_over_stdio(live: LiveServer, user_api: UserApi) -> None:
     result = anyio.run(scenario)
     assert result["interaction"]["status"] == "answered"
     assert result["interaction"]["answer"] == 3
+
+
+def test_a_refused_answer_is_asked_again_in_a_new_round(
+    live: LiveServer, user_api: UserApi
+) -> None:
+    _, token = user_api("max2")
+    messages: list[str] = []
+    replies = iter([500, 5])
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        messages.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": next(replies)})
+
+    async def scenario() -> dict[str, Any]:
+        async with http_client(live, token, elicitation_callback=answer, **MODERN) as client:
+            return structured(
+                await client.call_tool(
+                    "request_user_input",
+                    {
+                        "kind": "integer",
+                        "message": "How many?",
+                        "response_schema": {"type": "integer", "exclusiveMaximum": 10},
+                    },
+                )
+            )
+
+    result = anyio.run(scenario)
+    assert result["interaction"]["answer"] == 5
+    first, second = messages
+    assert first == "How many?"
+    assert second.startswith("How many?\n\nThat answer was refused:\n- ")
+    assert _rounds(live, result["interaction"]["id"]) == ["accept", "accept"]
