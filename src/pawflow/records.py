@@ -34,10 +34,11 @@ Access = Literal["owner", "write", "read"]
 ClientChannel = Literal["button", "cli", "api"]
 """The channels a client may declare when it answers over HTTP (``answered_via``)."""
 CLIENT_CHANNELS: tuple[str, ...] = get_args(ClientChannel)
-CHANNELS: tuple[str, ...] = ("chat", "mcp", *CLIENT_CHANNELS)
+CHANNELS: tuple[str, ...] = ("chat", "mcp", "agui", "a2a", *CLIENT_CHANNELS)
 """Where an answer can come from: a typed ``chat`` message, a block's ``button`` (web chat,
-terminal, editor), ``cli`` (``pawflow answer``), ``mcp``, or a plain ``api`` call. ``chat``
-and ``mcp`` are the server's own: no client may claim them."""
+terminal, editor), ``cli`` (``pawflow answer``), ``mcp``, an AG-UI resume (``agui``), an
+A2A message (``a2a``), or a plain ``api`` call. ``chat``, ``mcp``, ``agui`` and ``a2a`` are
+the server's own: no client may claim them."""
 
 _T = TypeVar("_T")
 _FROM_ROW = "from_row"

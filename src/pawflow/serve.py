@@ -18,7 +18,9 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from pawflow.a2a.mounting import mount as mount_a2a
 from pawflow.agent.spec import AgentSpec
+from pawflow.agui.mounting import mount as mount_agui
 from pawflow.chat.service import ChatService
 from pawflow.demo import agents as demo_agents
 from pawflow.demo import chat as demo_chat
@@ -137,7 +139,7 @@ def prepare(
             settings=settings,
             services=[flows, chat, *observed.services],
             on_message=chat.message_posted,
-            endpoints=[mount_mcp, *observed.endpoints],
+            endpoints=[mount_mcp, mount_agui, mount_a2a, *observed.endpoints],
         )
         if observed.tracing:
             observability.instrument(app)

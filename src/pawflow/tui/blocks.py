@@ -56,6 +56,8 @@ _VIA = {
     "button": "in its block",
     "cli": "with pawflow answer",
     "mcp": "over MCP",
+    "agui": "over AG-UI",
+    "a2a": "over A2A",
     "api": "through the API",
 }
 

@@ -45,7 +45,15 @@ export const STATUSES = /** @type {const} */ (["pending", "answered", "cancelled
 /** @typedef {(typeof STATUSES)[number]} Status */
 
 /** Where an answer came from (a record's answered_via). */
-export const CHANNELS = /** @type {const} */ (["chat", "mcp", "button", "cli", "api"]);
+export const CHANNELS = /** @type {const} */ ([
+  "chat",
+  "mcp",
+  "agui",
+  "a2a",
+  "button",
+  "cli",
+  "api",
+]);
 /** @typedef {(typeof CHANNELS)[number]} Channel */
 
 /** The channels a client may declare when it answers. */
