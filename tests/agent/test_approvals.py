@@ -6,7 +6,7 @@ import pytest
 
 from pawflow.chat.service import ChatService
 from pawflow.records import Conversation
-from pawflow.store import Store
+from pawflow.store import Store, turns
 from tests.agent.conftest import USER, Deleter, history, say, scheduled
 
 
@@ -68,7 +68,7 @@ def test_an_interrupted_approved_call_is_not_run_again(
     [wakeup] = scheduled(service, helped.id)
     # As if a process had started the call and died: the journal says it began.
     with store.transaction() as tx:
-        tx.execute("UPDATE agent_wakeups SET tool_started_at = 1 WHERE id = ?", (wakeup.id,))
+        assert turns.mark_tool_started(tx, wakeup.id, store.now())
     assert service.run_due() == 1
     assert deleter.calls == []
 

@@ -10,6 +10,7 @@ from pawflow.agent import CheckpointStore
 from pawflow.clock import FakeClock
 from pawflow.errors import NotFound, PayloadTooLarge
 from pawflow.store import Store
+from pawflow.store.database import sql
 
 
 @pytest.fixture
@@ -104,10 +105,10 @@ def test_the_payload_cap_refuses_rather_than_truncates(store: Store) -> None:
 def test_expired_checkpoints_are_swept_by_the_sweeper(
     store: Store, checkpoints: CheckpointStore, clock: FakeClock
 ) -> None:
-    store.sweep_steps.append(checkpoints.sweep_step)
+    store.add_sweep_step(checkpoints.sweep_step)
     put(checkpoints, "r1", "0001")
     assert store.sweep()["checkpoints_expired"] == 0
     clock.advance("8d")
     assert store.sweep()["checkpoints_expired"] == 1
     with store.transaction(write=False) as tx:
-        assert tx.one("SELECT count(*) AS n FROM checkpoints") == {"n": 0}
+        assert sql(tx).one("SELECT count(*) AS n FROM checkpoints") == {"n": 0}

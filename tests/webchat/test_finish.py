@@ -134,7 +134,7 @@ def test_blocks_of_one_millisecond_keep_one_order_and_follow_their_message(
             ann.name, chat, "choice", "Which region?", options=["eu", "us"]
         )
         frozen.advance(timedelta(milliseconds=1))
-        same_instant.append_message(
+        same_instant.messages.append(
             chat,
             "Before I deploy, I need one answer from you.",
             role="assistant",
@@ -255,7 +255,7 @@ def test_requests_read_in_words(person: Callable[..., Person]) -> None:
 def test_a_wakeup_reads_as_a_sentence(person: Callable[..., Person]) -> None:
     ann = person()
     chat = ann.conversation("Wakeups")
-    ann.store.append_message(
+    ann.store.messages.append(
         chat,
         '[agent:deployer] [confirmation:abc] The user answered "Roll back?": true',
         role="system",
@@ -295,7 +295,7 @@ def test_assistant_messages_render_markdown_and_html_stays_text(
 ) -> None:
     ann = person()
     chat = ann.conversation("Markdown")
-    ann.store.append_message(
+    ann.store.messages.append(
         chat,
         "Here is the plan:\n\n1. **Draft** the note\n2. Send it\n\n<script>alert(1)</script>",
         role="assistant",

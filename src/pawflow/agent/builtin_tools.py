@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pawflow.agent import wakeups
 from pawflow.agent.models.base import ToolCall
 from pawflow.agent.tools import (
     AWAITING_APPROVAL,
@@ -25,6 +24,7 @@ from pawflow.agent.tools import (
 from pawflow.errors import InvalidInput
 from pawflow.interactions.surfaces import SURFACE_CONTRACT
 from pawflow.records import Interaction, Requester
+from pawflow.store import turns
 
 MAX_WAIT_SECONDS = 120
 PAYLOAD_VERSION = 1
@@ -151,11 +151,12 @@ def request_confirmation(
         fired = ctx.store.wait_signal(interaction.signal_id, wait_seconds)
         if fired is not None and isinstance(fired.value, dict):
             with ctx.store.transaction() as tx:
-                ours = wakeups.absorb(
+                ours = turns.absorb(
                     tx,
                     source=interaction.signal_id,
                     target=target_of(ctx.agent),
                     signal_id=interaction.signal_id,
+                    now=ctx.store.now(),
                 )
             if ours:
                 status = str(fired.value.get("status"))

@@ -15,7 +15,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pawflow.agent import wakeups
 from pawflow.agent.checkpoints import CheckpointStore
 from pawflow.agent.governance import Budget, Governance, Halt
 from pawflow.agent.models.base import (
@@ -31,6 +30,7 @@ from pawflow.agent.tools import Toolbox, ToolContext, ToolOutcome
 from pawflow.errors import ModelError, PawFlowError
 from pawflow.ids import new_id
 from pawflow.redaction import redact
+from pawflow.store import turns
 
 log = logging.getLogger("pawflow.agent.loop")
 
@@ -228,7 +228,7 @@ class AgentLoop:
             return ToolOutcome(settled.reason or f"The user declined: {call.name} was not run.")
         if ctx.wakeup_id is not None:
             with ctx.store.transaction() as tx:
-                first = wakeups.mark_tool_started(tx, ctx.wakeup_id, ctx.store.now())
+                first = turns.mark_tool_started(tx, ctx.wakeup_id, ctx.store.now())
             if not first:
                 return ToolOutcome(
                     f"{call.name} was started before an interruption; it is not run again and"

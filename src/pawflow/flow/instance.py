@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING
 from pawflow.errors import Undeliverable
 from pawflow.flow.board import SignalBoard
 from pawflow.flow.definition import FlowDefinition
+from pawflow.flow.durable import DEFAULT_BATCH, DurableEngine
+from pawflow.flow.engine import Ending
 from pawflow.flow.flowfile import FlowFile
-from pawflow.flow.queues import DEFAULT_BATCH, DurableEngine
-from pawflow.flow.runtime import Ending
 from pawflow.flow.task import FlowScope, RuntimeContext
 
 if TYPE_CHECKING:
     from pawflow.store import Store
+    from pawflow.store import Transaction as Tx
     from pawflow.store.continuations import Continuation
-    from pawflow.store.database import Tx
 
 log = logging.getLogger("pawflow.flow")
 

@@ -63,7 +63,7 @@ class Outcome:
     """The client's reply to the last elicitation when it was no answer: decline or cancel."""
 
 
-class ToolError(Exception):
+class _ToolError(Exception):
     """A tool call the caller must fix; its text is the tool result."""
 
     def __init__(self, message: str, errors: list[FieldError] | None = None) -> None:
@@ -82,7 +82,7 @@ def parse(model: type[BaseModel], arguments: dict[str, Any] | None) -> Any:
     try:
         return model.model_validate(arguments or {})
     except ValidationError as exc:
-        raise ToolError("invalid arguments", _validation_errors(exc)) from None
+        raise _ToolError("invalid arguments", _validation_errors(exc)) from None
 
 
 async def call_tool(
@@ -131,7 +131,7 @@ async def guarded(run: Callable[[], Awaitable[R]]) -> R | types.CallToolResult:
     """``run``'s result, or the error result the caller can act on."""
     try:
         return await run()
-    except ToolError as exc:
+    except _ToolError as exc:
         return error_result(str(exc), exc.errors)
     except InvalidInput as exc:
         return error_result(str(exc), exc.errors)

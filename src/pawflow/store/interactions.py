@@ -38,7 +38,7 @@ from pawflow.store.conversations import (
     may_write,
     require_write,
 )
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_interaction_event
 from pawflow.store.file_links import link_files, referenced_files
 from pawflow.store.metrics import count
@@ -53,7 +53,7 @@ Outcome = Literal["answered", "cancelled", "expired"]
 def _row(tx: Tx, request_id: str) -> dict[str, Any] | None:
     if not isinstance(request_id, str) or not request_id:
         return None
-    return tx.one("SELECT * FROM interactions WHERE id = ?", (request_id,))
+    return sql(tx).one("SELECT * FROM interactions WHERE id = ?", (request_id,))
 
 
 def may_answer(tx: Tx, row: dict[str, Any], user: str) -> bool:
@@ -196,7 +196,7 @@ def request(
         if first is not None:
             return first
     request_id = new_ordered_id()  # requests made in one millisecond still show in order
-    row = tx.one(
+    row = sql(tx).one(
         "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
         " response_schema, owner, conversation_id, requester, signal_id, status,"
         " created_at, expires_at, ui_surface, idempotency_key, trace_context)"
@@ -248,7 +248,9 @@ def _check_key(key: object) -> None:
 
 def _asked_before(tx: Tx, owner: str, key: str, asked: dict[str, Any]) -> Interaction | None:
     """The owner's request made with ``key``, if any; ``Conflict`` if it asked otherwise."""
-    row = tx.one("SELECT * FROM interactions WHERE owner = ? AND idempotency_key = ?", (owner, key))
+    row = sql(tx).one(
+        "SELECT * FROM interactions WHERE owner = ? AND idempotency_key = ?", (owner, key)
+    )
     if row is None:
         return None
     stored = {
@@ -326,7 +328,7 @@ def list_for(
         params.extend([created, created, after_id])
     if not 1 <= limit <= 1000:
         raise InvalidInput("limit out of range", [FieldError("limit", "between 1 and 1000")])
-    rows = tx.all(
+    rows = sql(tx).all(
         f"SELECT * FROM interactions WHERE {' AND '.join(clauses)} ORDER BY created_at, id LIMIT ?",
         (*params, limit + 1),
     )
@@ -358,7 +360,7 @@ def _decode_cursor(cursor: str) -> tuple[int, str]:
 def newest_pending(tx: Tx, conversation_id: str, now: datetime) -> Interaction | None:
     """The newest request of the conversation still waiting for an answer (one past its
     deadline is not: it expires)."""
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT * FROM interactions WHERE conversation_id = ? AND status = 'pending'"
         " AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC, id DESC LIMIT 1",
         (conversation_id, to_millis(now)),
@@ -413,7 +415,7 @@ def _leave(
     seq: int | None,
 ) -> Interaction | None:
     answered = outcome == "answered"
-    updated = tx.one(
+    updated = sql(tx).one(
         "UPDATE interactions SET status = ?, answer = ?, answered_by = ?, answered_at = ?,"
         " answered_via = ?, answered_seq = ? WHERE id = ? AND status = 'pending' RETURNING *",
         (
@@ -535,9 +537,9 @@ def cancel(
 
 def expire_due(tx: Tx, now: datetime, limit: int) -> int:
     """Expire one leased batch of requests whose deadline has passed."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM interactions WHERE status = 'pending' AND expires_at <= ?"
-        " ORDER BY expires_at LIMIT ?" + tx.skip_locked,
+        " ORDER BY expires_at LIMIT ?" + sql(tx).skip_locked,
         (to_millis(now), limit),
     )
     return sum(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from pawflow.clock import to_millis
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 
 ACTIONS = frozenset({"accept", "decline", "cancel"})
 
@@ -22,7 +22,7 @@ def record(
     """Record a client's reply to round ``round_id``; False when that round was already used."""
     if action not in ACTIONS:
         raise ValueError(f"unknown elicitation action {action!r}")
-    inserted = tx.execute(
+    inserted = sql(tx).execute(
         "INSERT INTO mcp_rounds (id, interaction_id, user_id, action, created_at)"
         " VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
         (round_id, interaction_id, user, action, to_millis(now)),
@@ -32,7 +32,7 @@ def record(
 
 def actions(tx: Tx, interaction_id: str) -> list[str]:
     """The replies recorded for a request, oldest first."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT action FROM mcp_rounds WHERE interaction_id = ? ORDER BY created_at, id",
         (interaction_id,),
     )

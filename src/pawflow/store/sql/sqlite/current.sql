@@ -156,29 +156,6 @@ CREATE TABLE agent_assignments (
     assigned_at INTEGER NOT NULL
 );
 
-CREATE TABLE agent_wakeups (
-    id TEXT PRIMARY KEY,
-    agent TEXT NOT NULL,
-    conversation_id TEXT NOT NULL REFERENCES conversations (id),
-    user_id TEXT NOT NULL,
-    source TEXT NOT NULL UNIQUE,
-    text TEXT NOT NULL,
-    data TEXT NOT NULL,
-    status TEXT NOT NULL
-        CHECK (status IN ('scheduled', 'running', 'done', 'absorbed', 'failed')),
-    due_at INTEGER NOT NULL,
-    lease_until INTEGER,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    message_id TEXT,
-    tool_started_at INTEGER,
-    last_error TEXT,
-    created_at INTEGER NOT NULL,
-    finished_at INTEGER
-);
-CREATE INDEX agent_wakeups_due ON agent_wakeups (due_at) WHERE status = 'scheduled';
-CREATE INDEX agent_wakeups_leased ON agent_wakeups (lease_until) WHERE status = 'running';
-CREATE INDEX agent_wakeups_conversation ON agent_wakeups (conversation_id, created_at);
-
 CREATE TABLE checkpoints (
     run_id TEXT NOT NULL,
     step_id TEXT NOT NULL,
@@ -338,6 +315,12 @@ CREATE UNIQUE INDEX interactions_idempotency ON interactions (owner, idempotency
 
 -- The ask's trace context (a W3C traceparent): the answer and the resume link to it.
 ALTER TABLE interactions ADD COLUMN trace_context TEXT;
+
+-- A wakeup is a turn that carries its payload and its source (one wakeup per source).
+ALTER TABLE chat_turns ADD COLUMN source TEXT;
+ALTER TABLE chat_turns ADD COLUMN payload TEXT;
+ALTER TABLE chat_turns ADD COLUMN tool_started_at INTEGER;
+CREATE UNIQUE INDEX chat_turns_source ON chat_turns (source);
 
 -- MCP elicitation rounds: each client reply (accept, decline, cancel); a 2026 round's id is
 -- the nonce of its requestState, which makes the state single-use.
