@@ -388,3 +388,13 @@ CREATE TABLE tool_executions (
     run_id TEXT,
     executed_at BIGINT NOT NULL
 );
+-- MCP elicitation rounds: each client reply (accept, decline, cancel); a 2026 round's id is
+-- the nonce of its requestState, which makes the state single-use.
+CREATE TABLE mcp_rounds (
+    id TEXT PRIMARY KEY,
+    interaction_id TEXT NOT NULL REFERENCES interactions (id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL,
+    action TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX mcp_rounds_interaction ON mcp_rounds (interaction_id, created_at);
