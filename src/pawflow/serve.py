@@ -23,7 +23,14 @@ from fastapi import FastAPI
 from pawflow.a2a.mounting import mount as mount_a2a
 from pawflow.agent.spec import AgentSpec
 from pawflow.agui.mounting import mount as mount_agui
-from pawflow.channels import Channel, Dispatcher, EmailChannel, SmtpConfig
+from pawflow.channels import (
+    Channel,
+    Dispatcher,
+    EmailChannel,
+    SlackChannel,
+    SlackConfig,
+    SmtpConfig,
+)
 from pawflow.channels.replies import ImapConfig, ReplyReader
 from pawflow.chat import answering
 from pawflow.chat.service import ChatService
@@ -108,6 +115,11 @@ def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
     channels: list[Channel] = []
     if settings.smtp_url:
         channels.append(EmailChannel(SmtpConfig.from_url(settings.smtp_url, settings.mail_from)))
+    if settings.slack_bot_token:
+        config = SlackConfig(
+            settings.slack_bot_token, settings.slack_signing_secret, settings.slack_api_url
+        )
+        channels.append(SlackChannel(config))
     return Dispatcher(
         store, channels, base_url=settings.base_url, interval=settings.outbox_interval
     )

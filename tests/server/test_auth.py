@@ -33,6 +33,8 @@ PUBLIC = {
     ("GET", "/a/{token}"),
     ("GET", "/a/{token}/confirm"),
     ("POST", "/a/{token}"),
+    # Slack's signature authenticates it (a 404 until the Slack settings are given).
+    ("POST", "/integrations/slack/interactions"),
 }
 
 

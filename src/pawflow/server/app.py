@@ -33,6 +33,7 @@ from pawflow.server import (
     invitations,
     pages,
     signin,
+    slack,
 )
 from pawflow.server import agents as agent_routes
 from pawflow.server import errors as server_errors
@@ -141,6 +142,7 @@ def create_app(
     app.include_router(files.router)
     app.include_router(signin.router)
     app.include_router(answer_pages.router)
+    app.include_router(slack.router)
     _add_basics(app, store)
     _add_static(app)
     for add in endpoints:

@@ -168,6 +168,14 @@ def set_reach(
     return get_reach(tx, user)
 
 
+def user_by_slack(tx: Tx, slack_id: str) -> str | None:
+    """The PawFlow user whose Slack id this is (None when none is, or several are)."""
+    rows = sql(tx).all(
+        "SELECT user_id FROM user_channels WHERE slack = ? ORDER BY user_id LIMIT 2", (slack_id,)
+    )
+    return str(rows[0]["user_id"]) if len(rows) == 1 else None
+
+
 # -- the rows ----------------------------------------------------------------------------------
 
 

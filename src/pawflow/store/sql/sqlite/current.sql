@@ -452,3 +452,14 @@ CREATE TABLE request_audit (
 );
 CREATE INDEX request_audit_request ON request_audit (request_id, seq);
 CREATE INDEX request_audit_at ON request_audit (at, seq);
+
+-- MCP elicitation rounds: each client reply (accept, decline, cancel); a 2026 round's id is
+-- the nonce of its requestState, which makes the state single-use.
+CREATE TABLE mcp_rounds (
+    id TEXT PRIMARY KEY,
+    interaction_id TEXT NOT NULL REFERENCES interactions (id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL,
+    action TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX mcp_rounds_interaction ON mcp_rounds (interaction_id, created_at);
