@@ -14,6 +14,7 @@ from pawflow.agent.tools import Tool
 from pawflow.chat.service import ChatService
 from pawflow.clock import FakeClock
 from pawflow.errors import Forbidden, InvalidInput
+from pawflow.interactions.tool_approval import make_surface
 from pawflow.records import Conversation
 from pawflow.store import Store
 from tests.agent.conftest import HELPER_SCRIPT, USER, Deleter, say
@@ -62,3 +63,24 @@ def test_a_bad_approval_policy_fails_the_load() -> None:
         ToolConfig.model_validate(
             {"name": "x", "approval": {"assigness": ["ada"]}}
         ).approval_policy()
+
+
+def test_a_quorum_on_a_tool_call_counts_decisions(store: Store) -> None:
+    conversation = store.create_conversation(USER, "Quorum").id
+    surface = make_surface(
+        tool="delete_files", agent="helper", description="Delete.", arguments={}, schema={}
+    )
+    policy = {"assignees": ["ada", "bob", "cy"], "required_approvals": 2, "reject": "majority"}
+    asks = [
+        store.request_interaction(
+            USER, conversation, "confirm", "Allow?", ui_surface=surface, policy=policy
+        )
+        for _ in range(2)
+    ]
+    store.respond_interaction(asks[0].id, {"decision": "approve"}, user="ada")
+    store.respond_interaction(asks[0].id, {"decision": "approve"}, user="bob")
+    store.respond_interaction(asks[1].id, {"decision": "reject"}, user="ada")
+    store.respond_interaction(asks[1].id, {"decision": "reject"}, user="bob")
+    approved, rejected = (store.get_interaction(a.id, user=USER) for a in asks)
+    assert approved.answer["decision"] == "approve"
+    assert rejected.answer["decision"] == "reject"

@@ -540,13 +540,16 @@ def respond(
             return NotPending(row["status"])
         policy, principal = policies.decider(tx, row, user, kinds, now)  # extended: go on
     note = None if principal == user else {"for": principal}
-    if policy is not None and policy["required_approvals"] is not None:
-        decided = policies.vote(tx, row, policy, user, bool(normalized), via=via, now=now)
+    surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
+    if policy is not None and policy["required_approvals"] is not None:  # a tool call's: approve
+        yes = (
+            normalized.get("decision") == "approve" if isinstance(normalized, dict) else normalized
+        )
+        decided = policies.vote(tx, row, policy, user, bool(yes), via=via, now=now)
         if decided is None:
             return Interaction.from_row(row)
-        normalized = decided
+        normalized = decide(surface or {}, decided) if is_tool_approval(surface) else decided
     kind = Kind(row["kind"])
-    surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
     if is_tool_approval(surface) and isinstance(normalized, dict):
         normalized = {**normalized, "by": user}  # a tool approval's decision says who made it
     files = referenced_files(kind, json.loads(row["response_schema"]), normalized)
