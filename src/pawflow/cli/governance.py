@@ -50,7 +50,7 @@ def groups_add(
 
     try:
         with open_store(db) as store:
-            members = store.add_to_group(name, users)
+            members = store.accountability.add_to_group(name, users)
     except InvalidInput as exc:
         raise _refused(exc) from exc
     _say(f"{name}: {', '.join(members)}")
@@ -67,7 +67,7 @@ def groups_remove(
 
     try:
         with open_store(db) as store:
-            members = store.remove_from_group(name, users or [])
+            members = store.accountability.remove_from_group(name, users or [])
     except InvalidInput as exc:
         raise _refused(exc) from exc
     _say(f"{name}: {', '.join(members) or '(empty)'}")
@@ -79,7 +79,7 @@ def groups_list(db: str | None = DB_OPTION, as_json: bool = JSON_OPTION) -> None
     from pawflow.store import open_store
 
     with open_store(db) as store:
-        found = store.list_groups()
+        found = store.accountability.list_groups()
     if as_json:
         _say(json.dumps({"groups": found}))
         return
@@ -99,7 +99,7 @@ def users_delegate(
 
     try:
         with open_store(db) as store:
-            done = store.delegate(principal, to=to, until=_moment(until))
+            done = store.accountability.delegate(principal, to=to, until=_moment(until))
     except InvalidInput as exc:
         raise _refused(exc) from exc
     _say(f"{done['delegate']} answers for {done['principal']} until {done['until']}")
@@ -133,7 +133,7 @@ def audit_export(
     if output_format not in ("jsonl", "csv"):
         raise typer.BadParameter("jsonl or csv", param_hint="--format")
     with open_store(db) as store:
-        entries = store.audit_since(_moment(since))
+        entries = store.accountability.audit_since(_moment(since))
     if output_format == "jsonl":
         for entry in entries:
             sys.stdout.write(json.dumps(entry, sort_keys=True) + "\n")

@@ -106,21 +106,25 @@ def _details(request: Request, found: dict[str, Any]) -> InteractionDetails:
 
 @_action("get_interaction", InteractionDetails, "Read a request, its policy and its audit trail")
 def get_interaction(body: m.RequestRef, principal: Caller, request: Request) -> InteractionDetails:
-    found = _store(request).interaction_details(body.request_id, user=principal.user)
+    found = _store(request).accountability.interaction_details(body.request_id, user=principal.user)
     return _details(request, found)
 
 
 @_action("claim_interaction", InteractionDetails, "Take a request on, for its claim time")
 def claim_interaction(body: ClaimBody, principal: Caller, request: Request) -> InteractionDetails:
     store = _store(request)
-    found = store.claim_interaction(body.request_id, user=principal.user, via=body.via)
+    found = store.accountability.claim_interaction(
+        body.request_id, user=principal.user, via=body.via
+    )
     return _details(request, found)
 
 
 @_action("release_interaction", InteractionDetails, "Give a claimed request back")
 def release_interaction(body: ClaimBody, principal: Caller, request: Request) -> InteractionDetails:
     store = _store(request)
-    found = store.release_interaction(body.request_id, user=principal.user, via=body.via)
+    found = store.accountability.release_interaction(
+        body.request_id, user=principal.user, via=body.via
+    )
     return _details(request, found)
 
 
@@ -129,7 +133,7 @@ def reassign_interaction(
     body: ReassignBody, principal: Caller, request: Request
 ) -> InteractionDetails:
     store = _store(request)
-    found = store.reassign_interaction(
+    found = store.accountability.reassign_interaction(
         body.request_id, list(body.to), user=principal.user, via=body.via
     )
     return _details(request, found)
@@ -141,7 +145,7 @@ def list_inbox(
     request: Request,
     body: Annotated[InboxBody, Body()] = InboxBody(),  # noqa: B008
 ) -> Inbox:
-    found = _store(request).inbox(user=principal.user, which=body.filter)
+    found = _store(request).accountability.inbox(user=principal.user, which=body.filter)
     return Inbox(items=[InboxItem.model_validate({"interaction": r, "why": w}) for r, w in found])
 
 
@@ -200,21 +204,21 @@ def list_groups(
     request: Request,
     body: Annotated[ListGroups, Body()] = ListGroups(),  # noqa: B008
 ) -> Groups:
-    return Groups(groups=_admin(request, principal).list_groups())
+    return Groups(groups=_admin(request, principal).accountability.list_groups())
 
 
 @_action("add_to_group", Groups, "Add users to a group, made on first use (admins)")
 def add_to_group(body: GroupBody, principal: Caller, request: Request) -> Groups:
     store = _admin(request, principal)
-    store.add_to_group(body.name, body.users)
-    return Groups(groups=store.list_groups())
+    store.accountability.add_to_group(body.name, body.users)
+    return Groups(groups=store.accountability.list_groups())
 
 
 @_action("remove_from_group", Groups, "Take users out of a group, or remove it (admins)")
 def remove_from_group(body: GroupBody, principal: Caller, request: Request) -> Groups:
     store = _admin(request, principal)
-    store.remove_from_group(body.name, body.users)
-    return Groups(groups=store.list_groups())
+    store.accountability.remove_from_group(body.name, body.users)
+    return Groups(groups=store.accountability.list_groups())
 
 
 @_action("delegate", Delegations, "Let another user answer for the caller until a moment")
@@ -223,6 +227,6 @@ def delegate(body: DelegateBody, principal: Caller, request: Request) -> Delegat
     whom = body.principal or principal.user
     if whom != principal.user:
         store = _admin(request, principal)
-    store.delegate(whom, to=body.to, until=parse_deadline(body.until))
-    mine = [d for d in store.list_delegations() if d["principal"] == whom]
+    store.accountability.delegate(whom, to=body.to, until=parse_deadline(body.until))
+    mine = [d for d in store.accountability.list_delegations() if d["principal"] == whom]
     return Delegations(delegations=[Delegation(**d) for d in mine])

@@ -1,10 +1,9 @@
 """The store's side of accountability: groups, delegations, claims, the assignees' inbox and
-the audit trail. :class:`~pawflow.store.Store` has these methods; they live here to keep each
-module to one concern. Every method is one transaction."""
+the audit trail, reached as ``store.accountability``. Every method is one transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -16,12 +15,12 @@ from pawflow.store.database import Database, Tx, sql
 SWEEP_BATCH = 500
 
 
-class AccountabilityStore:
-    db: Database
+class Accountability:
+    """Groups, delegations, claims, the inbox and the audit trail (``store.accountability``)."""
 
-    def now(self) -> datetime:
-        """The store's clock (the facade provides it)."""
-        raise NotImplementedError
+    def __init__(self, db: Database, now: Callable[[], datetime]) -> None:
+        self.db = db
+        self.now = now
 
     # -- groups and delegations ------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from pawflow.store import continuations as cont
 from pawflow.store import conversations as convs
 from pawflow.store import events, file_links, invitations, migrations, turns
 from pawflow.store import interactions as inter
-from pawflow.store.accountability import AccountabilityStore
+from pawflow.store.accountability import Accountability
 from pawflow.store.continuations import Continuation, SignalValue
 from pawflow.store.database import Database, Tx, sql
 from pawflow.store.delivery import Delivery, DeliveryHandler
@@ -39,7 +39,7 @@ SweepStep = Callable[["Store"], dict[str, int]]
 """An extra step of each sweeper pass; returns its counts by name."""
 
 
-class Store(AccountabilityStore):
+class Store:
     """Everything PawFlow keeps, over SQLite or PostgreSQL (``db``), with its ``clock``.
 
     Every public method is one transaction and returns records (:mod:`pawflow.records`).
@@ -67,6 +67,7 @@ class Store(AccountabilityStore):
         self.turns = TurnQueue(db, self.now)
         self.messages = History(db, self.now)
         self.leases = Leases(db, self.now)
+        self.accountability = Accountability(db, self.now)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -538,7 +539,7 @@ class Store(AccountabilityStore):
                     if done < SWEEP_BATCH:
                         break
         report.add({"delivered": self.deliver_due()})
-        report.add(self.sweep_accountability())
+        report.add(self.accountability.sweep_accountability())
         for extra in list(self._sweep_steps):
             report.add(extra(self))
         return report
