@@ -21,7 +21,15 @@ from fastapi import FastAPI
 from pawflow.a2a.mounting import mount as mount_a2a
 from pawflow.agent.spec import AgentSpec
 from pawflow.agui.mounting import mount as mount_agui
-from pawflow.channels import Channel, Dispatcher, EmailChannel, SmtpConfig
+from pawflow.channels import (
+    AllowedHosts,
+    AppriseChannel,
+    Channel,
+    Dispatcher,
+    EmailChannel,
+    SmtpConfig,
+    WebhookSender,
+)
 from pawflow.channels.replies import ImapConfig, ReplyReader
 from pawflow.chat import answering
 from pawflow.chat.service import ChatService
@@ -94,11 +102,16 @@ def chat_service(
 
 def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
     """The outbox's dispatcher, with the channels the settings configure."""
-    channels: list[Channel] = []
+    allowed = AllowedHosts.parse(settings.webhook_allowed_hosts)
+    channels: list[Channel] = [AppriseChannel(allowed)]
     if settings.smtp_url:
         channels.append(EmailChannel(SmtpConfig.from_url(settings.smtp_url, settings.mail_from)))
     return Dispatcher(
-        store, channels, base_url=settings.base_url, interval=settings.outbox_interval
+        store,
+        channels,
+        base_url=settings.base_url,
+        interval=settings.outbox_interval,
+        webhooks=WebhookSender(allowed),
     )
 
 

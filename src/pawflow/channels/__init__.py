@@ -1,4 +1,4 @@
-"""Channels: reaching people where they are (email first; Slack, webhooks, Apprise next).
+"""Channels: reaching people where they are (email, webhooks, Apprise URLs).
 
 Each channel is an adapter (:class:`Channel`) that renders a request for a recipient,
 sends it once per outbox row, and updates a sent copy when the request is settled. The
@@ -6,6 +6,7 @@ sends it once per outbox row, and updates a sent copy when the request is settle
 :mod:`pawflow.channels.replies` reads answers that come back by mail.
 """
 
+from pawflow.channels.apprise import AppriseChannel
 from pawflow.channels.base import (
     Button,
     Channel,
@@ -16,8 +17,11 @@ from pawflow.channels.base import (
 )
 from pawflow.channels.dispatcher import Dispatcher
 from pawflow.channels.email import EmailChannel, SmtpConfig
+from pawflow.channels.webhooks import AllowedHosts, WebhookSender
 
 __all__ = [
+    "AllowedHosts",
+    "AppriseChannel",
     "Button",
     "Channel",
     "DeliveryError",
@@ -25,6 +29,7 @@ __all__ = [
     "EmailChannel",
     "Outgoing",
     "SmtpConfig",
+    "WebhookSender",
     "plain_text",
     "settled_text",
 ]

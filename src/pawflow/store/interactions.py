@@ -30,7 +30,7 @@ from pawflow.interactions import (
 from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
 from pawflow.records import CHANNELS, Interaction, Requester
-from pawflow.store import outbox
+from pawflow.store import outbox, webhooks
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
@@ -236,7 +236,11 @@ def request(
     log.debug("request %s (%s) asked", record.id, record.kind)
     writers = {user for user, access in members.items() if access != "read"}
     _announce(tx, record, "interaction_request", now, writers)
-    outbox.enqueue(tx, record, notify, now)
+    if any(
+        r.channel == "webhook" and r.status == "sent"
+        for r in outbox.enqueue(tx, record, notify, now)
+    ):
+        webhooks.on_created(tx, record, now)
     return record
 
 
@@ -440,6 +444,8 @@ def _leave(
     fire_signal(tx, record.signal_id, {"status": outcome, "answer": record.answer}, now)
     _announce(tx, record, "interaction_answered", now)
     outbox.settle_request(tx, record, now)
+    if outbox.webhooks_on(tx, record.id):
+        webhooks.on_settled(tx, record, now)
     return record
 
 

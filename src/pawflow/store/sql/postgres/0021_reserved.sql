@@ -1,0 +1,1 @@
+-- Reserved: numbered for a change made alongside this one.
