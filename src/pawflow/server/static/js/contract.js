@@ -93,6 +93,10 @@ export function oneOf(names, value) {
  * @property {{body: ShareConversation, result: ConversationEnvelope}} share_conversation
  * @property {{body: GetNotifications, result: Notifications}} get_notifications
  * @property {{body: SetNotifications, result: Notifications}} set_notifications
+ * @property {{body: CreateWebhook, result: CreatedWebhook}} create_webhook
+ * @property {{body: ListWebhooks, result: WebhookList}} list_webhooks
+ * @property {{body: WebhookRef, result: Deleted}} delete_webhook
+ * @property {{body: ListWebhookDeliveries, result: WebhookDeliveries}} list_webhook_deliveries
  * @property {{body: ListAgents, result: AgentList}} list_agents
  * @property {{body: AssignAgent, result: Assignment}} assign_agent
  * @property {{body: ListInvitations, result: InvitationList}} list_invitations
@@ -174,6 +178,25 @@ export function oneOf(names, value) {
 /**
  * @typedef {object} CreateConversation
  * @property {string} [title]
+ */
+
+/**
+ * @typedef {object} CreateWebhook
+ * @property {string} url - An http(s) URL; a private or loopback host only if the server allows
+ *   it.
+ * @property {Array<"interaction.created" | "interaction.answered" | "interaction.expired" |
+ *   "interaction.cancelled">} events
+ */
+
+/**
+ * @typedef {object} CreatedWebhook
+ * @property {WebhookOut} webhook
+ * @property {string} secret - The signing secret (whsec_…): shown this once.
+ */
+
+/**
+ * @typedef {object} Deleted
+ * @property {boolean} deleted
  */
 
 /**
@@ -312,6 +335,14 @@ export function oneOf(names, value) {
 /** @typedef {Record<string, never>} ListInvitations */
 
 /**
+ * @typedef {object} ListWebhookDeliveries
+ * @property {string} webhook_id
+ * @property {number} [limit]
+ */
+
+/** @typedef {Record<string, never>} ListWebhooks */
+
+/**
  * @typedef {object} MessageEnvelope
  * @property {MessageOut} message
  */
@@ -442,4 +473,45 @@ export function oneOf(names, value) {
  * @property {string | null} [title]
  * @property {Array<Column>} columns
  * @property {Array<Row>} rows
+ */
+
+/**
+ * @typedef {object} WebhookDeliveries
+ * @property {Array<WebhookDeliveryOut>} deliveries
+ */
+
+/**
+ * One event sent (or on its way) to a webhook; `id` is its `webhook-id`.
+ * @typedef {object} WebhookDeliveryOut
+ * @property {string} id
+ * @property {string} webhook_id
+ * @property {string} request_id
+ * @property {"interaction.created" | "interaction.answered" | "interaction.expired" |
+ *   "interaction.cancelled"} event
+ * @property {"queued" | "sent" | "failed"} status
+ * @property {number} attempts
+ * @property {string | null} error
+ * @property {number | null} response_status
+ * @property {string} created_at
+ * @property {string | null} next_at
+ * @property {string | null} sent_at
+ */
+
+/**
+ * @typedef {object} WebhookList
+ * @property {Array<WebhookOut>} webhooks
+ */
+
+/**
+ * @typedef {object} WebhookOut
+ * @property {string} id
+ * @property {string} url
+ * @property {Array<"interaction.created" | "interaction.answered" | "interaction.expired" |
+ *   "interaction.cancelled">} events
+ * @property {string} created_at
+ */
+
+/**
+ * @typedef {object} WebhookRef
+ * @property {string} webhook_id
  */
