@@ -45,7 +45,7 @@ def receiver(statuses: list[int] | None = None) -> Iterator[Receiver]:
     inbox = Receiver(statuses)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
             status = inbox._take(Received(self.path, headers, body))
@@ -53,7 +53,7 @@ def receiver(statuses: list[int] | None = None) -> Iterator[Receiver]:
             self.send_header("content-length", "0")
             self.end_headers()
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
