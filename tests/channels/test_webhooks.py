@@ -12,13 +12,15 @@ from typing import Any
 import httpx
 import pytest
 from standardwebhooks import Webhook
+from typer.testing import CliRunner
 
 from pawflow.channels import AllowedHosts, AppriseChannel, Dispatcher, WebhookSender
 from pawflow.channels.webhooks import check_url
+from pawflow.cli import app
 from pawflow.clock import FakeClock
 from pawflow.errors import InvalidInput
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import outbox
+from pawflow.store import open_store, outbox, webhooks
 from pawflow.testing import temporary_store
 from tests.channels.receiver import Receiver, receiver
 from tests.channels.test_email import QUIET
@@ -240,3 +242,29 @@ def test_an_apprise_url_inside_the_network_is_refused_unless_allowed(
         with server.store.transaction(write=False) as tx:
             (row,) = outbox.deliveries(tx, asked)
         assert row.status == "failed" and "PAWFLOW_WEBHOOK_ALLOWED_HOSTS" in (row.last_error or "")
+
+
+def test_pawflow_webhooks_add_list_remove(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = f"sqlite:///{tmp_path / 'w.db'}"
+    runner = CliRunner()
+    monkeypatch.delenv("PAWFLOW_WEBHOOK_ALLOWED_HOSTS", raising=False)
+    inward = runner.invoke(app, ["webhooks", "add", "ada", "http://127.0.0.1:9/h", "--db", db])
+    assert inward.exit_code != 0 and "PAWFLOW_WEBHOOK_ALLOWED_HOSTS" in inward.output
+    monkeypatch.setenv("PAWFLOW_WEBHOOK_ALLOWED_HOSTS", "127.0.0.1")
+    events = ["--events", "interaction.answered"]
+    added = runner.invoke(
+        app, ["webhooks", "add", "ada", "http://127.0.0.1:9/h", *events, "--db", db]
+    )
+    assert added.exit_code == 0, added.output
+    assert "secret (shown once): whsec_" in added.output
+    with open_store(db) as store, store.transaction(write=False) as tx:
+        (hook,) = webhooks.list_for(tx, "ada")
+    assert hook.events == ("interaction.answered",) and hook.secret in added.output
+    listed = runner.invoke(app, ["webhooks", "list", "ada", "--db", db])
+    assert hook.id in listed.output and hook.secret not in listed.output
+    assert runner.invoke(app, ["webhooks", "remove", "bo", hook.id, "--db", db]).exit_code == 1
+    removed = runner.invoke(app, ["webhooks", "remove", "ada", hook.id, "--db", db])
+    assert removed.exit_code == 0
+    assert (
+        "ada has no webhook" in runner.invoke(app, ["webhooks", "list", "ada", "--db", db]).output
+    )

@@ -6,7 +6,7 @@ import os
 
 import typer
 
-from pawflow.cli import chat, demo, flows, mcp, server, sessions
+from pawflow.cli import chat, demo, flows, mcp, server, sessions, webhooks
 from pawflow.redaction import remember_settings
 
 # Every app of the CLI prints plain help (rich_markup_mode=None): typer's rich panels put a
@@ -24,6 +24,7 @@ flows.register(app)
 sessions.register(app)
 mcp.register(app)
 chat.register(app)
+webhooks.register(app)
 
 
 @app.callback()
