@@ -39,6 +39,7 @@ from pawflow.store.outbox import EMAIL_PATTERN, SLACK_PATTERN, URL_PATTERN
 # the document describes says so (NO_NUL, NOT_BLANK).
 MAX_SAFE_INTEGER = 2**53 - 1
 NotifyChannel = Literal["email", "slack", "webhook", "apprise"]
+WEBHOOK_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#@\\]+([/?#][^\s]*)?$"
 WebhookEvent = Literal[
     "interaction.created", "interaction.answered", "interaction.expired", "interaction.cancelled"
 ]
@@ -433,8 +434,10 @@ class Notifications(Out):
 
 
 class CreateWebhook(Body):
-    url: Annotated[StrictStr, Field(min_length=1, max_length=2000, pattern=NO_NUL)] = Field(
-        description="An http(s) URL; a private or loopback host only if the server allows it."
+    url: Annotated[StrictStr, Field(max_length=2000, pattern=WEBHOOK_URL)] = Field(
+        description="An http(s) URL without credentials. Its host must resolve outside the"
+        " server's network unless the server allows it (PAWFLOW_WEBHOOK_ALLOWED_HOSTS): the"
+        " server checks that, beyond this document, with a 422 on url."
     )
     events: Annotated[
         list[WebhookEvent],

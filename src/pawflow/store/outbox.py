@@ -88,11 +88,11 @@ class Reach:
         """The channels a request of theirs goes to when it names none."""
         if self.notify is not None:
             return self.notify
-        return tuple(
-            c
-            for c in NOTIFY_CHANNELS
-            if self.address(c) is not None and (self.address(c) or c == "webhook")
-        )
+        return tuple(c for c in NOTIFY_CHANNELS if self.reachable(c))
+
+    def reachable(self, channel: str) -> bool:
+        """Whether they have an address for ``channel`` (for webhooks: a webhook)."""
+        return self.webhooks if channel == "webhook" else bool(self.address(channel))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -149,7 +149,7 @@ def get(tx: Tx, user: str, webhook_id: str) -> Webhook:
     """The caller's webhook; another's is as unknown as none (:class:`NotFound`)."""
     row = tx.one("SELECT * FROM webhooks WHERE id = ? AND user_id = ?", (webhook_id, user))
     if row is None:
-        raise NotFound(f"no webhook {webhook_id}")
+        raise NotFound("webhook")
     return Webhook.from_row(row)
 
 

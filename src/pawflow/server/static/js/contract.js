@@ -182,8 +182,9 @@ export function oneOf(names, value) {
 
 /**
  * @typedef {object} CreateWebhook
- * @property {string} url - An http(s) URL; a private or loopback host only if the server allows
- *   it.
+ * @property {string} url - An http(s) URL without credentials. Its host must resolve outside the
+ *   server's network unless the server allows it (PAWFLOW_WEBHOOK_ALLOWED_HOSTS): the server
+ *   checks that, beyond this document, with a 422 on url.
  * @property {Array<"interaction.created" | "interaction.answered" | "interaction.expired" |
  *   "interaction.cancelled">} events
  */
