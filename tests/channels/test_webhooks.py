@@ -14,7 +14,8 @@ import pytest
 from standardwebhooks import Webhook
 from typer.testing import CliRunner
 
-from pawflow.channels import AllowedHosts, AppriseChannel, Dispatcher, WebhookSender
+from pawflow import serve
+from pawflow.channels import AllowedHosts, AppriseChannel, Dispatcher
 from pawflow.channels.webhooks import check_url
 from pawflow.cli import app
 from pawflow.clock import FakeClock
@@ -52,10 +53,8 @@ def served(
 
 
 def _dispatcher(server: LiveServer) -> Dispatcher:
-    channels = [AppriseChannel(LOOPBACK)]
-    return Dispatcher(
-        server.store, channels, base_url=server.url, owner="t", webhooks=WebhookSender(LOOPBACK)
-    )
+    """The dispatcher ``pawflow serve`` runs with the server's settings (loopback allowed)."""
+    return serve.dispatcher(server.store, server.settings)
 
 
 def _verified(inbox: Receiver, secret: str) -> list[dict[str, Any]]:
