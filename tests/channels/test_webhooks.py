@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from pawflow import serve
 from pawflow.channels import AllowedHosts, AppriseChannel, Dispatcher
-from pawflow.channels.webhooks import check_url
+from pawflow.channels.webhooks import check_url, pinned
 from pawflow.cli import app
 from pawflow.clock import FakeClock
 from pawflow.errors import InvalidInput
@@ -112,6 +112,7 @@ def test_every_event_arrives_once_signed(served: tuple[LiveServer, FakeClock]) -
         done = next(b for b in bodies if b["type"] == "interaction.answered")
         assert done["data"]["interaction"]["answer"] is True
         assert {got.path for got in inbox.received()} == {"/hooks"}
+        assert {got.headers["host"] for got in inbox.received()} == {inbox.url.split("//")[1]}
         ids = [got.headers["webhook-id"] for got in inbox.received()]
         assert len(set(ids)) == 7 and all(i.startswith("msg_") for i in ids)
 
@@ -193,6 +194,16 @@ def test_webhook_urls_are_checked(served: tuple[LiveServer, FakeClock]) -> None:
         with pytest.raises(InvalidInput):
             check_url(url, AllowedHosts())
     assert check_url("http://127.0.0.1:9/", LOOPBACK) == "http://127.0.0.1:9/"
+    # An attempt connects to the address it checked, under the URL's own name.
+    assert pinned("https://hooks.example.org:8443/p?q=1", "203.0.113.9") == (
+        "https://203.0.113.9:8443/p?q=1",
+        "hooks.example.org:8443",
+        {"sni_hostname": "hooks.example.org"},
+    )
+    assert pinned("http://h.example/x", "2001:db8::1")[:2] == (
+        "http://[2001:db8::1]/x",
+        "h.example",
+    )
     assert check_url("http://10.1.2.3/", AllowedHosts.parse("10.0.0.0/8"))
 
 

@@ -5,7 +5,8 @@ server call its own network (SSRF), a host that is, or resolves to, a loopback, 
 link-local, shared, multicast or reserved address is refused unless it is listed in
 ``PAWFLOW_WEBHOOK_ALLOWED_HOSTS`` (comma-separated host names, addresses or networks such
 as ``10.1.0.0/16``). The check runs when the webhook is made and again before every
-attempt, so a name that later resolves inward is refused then.
+attempt, and the attempt connects to the very address checked (the ``Host`` header and the
+TLS name stay the URL's), so a name that later resolves inward is never called.
 
 Each attempt POSTs the delivery's body (``{"type", "timestamp", "data": {"interaction"}}``)
 with ``webhook-id`` (the same on every attempt: the receiver's key to ignore a repeat),
@@ -76,13 +77,15 @@ def _inside(address: str) -> bool:
 
 def _resolve(host: str, port: int) -> list[str]:
     try:
-        return sorted({str(info[4][0]) for info in socket.getaddrinfo(host, port)})
+        found = {str(info[4][0]) for info in socket.getaddrinfo(host, port)}
+        return sorted(found, key=lambda a: (":" in a, a))  # IPv4 first
     except (OSError, UnicodeError) as exc:
         raise ValueError(f"cannot resolve {host}: {exc}") from exc
 
 
-def check_target(url: str, allowed: AllowedHosts) -> None:
-    """Raise ``ValueError`` (with the reason) unless ``url`` may be called."""
+def check_target(url: str, allowed: AllowedHosts) -> list[str]:
+    """The addresses ``url``'s host resolves to, all of which may be called; raises
+    ``ValueError`` (with the reason) if any may not."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("must be an http:// or https:// URL with a host")
@@ -96,13 +99,24 @@ def check_target(url: str, allowed: AllowedHosts) -> None:
     if not addresses:
         raise ValueError(f"cannot resolve {parts.hostname}")
     if allowed.allows(parts.hostname, addresses):
-        return
+        return addresses
     inward = [a for a in addresses if _inside(a)]
     if inward:
         raise ValueError(
             f"{parts.hostname} is a private or loopback address ({inward[0]});"
             " list it in PAWFLOW_WEBHOOK_ALLOWED_HOSTS to allow it"
         )
+    return addresses
+
+
+def pinned(url: str, address: str) -> tuple[str, str, dict[str, str]]:
+    """``url`` with its host replaced by the checked ``address`` (so no later lookup can
+    lead elsewhere), the ``Host`` header it had, and the TLS name to verify."""
+    parts = urlsplit(url)
+    host = f"[{address}]" if ":" in address else address
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    tls = {"sni_hostname": parts.hostname or ""} if parts.scheme == "https" else {}
+    return parts._replace(netloc=netloc).geturl(), parts.netloc.rpartition("@")[2], tls
 
 
 def check_url(url: str, allowed: AllowedHosts) -> str:
@@ -147,15 +161,16 @@ class WebhookSender:
     def send(self, hook: Webhook, delivery: WebhookDelivery, now: datetime) -> Attempt:
         """POST ``delivery`` once."""
         try:
-            check_target(hook.url, self.allowed)
+            url, host, tls = pinned(hook.url, check_target(hook.url, self.allowed)[0])
         except ValueError as exc:
             return Attempt(None, f"the URL {exc}", permanent=True)
         try:
             with httpx.Client(timeout=self.timeout, follow_redirects=False) as http:
                 response = http.post(
-                    hook.url,
+                    url,
                     content=delivery.payload.encode("utf-8"),
-                    headers=self.headers(hook, delivery, now),
+                    headers={**self.headers(hook, delivery, now), "host": host},
+                    extensions=tls,
                 )
         except httpx.HTTPError as exc:
             return Attempt(None, f"{type(exc).__name__}: {exc}")
