@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
@@ -35,3 +36,19 @@ def test_the_embedded_store_never_loads_psycopg(tmp_path: Path) -> None:
         "assert 'psycopg' not in sys.modules, 'psycopg was imported'\n"
     )
     subprocess.run([sys.executable, "-c", check], check=True, timeout=60)
+
+
+def test_the_terminal_client_contract_names_every_other_package() -> None:
+    """``pawflow.tui`` may import the HTTP client and the bottom layer only: its contract
+    forbids every other module of the package, one added later included."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    [layers] = [c for c in contracts if c["type"] == "layers"]
+    [tui] = [c for c in contracts if c.get("source_modules") == ["pawflow.tui"]]
+    bottom = {name.strip() for row in layers["layers"][-2:] for name in row.split(":")}
+    package = ROOT / "src" / "pawflow"
+    modules = {p.stem for p in package.glob("*.py")} | {
+        p.name for p in package.iterdir() if (p / "__init__.py").is_file()
+    }
+    allowed = {"__init__", "__main__", "tui", "client"} | bottom
+    assert {m.removeprefix("pawflow.") for m in tui["forbidden_modules"]} == modules - allowed

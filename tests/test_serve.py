@@ -6,14 +6,17 @@ import threading
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from pawflow.chat.intercepts import InterceptChain
 from pawflow.cli import app as cli
 from pawflow.demo.agents import DEMO_AGENT
-from pawflow.errors import InvalidInput
+from pawflow.errors import ConfigError, InvalidInput
 from pawflow.flow.deployments import list_deployments
 from pawflow.serve import prepare
 from pawflow.server.context import ServerContext
+from pawflow.server.credentials import issue_token
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import live_server
 from pawflow.store import Store, open_store
@@ -48,9 +51,7 @@ def test_services_run_inside_the_lifespan_after_the_sweeper(sqlite_store: Store)
     assert log[2:] == ["stop b sweeping=True", "stop a sweeping=True"]
     assert log[:2] == ["start a sweeping=True", "start b sweeping=True"]
     assert ctx.sweeper is None  # stopped with the server
-    assert not any(
-        step.__qualname__.startswith("retention_step") for step in sqlite_store.sweep_steps
-    )
+    assert "events_pruned" not in sqlite_store.sweep().counts  # its step went with it
 
 
 def test_prepare_demo_sets_up_every_demo_once(tmp_path: Path) -> None:
@@ -84,6 +85,36 @@ def test_prepare_makes_a_local_user_only_on_an_empty_database(tmp_path: Path) ->
         assert store.list_conversations(user="local") == []
         again = prepare(ServerSettings(db=url), store=store)
         assert not any("/signin?token=" in line for line in again.lines)
+
+
+def test_serve_runs_no_demo_agent_or_plugin_without_demo(tmp_path: Path) -> None:
+    settings = ServerSettings(db=f"sqlite:///{tmp_path / 'plain.db'}")
+    plain = prepare(settings)
+    try:
+        assert plain.chat is not None
+        assert plain.chat.agents == [] and plain.chat.chat.plugins == []
+        assert plain.chat.intercepts.describe() == InterceptChain.packaged().describe()
+        assert not (tmp_path / "sandbox").exists()  # the organizer never ran
+        token = issue_token(plain.store, "local")
+        with TestClient(plain.app, headers={"Authorization": f"Bearer {token}"}) as http:
+            assert http.post("/api/actions/list_agents", json={}).json()["agents"] == []
+        # The demo's plugins are no entry points: by name they are unknown without --demo.
+        named = settings.replace(extra={"chat": {"plugins": {"organizer": {}}}})
+        with pytest.raises(ConfigError, match="unknown chat plugin 'organizer'"):
+            prepare(named, store=plain.store)
+    finally:
+        plain.store.close()
+    demo = prepare(settings, demo=True)
+    try:
+        assert demo.chat is not None
+        assert demo.chat.agents == [DEMO_AGENT, "planner"]
+        assert demo.chat.chat.plugins == ["planner", "organizer", "inbox"]
+        token = issue_token(demo.store, "local")
+        with TestClient(demo.app, headers={"Authorization": f"Bearer {token}"}) as http:
+            listed = http.post("/api/actions/list_agents", json={}).json()["agents"]
+            assert listed == [DEMO_AGENT, "planner"]
+    finally:
+        demo.store.close()
 
 
 def test_settings_come_from_arguments_then_environment_then_defaults() -> None:

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pawflow.cli import app
-from pawflow.flow.runtime import DEFAULT_MAX_HOPS
+from pawflow.flow.engine import DEFAULT_MAX_HOPS
 from pawflow.mcp.backend import DEFAULT_CONVERSATION
 from tests.served import Served
 

@@ -23,7 +23,6 @@ from typing import Any, Literal
 import anyio
 from starlette.requests import HTTPConnection
 
-from pawflow.chat.service import running_service
 from pawflow.errors import NotFound, NotPending
 from pawflow.records import Interaction, Message
 from pawflow.server.auth import (
@@ -100,8 +99,8 @@ class AgentThread:
         user = principal.user
 
         def find() -> str:
-            service = running_service(ctx.store)
-            if service is None or service.agent(agent) is None:
+            agents = ctx.agents
+            if agents is None or agents.agent(agent) is None:
                 raise NotFound("agent")
             store = ctx.store
             conversation_id: str | None = None
@@ -114,8 +113,8 @@ class AgentThread:
                     conversation_id = conversation.id
             if conversation_id is None:
                 conversation_id = store.create_conversation(user, title).id
-            if service.assigned_agent(conversation_id) != agent:
-                service.assign(conversation_id, agent)
+            if store.assigned_agent(conversation_id) != agent:
+                agents.assign(conversation_id, agent)
             return conversation_id
 
         return cls(ctx, principal, agent, await anyio.to_thread.run_sync(find))

@@ -1,9 +1,11 @@
 """``pawflow serve``: open the store, build the services from one explicit list, make sure
-someone can sign in, and build the app.
+someone can sign in, and build the app. This is the one place that wires the server: the
+app gets its services, its message handler and its directory of agents from here.
 
 The services are the flow service (every running deployment) and the chat service (the
-agents and the chat plugins, answering each stored user message). ``--demo`` adds the demo
-conversations: the deploy agent with the expense form, the tour of every kind, the planner.
+agents and the chat plugins, answering each stored user message). Only ``--demo`` adds the
+demos: the deploy agent with the expense form, the tour of every kind, and the demo's chat
+plugins (the planner, the organizer, the inbox) with their conversations.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from pawflow.store import Store, open_store
 
 _FLOW_SETTINGS = {"reconcile_interval", "workers", "lease_ttl", "heartbeat"}
 _AGENT_SETTINGS = {"poll_interval"}
+_CHAT_SETTINGS = {"plugins", "data_dir"}
 
 
 @dataclass
@@ -86,17 +89,25 @@ def flow_service(store: Store, settings: ServerSettings) -> FlowService:
 
 
 def chat_service(
-    store: Store, settings: ServerSettings, agents: Sequence[AgentSpec] = ()
+    store: Store,
+    settings: ServerSettings,
+    agents: Sequence[AgentSpec] = (),
+    *,
+    demo: bool = False,
 ) -> ChatService:
-    """The chat service with the deploy agent, ``agents`` (from ``--agents``), and the chat
-    plugins of the settings."""
+    """The chat service with ``agents`` (from ``--agents``) and the chat plugins of the
+    settings; with ``demo``, also the deploy agent and the demo's plugins."""
     options = _options(settings, "agents", _AGENT_SETTINGS)
     service = ChatService(
         store,
-        [demo_agents.demo_agent(), *agents],
+        [demo_agents.demo_agent(), *agents] if demo else agents,
         poll_interval=setting_seconds(options.get("poll_interval", 1.0)),
     )
-    demo_chat.install_plugins(service.chat, settings)
+    if demo:
+        demo_chat.install_plugins(service.chat, settings)
+    else:
+        for name, config in configured_plugins(settings).items():
+            service.chat.install(name, config)
     return service
 
 
@@ -128,6 +139,15 @@ def mail_replies(store: Store, settings: ServerSettings) -> list[Service]:
     return [ReplyReader(store, config, read, interval=settings.imap_interval)]
 
 
+def configured_plugins(settings: ServerSettings) -> dict[str, dict[str, Any]]:
+    """The chat plugins named in ``extra["chat"]["plugins"]`` (entry points; none by
+    default)."""
+    plugins = _options(settings, "chat", _CHAT_SETTINGS).get("plugins") or {}
+    if not isinstance(plugins, Mapping):
+        raise ConfigError("chat plugins must map a plugin name to its settings")
+    return {str(name): dict(config or {}) for name, config in plugins.items()}
+
+
 def prepare(
     settings: ServerSettings,
     *,
@@ -136,12 +156,12 @@ def prepare(
     agents: Sequence[AgentSpec] = (),
 ) -> Prepared:
     """Everything up to serving. On an empty database a local user is created and gets a
-    one-time sign-in link; ``demo`` also makes the demo conversations and an API token.
-    ``agents`` run beside the demo agent (``pawflow serve --agents agents.yaml``)."""
+    one-time sign-in link; ``demo`` also installs the demo agents and plugins and makes the
+    demo conversations and an API token. ``agents`` come from ``pawflow serve --agents``."""
     store = store or open_store(settings.db)
     try:
         flows = flow_service(store, settings)
-        chat = chat_service(store, settings, agents)
+        chat = chat_service(store, settings, agents, demo=demo)
         fresh = not store.has_users()
         local = settings.local_user
         lines = []
@@ -185,6 +205,7 @@ def prepare(
                 *observed.services,
             ],
             on_message=chat.message_posted,
+            agents=chat,
             endpoints=[mount_mcp, mount_agui, mount_a2a, *observed.endpoints],
         )
         if observed.tracing:

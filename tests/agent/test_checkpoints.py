@@ -104,7 +104,7 @@ def test_the_payload_cap_refuses_rather_than_truncates(store: Store) -> None:
 def test_expired_checkpoints_are_swept_by_the_sweeper(
     store: Store, checkpoints: CheckpointStore, clock: FakeClock
 ) -> None:
-    store.sweep_steps.append(checkpoints.sweep_step)
+    store.add_sweep_step(checkpoints.sweep_step)
     put(checkpoints, "r1", "0001")
     assert store.sweep()["checkpoints_expired"] == 0
     clock.advance("8d")

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pawflow.chat.service import ChatService, running_service
+from pawflow.chat.service import ChatService
 from pawflow.demo import chat as demo_chat
 from pawflow.demo.agents import DEMO_AGENT
 from pawflow.serve import chat_service, prepare
@@ -30,9 +30,13 @@ def offline_model(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def serve(store: Store) -> Any:
-    service = chat_service(store, QUIET)
+    service = chat_service(store, QUIET, demo=True)
     return service, live_server(
-        store, settings=QUIET, services=[service], on_message=service.handle_message
+        store,
+        settings=QUIET,
+        services=[service],
+        on_message=service.handle_message,
+        agents=service,
     )
 
 
@@ -108,8 +112,7 @@ def test_a_chat_message_is_answered_and_the_answer_resumes_the_agent(
         )
         assert re.search(r"Done: deployed build \d+ to production\.", history[3]["content"])
 
-        service = running_service(server.store)
-        assert service is not None
+        service = extension
         eventually(lambda: [w.status for w in service.wakeups_of(conversation["id"])] == ["done"])
         server.store.sweep()
         assert service.run_due() == 0
@@ -117,13 +120,11 @@ def test_a_chat_message_is_answered_and_the_answer_resumes_the_agent(
 
 
 def test_progress_and_replies_reach_the_event_stream(live: tuple[LiveServer, Any]) -> None:
-    server, _ = live
+    server, service = live
     token = server.token("bob")
     with server.client("bob") as client:
         conversation = act(client, "create_conversation", title="chat")["conversation"]
         # Not demo_setup: its Planner conversation would add its greeting to the stream.
-        service = running_service(server.store)
-        assert service is not None
         service.assign(conversation["id"], DEMO_AGENT)
         with stream(server.url, token, last_event_id=0) as events:
             act(client, "send_message", conversation_id=conversation["id"], content="hello")

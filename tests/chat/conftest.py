@@ -12,6 +12,7 @@ from pawflow.agent import AgentSpec, ScriptedModel
 from pawflow.chat import Turn
 from pawflow.chat.service import ChatService
 from pawflow.chat.sessions import SessionContinuation
+from pawflow.demo import chat as demo_chat
 from pawflow.demo.chat import SAMPLE_FILES, fill_sandbox
 from pawflow.demo.plugins.planner import PLANNER, planner_agent
 from pawflow.store import Store
@@ -96,9 +97,9 @@ def sandbox_state(folder: Path) -> dict[str, str]:
 
 
 def install(service: ChatService, sandbox: Path, *, model: Any = None) -> None:
-    service.chat.install("planner", {"model": model or planner_model()})
-    service.chat.install("organizer", {"sandbox": str(sandbox)})
-    service.chat.install("inbox", {})
+    demo_chat.install(service.chat, "planner", {"model": model or planner_model()})
+    demo_chat.install(service.chat, "organizer", {"sandbox": str(sandbox)})
+    demo_chat.install(service.chat, "inbox", {})
 
 
 @pytest.fixture

@@ -10,10 +10,11 @@ import pytest
 
 from pawflow.agent import ScriptedModel
 from pawflow.agent.models.base import ChatMessage, ModelRequest
-from pawflow.chat.claims import Claim
 from pawflow.chat.classifier import ModelClassifier, enable
+from pawflow.chat.matching import Match
 from pawflow.chat.service import ChatService
 from pawflow.chat.sessions import SessionContinuation
+from pawflow.demo import chat as demo_chat
 from pawflow.demo.plugins.inbox import OWNER as INBOX
 from pawflow.demo.plugins.planner import planner_script
 from pawflow.store import Store
@@ -90,21 +91,21 @@ def test_the_demo_planner_answers_every_reading_of_an_answer(
 ) -> None:
     session = conversation(store, service)
     offer = service.sessions.ask(session, "planner", "approval", "Shall I book the room?")
-    assert _played(Claim(offer, "nope, not now", answer=False).task()).startswith(
+    assert _played(Match(offer, "nope, not now", answer=False).task()).startswith(
         "All right, nothing goes ahead."
     )
-    assert _played(Claim(offer, "sure 👍", answer=True).task()) == "On it."
+    assert _played(Match(offer, "sure 👍", answer=True).task()) == "On it."
     listed = service.sessions.ask(
         session, "planner", "choice", "Which one?", payload=["Alpha", "Beta"]
     )
-    assert 'Here is more on "Beta"' in _played(Claim(listed, "the second", pick=2).task())
+    assert 'Here is more on "Beta"' in _played(Match(listed, "the second", pick=2).task())
     asked = service.sessions.ask(session, "planner", "question", "Which city?")
-    assert _played(Claim(asked, "Lyon").task()) == 'Noted: "Lyon".'
+    assert _played(Match(asked, "Lyon").task()) == 'Noted: "Lyon".'
 
 
 def test_nope_not_now_gets_the_refusal_in_the_demo(store: Store, sandbox: Path) -> None:
     with ChatService(store, poll_interval=None) as demo:
-        demo.chat.install("planner", {"model": planner_script()})
+        demo_chat.install(demo.chat, "planner", {"model": planner_script()})
         session = conversation(store, demo)
         say(demo, session, "plan the launch")
         say(demo, session, "nope, not now")
@@ -146,7 +147,7 @@ def test_the_classifier_is_off_by_default(store: Store, service: ChatService) ->
     session = conversation(store, service)
     say(service, session, "plan the launch")
     turn = say(service, session, "knock yourself out")
-    assert turn.claim is None and pending(service, session) is not None
+    assert turn.match is None and pending(service, session) is not None
 
 
 def test_the_classifier_reads_only_what_the_tables_do_not_know(
@@ -156,13 +157,13 @@ def test_the_classifier_reads_only_what_the_tables_do_not_know(
     session = conversation(store, service)
     say(service, session, "plan the launch")
     turn = say(service, session, "knock yourself out")
-    assert turn.claim is not None and turn.claim.answer is True
+    assert turn.match is not None and turn.match.answer is True
     assert recording.asked == ["knock yourself out"]
 
     say(service, session, "plan the launch")
     for refused in ("yes but change step 2", "what would step 2 involve?", "yes and no"):
         turn = say(service, session, refused)
-        assert turn.claim is None, refused  # refused stays refused
+        assert turn.match is None, refused  # refused stays refused
     say(service, session, "yes")  # the tables know it: the classifier is not asked
     assert recording.asked == ["knock yourself out"]
 
@@ -174,16 +175,16 @@ def test_the_classifier_picks_only_listed_items_and_never_quantities(
     session = conversation(store, service)
     say(service, session, "what's in the news?")
     turn = say(service, session, "the sqlite thing")
-    assert turn.claim is not None and turn.claim.pick == 2
+    assert turn.match is not None and turn.match.pick == 2
     say(service, session, "what's in the news?")
     turn = say(service, session, "top two")
-    assert turn.claim is None and recording.asked == ["the sqlite thing"]
+    assert turn.match is None and recording.asked == ["the sqlite thing"]
     recording.item = 9  # out of range
     say(service, session, "what's in the news?")
-    assert say(service, session, "the graph one").claim is None
+    assert say(service, session, "the graph one").match is None
 
 
-def test_the_classifier_never_claims_for_another_session(
+def test_the_classifier_never_matches_for_another_session(
     store: Store, classified: tuple[ChatService, Recording]
 ) -> None:
     service, recording = classified
@@ -191,7 +192,7 @@ def test_the_classifier_never_claims_for_another_session(
     other = conversation(store, service, "other")
     say(service, asking, "plan the launch")
     turn = say(service, other, "knock yourself out")
-    assert turn.claim is None and recording.asked == []
+    assert turn.match is None and recording.asked == []
     assert pending(service, asking) is not None
 
 

@@ -15,12 +15,12 @@ from typing import Any
 import httpx
 import pytest
 
-from pawflow.chat.service import ChatService, running_service
+from pawflow.chat.service import ChatService
 from pawflow.clock import FakeClock
 from pawflow.demo.chat import SAMPLE_FILES
 from pawflow.serve import chat_service
 from pawflow.server.settings import ServerSettings
-from pawflow.server.testing import LiveServer, live_server
+from pawflow.server.testing import live_server
 from pawflow.store import Store
 from pawflow.testing import eventually
 from tests.chat.conftest import sandbox_state
@@ -57,10 +57,8 @@ def history(client: httpx.Client, conversation_id: str, length: int) -> list[dic
 class Chat:
     """One user's conversations, each answered by the planner."""
 
-    def __init__(self, server: LiveServer, client: httpx.Client) -> None:
+    def __init__(self, service: ChatService, client: httpx.Client) -> None:
         self.client = client
-        service = running_service(server.store)
-        assert isinstance(service, ChatService)
         self.service = service
         self.length: dict[str, int] = {}
 
@@ -90,17 +88,18 @@ def chat(request: pytest.FixtureRequest, sqlite_store: Store, sandbox: Path) -> 
             }
         }
     )
-    service = chat_service(sqlite_store, settings)
+    service = chat_service(sqlite_store, settings, demo=True)
     with (
         live_server(
             sqlite_store,
             settings=settings,
             services=[service],
             on_message=service.handle_message,
+            agents=service,
         ) as server,
         server.client("alice") as client,
     ):
-        yield Chat(server, client)
+        yield Chat(service, client)
 
 
 def test_the_yes_reaches_the_assistant_that_asked_and_the_stale_plan_never_runs(

@@ -55,18 +55,18 @@ def _approval(chat: Chat, text: str) -> Turn:
 
 
 @pytest.mark.parametrize("text", YES)
-def test_a_yes_claims_the_offer_as_yes(chat: Chat, text: str) -> None:
+def test_a_yes_matches_the_offer_as_yes(chat: Chat, text: str) -> None:
     assert read_yes_no(text) is True
     turn = _approval(chat, text)
-    assert turn.claim is not None and turn.claim.answer is True, turn.notes
+    assert turn.match is not None and turn.match.answer is True, turn.notes
     assert pending(chat.service, chat.session) is None
 
 
 @pytest.mark.parametrize("text", NO)
-def test_a_no_claims_the_offer_as_no(chat: Chat, text: str) -> None:
+def test_a_no_matches_the_offer_as_no(chat: Chat, text: str) -> None:
     assert read_yes_no(text) is False
     turn = _approval(chat, text)
-    assert turn.claim is not None and turn.claim.answer is False, turn.notes
+    assert turn.match is not None and turn.match.answer is False, turn.notes
     assert pending(chat.service, chat.session) is None
 
 
@@ -74,18 +74,18 @@ def test_a_no_claims_the_offer_as_no(chat: Chat, text: str) -> None:
 def test_anything_else_leaves_the_offer_pending(chat: Chat, text: str) -> None:
     assert read_yes_no(text) is None
     turn = _approval(chat, text)
-    assert turn.claim is None
+    assert turn.match is None
     still = pending(chat.service, chat.session)
     assert still is not None and still.kind == "approval"
     chat.say("no")  # closes it for the next row
 
 
 @pytest.mark.parametrize(("text", "item"), PICKS)
-def test_a_pick_claims_the_list(chat: Chat, text: str, item: int) -> None:
+def test_a_pick_matches_the_list(chat: Chat, text: str, item: int) -> None:
     assert read_pick(text, 5) == item
     chat.offer("what's in the news?", "choice")
     turn = chat.say(text)
-    assert turn.claim is not None and turn.claim.pick == item, turn.notes
+    assert turn.match is not None and turn.match.pick == item, turn.notes
     assert pending(chat.service, chat.session) is None
 
 
@@ -94,7 +94,7 @@ def test_a_message_that_does_not_pick_withdraws_the_list(chat: Chat, text: str) 
     assert read_pick(text, 5) is None
     offered = chat.offer("what's in the news?", "choice")
     turn = chat.say(text or " ")
-    assert turn.claim is None
+    assert turn.match is None
     assert f"withdrew choice {offered}: not a pick" in turn.notes
     [closed] = [c for c in chat.service.sessions.history(chat.session) if c.id == offered]
     assert closed.status == "withdrawn"

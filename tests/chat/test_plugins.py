@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from pawflow.chat.plugins import resolve_plugin
 from pawflow.chat.service import ChatService
-from pawflow.chat.services import resolve_plugin
 from pawflow.clock import FakeClock
+from pawflow.demo import chat as demo_chat
 from pawflow.demo.chat import SAMPLE_FILES
 from pawflow.errors import InvalidInput
 from pawflow.store import Store
@@ -180,4 +181,4 @@ def test_plugins_register_through_the_services_object(service: ChatService) -> N
     with pytest.raises(InvalidInput, match="unknown chat plugin"):
         resolve_plugin("nonsense")
     with pytest.raises(InvalidInput, match="sandbox"):
-        service.chat.install("organizer", {})
+        demo_chat.install(service.chat, "organizer", {})

@@ -1,4 +1,4 @@
-"""The deterministic claim readers over tables of phrasings."""
+"""The deterministic matching readers over tables of phrasings."""
 
 from __future__ import annotations
 

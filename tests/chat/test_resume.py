@@ -51,7 +51,7 @@ def test_the_reply_resumes_the_same_run_as_the_paused_steps_observation(
     assert checkpoint.session_id == session
 
     turn = say(service, session, "Stardog")
-    assert turn.claim is not None and turn.claim.seed is not None and turn.intent == "resume"
+    assert turn.match is not None and turn.match.seed is not None and turn.intent == "resume"
     [result] = turn.results
     assert result.run_id == run_id  # the same run, not a new one
     assert (result.status, result.steps) == ("completed", 2)  # at the next iteration
@@ -97,7 +97,7 @@ def test_an_expired_checkpoint_degrades_to_a_fresh_turn(
     assert load_seed(service.checkpoints, run_id, step_id) is None
 
     turn = say(service, session, "Stardog")
-    assert turn.claim is None and turn.intent == "chat"
+    assert turn.match is None and turn.intent == "chat"
     assert any("cannot resume" in note for note in turn.notes)
     [result] = turn.results
     assert result.run_id != run_id  # a fresh run over the conversation
@@ -118,7 +118,7 @@ def test_an_undecodable_checkpoint_degrades_to_a_fresh_turn(
             (b'{"v": 99}', run_id, step_id),
         )
     turn = say(service, session, "Stardog")
-    assert turn.claim is None and turn.results[0].run_id != run_id
+    assert turn.match is None and turn.results[0].run_id != run_id
     assert last_reply(store, session) == ("planner", "Planner here.")
 
 

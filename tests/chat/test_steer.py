@@ -32,7 +32,7 @@ def test_a_yes_to_an_offer_reaches_the_agent_that_made_it(
 
     turn = say(service, session, "yes go ahead with the plan")
     assert turn.trace == list(STAGES)  # the normal stages ran: curation saw it
-    assert turn.intent == "answer" and turn.claim is not None and turn.claim.answer is True
+    assert turn.intent == "answer" and turn.match is not None and turn.match.answer is True
     author, text = last_reply(store, session)
     assert author == "planner"
     assert (
@@ -80,7 +80,7 @@ def test_a_pick_hands_the_item_to_its_owner(store: Store, service: ChatService) 
     assert offered.options == ["Alpha", "Beta", "Gamma", "Delta launches", "Epsilon"]
 
     turn = say(service, session, "tell me more about the 4th")
-    assert turn.claim is not None and turn.claim.pick == 4
+    assert turn.match is not None and turn.match.pick == 4
     assert last_reply(store, session) == (
         "planner",
         'Earlier I asked "Want me to open any of these?" — taking that as #4: Delta launches.'
@@ -95,7 +95,7 @@ def test_a_message_that_does_not_pick_withdraws_the_choice(
     session = conversation(store, service)
     say(service, session, "what's in the news?")
     turn = say(service, session, "what's the capital of France?")
-    assert turn.claim is None and turn.intent == "chat"
+    assert turn.match is None and turn.intent == "chat"
     assert last_reply(store, session) == ("planner", "Paris.")  # answered normally
     assert [c.status for c in service.sessions.history(session)] == ["withdrawn"]
     # The withdrawn list is gone for good: a later "4" is just a message.
@@ -103,7 +103,7 @@ def test_a_message_that_does_not_pick_withdraws_the_choice(
     assert last_reply(store, session) == ("planner", "Planner here.")
 
 
-def test_an_inferred_question_claims_the_next_reply_and_regrounds_when_old(
+def test_an_inferred_question_matches_the_next_reply_and_regrounds_when_old(
     store: Store, service: ChatService, clock: FakeClock
 ) -> None:
     session = conversation(store, service)

@@ -27,7 +27,7 @@ from pawflow.flow import (
 )
 from pawflow.flow import deployments as deps
 from pawflow.flow.definition import parse_flow
-from pawflow.flow.runtime import run_batch
+from pawflow.flow.engine import run_batch
 from pawflow.flow.status import deployment_status
 from pawflow.testing import eventually
 from tests.store.test_concurrency import store_url

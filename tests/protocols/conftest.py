@@ -1,4 +1,4 @@
-"""A real ``pawflow serve`` for the AG-UI and A2A faces, with two users' tokens; then the
+"""A real ``pawflow serve --demo`` for the AG-UI and A2A faces, with two users' tokens; then the
 same wiring in the test process, on SQLite and on a throwaway PostgreSQL database.
 
 Its agents include the demo's "deployer" on the scripted model: "deploy" asks which
@@ -66,12 +66,13 @@ def served(
     if backend == "postgres":
         require_postgres()
     with temporary_store(backend, directory) as store:
-        chat = chat_service(store, QUIET)
+        chat = chat_service(store, QUIET, demo=True)
         with live_server(
             store,
             settings=QUIET,
             services=[chat],
             on_message=chat.message_posted,
+            agents=chat,
             endpoints=[mount_agui, mount_a2a],
         ) as server:
             yield Server(server.url, {user: server.token(user) for user in ("ana", "bob")})
@@ -80,7 +81,7 @@ def served(
 def _serve(db: str, directory: Path) -> Iterator[Server]:
     with open_store(db) as store:
         tokens = {user: issue_token(store, user) for user in ("ana", "bob")}
-    process = Served(db, directory, env={"PAWFLOW_LOG_LEVEL": "error"})
+    process = Served(db, directory, args=("--demo",), env={"PAWFLOW_LOG_LEVEL": "error"})
     process.start()
     try:
         yield Server(process.url, tokens)

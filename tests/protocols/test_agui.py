@@ -197,7 +197,9 @@ def test_a_run_waiting_for_its_agent_ends_when_the_token_is_revoked(tmp_path: Pa
     # The agent's service never runs a turn here (no turn loop): the run waits for it.
     with temporary_store("sqlite", tmp_path) as store:
         idle = ChatService(store, [demo_agent()], poll_interval=None)
-        with live_server(store, settings=QUIET, services=[idle], endpoints=[mount_agui]) as server:
+        with live_server(
+            store, settings=QUIET, services=[idle], agents=idle, endpoints=[mount_agui]
+        ) as server:
             served = Server(server.url, {"ana": server.token("ana")})
             events: list[Any] = []
             reader = threading.Thread(

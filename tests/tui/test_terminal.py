@@ -117,11 +117,14 @@ def test_pawflow_chat_in_a_terminal(served: Served, tmux: Tmux) -> None:
         served.kill()
         tmux.until(lambda screen: "reconnecting" in screen)
         served.start()
-        # Live again, and re-read from the server: the request still waits on the screen.
-        screen = tmux.until(
-            lambda screen: "● live" in screen and "Pending  1 " in screen, timeout=START
+        # Live again, and re-read from the server: the request still waits on the screen
+        # (once the history is drawn again, which may come a moment after "live").
+        tmux.until(
+            lambda screen: (
+                "● live" in screen and "Pending  1 " in screen and "Name the release?" in screen
+            ),
+            timeout=START,
         )
-        assert "Name the release?" in screen
         assert client.get_interaction(waiting.id).status == "pending"
         tmux.keys("C-q")
     finally:

@@ -58,7 +58,8 @@ def require_chromium() -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     directory = tmp_path_factory.mktemp("webchat")
-    server = Served(f"sqlite:///{directory / 'pawflow.db'}", directory)
+    # --demo: the deploy agent answers where a test assigns it.
+    server = Served(f"sqlite:///{directory / 'pawflow.db'}", directory, args=("--demo",))
     server.start()
     try:
         yield server

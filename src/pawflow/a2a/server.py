@@ -61,7 +61,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pawflow.agent_runs import AgentThread, caller
-from pawflow.chat.service import running_service
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
 from pawflow.records import Interaction
 from pawflow.server.auth import Principal
@@ -208,8 +207,8 @@ class A2AFace:
         self._dispatchers: dict[str, JsonRpcDispatcher] = {}
 
     def _card(self, agent: str) -> AgentCard:
-        service = running_service(self.ctx.store)
-        spec = service.agent(agent) if service is not None else None
+        agents = self.ctx.agents
+        spec = agents.agent(agent) if agents is not None else None
         if spec is None:
             raise NotFound("agent")
         url = f"{self.ctx.settings.base_url.rstrip('/')}/a2a/{agent}"

@@ -203,7 +203,7 @@ class CheckpointStore:
                 return removed
 
     def sweep_step(self, store: Store) -> dict[str, int]:
-        """For ``store.sweep_steps``."""
+        """For ``Store.add_sweep_step``."""
         return {"checkpoints_expired": self.sweep_expired()}
 
 

@@ -3,11 +3,11 @@ continuations that make an answer reach whoever asked it in its conversation."""
 
 from __future__ import annotations
 
-from pawflow.chat.claims import Claim
 from pawflow.chat.intercepts import Intercept, InterceptChain, InterceptRow, InterceptSpec
+from pawflow.chat.matching import Match
 from pawflow.chat.pipeline import STAGES, Pipeline, Stage, default_pipeline
+from pawflow.chat.plugins import PluginAPI
 from pawflow.chat.service import ChatService
-from pawflow.chat.services import ChatServices
 from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.chat.turn import AgentRuntime, Task, Turn
 
@@ -15,13 +15,13 @@ __all__ = [
     "STAGES",
     "AgentRuntime",
     "ChatService",
-    "ChatServices",
-    "Claim",
     "Intercept",
     "InterceptChain",
     "InterceptRow",
     "InterceptSpec",
+    "Match",
     "Pipeline",
+    "PluginAPI",
     "SessionContinuation",
     "SessionRegistry",
     "Stage",

@@ -6,7 +6,7 @@ a consequential tool's approval, a flow's ``requestConfirmation``, any
 (:meth:`~pawflow.chat.sessions.SessionRegistry.pending`, kind ``request``). The classify
 stage reads each message against it, by the request's kind:
 
-- ``confirm`` (approvals too): the yes/no reader, with the same phrase tables as every claim,
+- ``confirm`` (approvals too): the yes/no reader, with the same phrase tables as every match,
   or the label of one of its card's buttons ("Allow", "Don't allow");
 - ``choice``: an option's label or value, a number, an ordinal, ``#2`` — exactly one option;
 - ``multi``: one or several of those ("unit and lint", "1, 3");

@@ -1,6 +1,6 @@
 """An optional second reader of replies, consulted only where the deterministic one is unsure.
 
-The claim rules (:mod:`pawflow.chat.claims`) are decided by the deterministic readers of
+The matching rules (:mod:`pawflow.chat.matching`) are decided by the deterministic readers of
 :mod:`pawflow.chat.readers`. A classifier — a model, say — may be plugged in behind the same
 two questions ("is this a yes or a no?", "which item does this pick?"). It is off by default
 and bounded on every side:

@@ -7,7 +7,7 @@ the later stages do not run (an intercept that answers records its own reply).
 What the conversation waits on decides where an answer goes, and no model is consulted for
 it: the intercept chain is **shielded** while the session waits on another owner; classify
 **steers** a message that answers the pending continuation to its owner (see
-:mod:`pawflow.chat.claims`), or answers the pending durable request with it (see
+:mod:`pawflow.chat.matching`), or answers the pending durable request with it (see
 :mod:`pawflow.chat.answering`); route hands the turn to that owner; plan gives it the answer
 as its task, or resumes its halted run, and tells the model of a request still waiting;
 curate **re-grounds** the reply in what was asked; record opens what the final answer
@@ -36,7 +36,7 @@ from pawflow.agent.tools import (
     AWAITING_USER_INPUT,
     ToolContext,
 )
-from pawflow.chat import answering, claims, inference, transcript
+from pawflow.chat import answering, inference, matching, transcript
 from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.progress import Progress
 from pawflow.chat.readers import Classifier
@@ -138,7 +138,7 @@ class InterceptStage:
         pending = turn.pending
         if pending is None or pending.kind in ("approval", "request"):
             return  # chatter never withdraws a durable request
-        if pending.origin != "inferred" and claims.picked(pending, turn.text):
+        if pending.origin != "inferred" and matching.picked(pending, turn.text):
             return
         if pending.origin != "inferred" and pending.kind != "choice":
             return
@@ -171,12 +171,12 @@ class ClassifyStage:
             answering.answer(turn, pending, self.classifier)
             return
         sessions = self.runtime.sessions
-        reading, claim = claims.read(pending, turn.text, self.classifier)
+        reading, match = matching.read(pending, turn.text, self.classifier)
         if reading == "withdraw":
             _close(sessions, "withdraw", pending.id)
             turn.notes.append(f"withdrew {pending.kind} {pending.id}: not a pick")
             return
-        if reading == "keep" or claim is None:
+        if reading == "keep" or match is None:
             return
         if self.runtime.agent(pending.owner) is None:
             # Its owner is an intercept that let the message pass, or an agent not run here:
@@ -190,18 +190,18 @@ class ClassifyStage:
                 _close(sessions, "expire", pending.id)
                 turn.notes.append(f"run {pending.run_id} cannot resume: a fresh turn")
                 return
-            claim = replace(claim, seed=seed)
+            match = replace(match, seed=seed)
         try:
             sessions.answered(pending.id, turn.text)
         except Conflict:
             turn.notes.append(f"{pending.id} was answered by another turn")
             return
-        turn.claim = claim
+        turn.match = match
         turn.intent = pending.intent or "answer"
 
 
 class RouteStage:
-    """Picks the agent: the one that asked (a wakeup, a claimed answer), else the assigned one."""
+    """Picks the agent: the one that asked (a wakeup, a matched answer), else the assigned one."""
 
     name = "route"
 
@@ -211,8 +211,8 @@ class RouteStage:
     def __call__(self, turn: Turn) -> None:
         if turn.wakeup is not None:
             name: str | None = turn.wakeup.agent
-        elif turn.claim is not None:
-            name = turn.claim.owner
+        elif turn.match is not None:
+            name = turn.match.owner
         else:
             name = self.runtime.assigned_agent(turn.conversation_id)
         turn.agent = None if name is None else self.runtime.agent(name)
@@ -225,7 +225,7 @@ def history_messages(
 ) -> list[ChatMessage]:
     """The conversation as the model reads it, tool calls and results included.
 
-    ``replacing`` gives other text for some messages (by id): a claimed answer becomes its
+    ``replacing`` gives other text for some messages (by id): a matched answer becomes its
     owner's task. See :mod:`pawflow.chat.transcript`.
     """
     return transcript.model_messages(history, replacing)
@@ -247,17 +247,17 @@ def settled_calls(wakeup: Wakeup) -> list[ApprovedCall]:
 
 
 class PlanStage:
-    """The task: the conversation so far; a claimed answer as the owner's task; or a resume."""
+    """The task: the conversation so far; a matched answer as the owner's task; or a resume."""
 
     name = "plan"
 
     def __call__(self, turn: Turn) -> None:
         agent = turn.agent
         assert agent is not None
-        claim = turn.claim
-        if claim is not None and claim.seed is not None:
+        match = turn.match
+        if match is not None and match.seed is not None:
             # The halted run goes on at its next iteration, the reply its observation.
-            turn.tasks = [Task(agent, [], seed=claim.seed, reply=claim.reply)]
+            turn.tasks = [Task(agent, [], seed=match.seed, reply=match.reply)]
             return
         # The conversation up to the turn's own message: a message turn's user message, a
         # wakeup's line (the answer). Later messages are later turns, each answered once.
@@ -265,8 +265,8 @@ class PlanStage:
             turn.conversation_id, agent.history_limit, until=turn.message_id
         )
         replacing = (
-            {turn.message_id: claim.task()}
-            if claim is not None and turn.message_id is not None
+            {turn.message_id: match.task()}
+            if match is not None and turn.message_id is not None
             else None
         )
         prompt = agent.system_prompt
@@ -344,15 +344,15 @@ class CurateStage:
     def __call__(self, turn: Turn) -> None:
         texts = [r.text.strip() for r in turn.results if r.text and r.text.strip()]
         turn.reply = "\n\n".join(texts) or None
-        if turn.claim is not None:
-            turn.reply = claims.regrounded(turn.reply, turn.claim, turn.store.now())
-            continuation = turn.claim.continuation
+        if turn.match is not None:
+            turn.reply = matching.regrounded(turn.reply, turn.match, turn.store.now())
+            continuation = turn.match.continuation
             turn.reply_data["answered"] = {
                 "continuation_id": continuation.id,
                 "kind": continuation.kind,
                 "question": continuation.question,
-                **({"pick": turn.claim.pick} if turn.claim.pick is not None else {}),
-                **({"answer": turn.claim.answer} if turn.claim.answer is not None else {}),
+                **({"pick": turn.match.pick} if turn.match.pick is not None else {}),
+                **({"answer": turn.match.answer} if turn.match.answer is not None else {}),
             }
         if turn.results:
             last = turn.results[-1]

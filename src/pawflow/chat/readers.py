@@ -1,6 +1,6 @@
 """Deterministic readers of a reply: is it a yes or a no, is it a pick from a list?
 
-No model is consulted: whether a message claims a pending continuation is decided here, by
+No model is consulted: whether a message matches a pending continuation is decided here, by
 rules a test can enumerate (``tests/chat/test_phrases.py`` holds the table). Both readers
 would rather miss an answer (the turn then runs as a fresh request) than invent one.
 

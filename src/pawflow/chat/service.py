@@ -15,8 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -28,8 +27,8 @@ from pawflow.agent.spec import AgentSpec
 from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.ownership import AgentOwnership
 from pawflow.chat.pipeline import Pipeline, default_pipeline
+from pawflow.chat.plugins import PluginAPI
 from pawflow.chat.runner import TurnRunner
-from pawflow.chat.services import ChatServices
 from pawflow.chat.sessions import SessionRegistry, expire_due
 from pawflow.chat.turn import Turn
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
@@ -45,13 +44,6 @@ TARGET_KIND = "agent"
 WAKEUP_BATCH = 20
 TURN_LEASE = timedelta(seconds=5)  # a crashed turn resumes elsewhere within this
 HEARTBEAT = 1.0  # seconds between renewals of the agent and turn leases
-
-_running: weakref.WeakKeyDictionary[Store, ChatService] = weakref.WeakKeyDictionary()
-
-
-def running_service(store: Store) -> ChatService | None:
-    """The started service of ``store`` in this process, if any."""
-    return _running.get(store)
 
 
 class _AgentDelivery:
@@ -93,9 +85,7 @@ class ChatService:
         self.intercepts = InterceptChain.packaged(intercepts)
         self.pipeline: Pipeline = default_pipeline(self, self.intercepts)
         # What plugins register through: intercepts, agents, tools, session continuations.
-        self.chat = ChatServices(
-            store, host=self, intercepts=self.intercepts, sessions=self.sessions
-        )
+        self.chat = PluginAPI(store, host=self, intercepts=self.intercepts, sessions=self.sessions)
         self.ownership = AgentOwnership(store, lambda: self._agents, owner=owner, ttl=lease)
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -116,6 +106,7 @@ class ChatService:
         )
         self._handler = _AgentDelivery(self)
         self._started = False
+        self._stop_sweeping: Callable[[], None] = lambda: None
 
     # -- agents and assignments ---------------------------------------------------------
 
@@ -154,9 +145,8 @@ class ChatService:
         if self._started:
             return
         self._started = True
-        _running[self.store] = self
         self.beat()  # own agents before the first pass
-        self.store.sweep_steps.append(self._sweep_step)
+        self._stop_sweeping = self.store.add_sweep_step(self._sweep_step)
         self.store.register_handler(TARGET_KIND, self._handler)
         if self.heartbeat is not None:
             self.heartbeat.start()
@@ -167,8 +157,7 @@ class ChatService:
             return
         self._started = False
         self.store.deliveries.unregister(TARGET_KIND)
-        if self._sweep_step in self.store.sweep_steps:
-            self.store.sweep_steps.remove(self._sweep_step)
+        self._stop_sweeping()
         self.runner.stop()
         if self.heartbeat is not None:
             self.heartbeat.stop()
@@ -176,8 +165,6 @@ class ChatService:
             self.ownership.release()
         except PawFlowError:  # the store is going away: the leases simply run out
             log.warning("agent leases of %s not released", self.ownership.owner)
-        if _running.get(self.store) is self:
-            del _running[self.store]
 
     def __enter__(self) -> ChatService:
         self.start()

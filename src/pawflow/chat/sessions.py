@@ -1,7 +1,7 @@
 """Session continuations: every pending question in a conversation has an owner.
 
 A record says what a session (a conversation) is waiting on and who asked. The session id
-is the only key that grants a claim: nothing here ever looks across sessions, not even when
+is the only key that grants a match: nothing here ever looks across sessions, not even when
 exactly one continuation is pending anywhere. At most one is pending per session — a
 partial unique index enforces it; opening a second through :class:`SessionRegistry`
 supersedes the first (kept, for the audit), while a raw second insert fails with a conflict.

@@ -95,7 +95,7 @@ def model_messages(
 ) -> list[ChatMessage]:
     """The conversation as the model reads it; notifications are not part of it.
 
-    ``replacing`` gives other text for some messages (by id): a claimed answer becomes its
+    ``replacing`` gives other text for some messages (by id): a matched answer becomes its
     owner's task.
     """
     replacing = replacing or {}

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pawflow.agent.resume import ResumeSeed
     from pawflow.agent.spec import AgentSpec
     from pawflow.agent.wakeups import Wakeup
-    from pawflow.chat.claims import Claim
+    from pawflow.chat.matching import Match
     from pawflow.chat.sessions import SessionContinuation, SessionRegistry
     from pawflow.records import Message
     from pawflow.store import Store
@@ -63,7 +63,7 @@ class Turn:
     wakeup: Wakeup | None = None
     intent: str | None = None
     pending: SessionContinuation | None = None  # what the session waited on as the turn began
-    claim: Claim | None = None  # this message, taken as the answer to it
+    match: Match | None = None  # this message, taken as the answer to it
     agent: AgentSpec | None = None
     tasks: list[Task] = field(default_factory=list)
     results: list[RunResult] = field(default_factory=list)
@@ -74,7 +74,7 @@ class Turn:
     recorded: Message | None = None
     done: bool = False
     trace: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # why a claim was or was not made
+    notes: list[str] = field(default_factory=list)  # why a match was or was not made
     key: TurnKey | None = None  # the claim on the durable turn: its reply is written once
     on_stage: Callable[[str], None] | None = None  # told where the turn is, for inspection
 

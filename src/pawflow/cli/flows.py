@@ -100,7 +100,7 @@ def run(
         typer.Option(
             "--max-hops", min=1, help="Tasks one FlowFile may pass before the run is refused."
         ),
-    ] = 1000,  # pawflow.flow.runtime.DEFAULT_MAX_HOPS, without loading the runtime
+    ] = 1000,  # pawflow.flow.engine.DEFAULT_MAX_HOPS, without loading the runtime
 ) -> None:
     """Run a flow once over one FlowFile and print where each FlowFile ended.
 

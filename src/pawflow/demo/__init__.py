@@ -2,7 +2,8 @@
 the example flows and the tour of every kind. ``pawflow serve --demo`` sets them up.
 
 Nothing is exported at the package level: each demo is its own module (``agents``, ``chat``,
-``flows``, ``tour``, ``plugins.*``), imported by ``pawflow.serve`` or as an entry point.
+``flows``, ``tour``, ``plugins.*``), imported by ``pawflow.serve``, which installs them
+only with ``--demo`` (none is an entry point).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""The chat plugins in ``pawflow serve``, and the demo's "Planner" conversation.
+"""The demo's chat plugins in ``pawflow serve --demo``, and its "Planner" conversation.
 
-``install_plugins`` reads ``ServerSettings.extra["chat"]``: ``plugins`` (a mapping of plugin
-name to its config; by default the planner, the organizer with a sandbox under the data
-directory, and the inbox on the sample mailbox) and ``data_dir`` (default: the folder of the
-SQLite database, else the user's data folder). With ``--demo``, :func:`demo_setup` opens a "Planner"
-conversation answered by the planner and fills the organizer's sandbox with a few files.
+The demo's plugins are no entry points: only ``--demo`` installs them. ``install_plugins``
+reads ``ServerSettings.extra["chat"]``: ``plugins`` (a mapping of plugin name to its config;
+by default the planner, the organizer with a sandbox under the data directory, and the inbox
+on the sample mailbox) and ``data_dir`` (default: the folder of the SQLite database, else the
+user's data folder). :func:`demo_setup` opens a "Planner" conversation answered by the
+planner and fills the organizer's sandbox with a few files.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pawflow.chat.services import ChatServices
+from pawflow.chat.plugins import Plugin, PluginAPI
+from pawflow.demo.plugins import inbox, organizer, planner
 from pawflow.demo.plugins.planner import PLANNER
 from pawflow.demo.tour import titled
 from pawflow.errors import ConfigError
@@ -25,6 +27,13 @@ if TYPE_CHECKING:
 
 PLANNER_TITLE = "Planner"
 _KNOWN_SETTINGS = {"plugins", "data_dir"}
+
+PLUGINS: dict[str, Plugin] = {
+    "planner": planner.register,
+    "organizer": organizer.register,
+    "inbox": inbox.register,
+}
+"""The demo's plugins by name (a name not here is looked up among the entry points)."""
 
 SAMPLE_FILES: dict[str, str] = {
     "launch-plan.pdf": "%PDF-1.4\n% the launch plan (sample)\n",
@@ -73,9 +82,14 @@ def plugin_configs(settings: ServerSettings | None) -> dict[str, dict[str, Any]]
     return {str(name): dict(config or {}) for name, config in plugins.items()}
 
 
-def install_plugins(services: ChatServices, settings: ServerSettings | None) -> None:
+def install(services: PluginAPI, name: str, config: dict[str, Any] | None = None) -> None:
+    """Install a plugin: one of the demo's :data:`PLUGINS`, else an entry point's."""
+    services.install(PLUGINS.get(name, name), config, name=name)
+
+
+def install_plugins(services: PluginAPI, settings: ServerSettings | None) -> None:
     for name, config in plugin_configs(settings).items():
-        services.install(name, config)
+        install(services, name, config)
 
 
 def fill_sandbox(sandbox: Path) -> None:
@@ -88,7 +102,7 @@ def fill_sandbox(sandbox: Path) -> None:
 
 
 def demo_setup(
-    services: ChatServices, store: Store, user: str, settings: ServerSettings | None
+    services: PluginAPI, store: Store, user: str, settings: ServerSettings | None
 ) -> str | None:
     """The user's Planner conversation (made once), answered by the planner."""
     if services.agent(PLANNER) is None:

@@ -10,6 +10,7 @@ from pawflow.flow import tasks_durable, tasks_general, tasks_interaction  # noqa
 from pawflow.flow.board import SignalBoard
 from pawflow.flow.definition import FlowDefinition, FlowDefinitionError, load_flow, parse_flow
 from pawflow.flow.deployments import Deployment
+from pawflow.flow.engine import BatchResult, Ending, run_batch
 from pawflow.flow.executors import ExecutorRegistry, FlowDeliveryHandler
 from pawflow.flow.expressions import ExpressionError, Template, compile_path, parse_template
 from pawflow.flow.flowfile import FlowFile
@@ -21,7 +22,6 @@ from pawflow.flow.registry import (
     import_tasks,
     register_task,
 )
-from pawflow.flow.runtime import BatchResult, Ending, run_batch
 from pawflow.flow.service import FlowService
 from pawflow.flow.task import (
     FlowScope,

@@ -15,10 +15,10 @@ from typing import Any, Literal
 from pawflow.clock import from_millis, iso, to_millis
 from pawflow.errors import InvalidInput, NotFound
 from pawflow.flow.definition import FlowDefinition, parse_flow
+from pawflow.flow.engine import PARK_MODE_INJECT
 from pawflow.flow.executors import target_of
 from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.registry import TaskRegistry
-from pawflow.flow.runtime import PARK_MODE_INJECT
 from pawflow.flow.task import FlowScope
 from pawflow.ids import new_id
 from pawflow.store import Store, queues

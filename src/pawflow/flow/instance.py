@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from pawflow.errors import Undeliverable
 from pawflow.flow.board import SignalBoard
 from pawflow.flow.definition import FlowDefinition
+from pawflow.flow.durable import DEFAULT_BATCH, DurableEngine
+from pawflow.flow.engine import Ending
 from pawflow.flow.flowfile import FlowFile
-from pawflow.flow.queues import DEFAULT_BATCH, DurableEngine
-from pawflow.flow.runtime import Ending
 from pawflow.flow.task import FlowScope, RuntimeContext
 
 if TYPE_CHECKING:

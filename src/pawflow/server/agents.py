@@ -4,8 +4,9 @@ conversation.
 An agent answers the messages of the conversations assigned to it; a conversation without
 one gets no reply. ``list_agents`` with a ``conversation_id`` also says which agent answers
 there (any member may ask). Assigning needs write access to the conversation; anything less
-finds no conversation. The agents are those of the chat service of this server
-(``pawflow serve --agents agents.yaml`` adds to them).
+finds no conversation. The agents are the :class:`~pawflow.server.context.AgentDirectory`
+handed to the app (``pawflow serve`` hands in its chat service; ``--agents agents.yaml``
+adds to them).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from fastapi import APIRouter, Body, Depends, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from pawflow.chat.service import running_service
 from pawflow.errors import NotFound
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
@@ -68,15 +68,15 @@ def list_agents(
     request: Request,
     body: Annotated[ListAgents, Body()] = ListAgents(),  # noqa: B008
 ) -> JSONResponse:
-    store = context_of(request).store
+    ctx = context_of(request)
+    store = ctx.store
     assigned = None
     if body.conversation_id is not None:
         with store.transaction(write=False) as tx:
             if conversation_access(tx, body.conversation_id, principal.user) is None:
                 raise NotFound("conversation")
             assigned = turns.assigned_agent(tx, body.conversation_id)
-    service = running_service(store)
-    agents = [] if service is None else service.agents
+    agents = [] if ctx.agents is None else ctx.agents.agents
     return JSONResponse({"agents": agents, "assigned": assigned})
 
 
@@ -89,13 +89,13 @@ def list_agents(
     responses=_responses(400, 401, 404, 413, 422, 429, 503),
 )
 def assign_agent(body: AssignAgent, principal: Caller, request: Request) -> JSONResponse:
-    store = context_of(request).store
-    with store.transaction(write=False) as tx:
+    ctx = context_of(request)
+    with ctx.store.transaction(write=False) as tx:
         access = conversation_access(tx, body.conversation_id, principal.user)
     if access not in ("owner", "write"):
         raise NotFound("conversation")
-    service = running_service(store)
-    if service is None or service.agent(body.agent) is None:
+    directory = ctx.agents
+    if directory is None or directory.agent(body.agent) is None:
         raise NotFound("agent")  # like an unknown id: list_agents names those here
-    service.assign(body.conversation_id, body.agent)
+    directory.assign(body.conversation_id, body.agent)
     return JSONResponse({"conversation_id": body.conversation_id, "agent": body.agent})

@@ -23,11 +23,12 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pawflow.loops import Service
-from pawflow.server import actions, agents, answer_pages, events, files, invitations, pages, signin
+from pawflow.server import actions, answer_pages, events, files, invitations, pages, signin
+from pawflow.server import agents as agent_routes
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
-from pawflow.server.context import MessageHandler, ServerContext
+from pawflow.server.context import AgentDirectory, MessageHandler, ServerContext
 from pawflow.server.hub import EventHub
 from pawflow.server.limits import (
     UPLOAD_OVERHEAD,
@@ -54,10 +55,12 @@ def create_app(
     settings: ServerSettings | None = None,
     services: Sequence[Service] = (),
     on_message: MessageHandler | None = None,
+    agents: AgentDirectory | None = None,
     endpoints: Sequence[Callable[[FastAPI], object]] = (),
 ) -> FastAPI:
-    """The app serving ``store``; ``endpoints`` add more routes to it (``pawflow.serve``
-    adds the MCP endpoint this way)."""
+    """The app serving ``store``; ``agents`` are those ``list_agents`` and ``assign_agent``
+    reach (none without); ``endpoints`` add more routes to it (``pawflow.serve`` adds the
+    MCP endpoint this way)."""
     settings = settings or ServerSettings()
     ctx = ServerContext(
         store=store,
@@ -66,6 +69,7 @@ def create_app(
         limiter=RateLimiter(settings.rate_limit, settings.rate_burst),
         auth_failures=FailureThrottle(settings.auth_failure_limit, settings.auth_failure_burst),
         on_message=on_message,
+        agents=agents,
     )
     upload_limit = settings.max_upload + UPLOAD_OVERHEAD
 
@@ -76,8 +80,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         ctx.hub.start()
-        step = events.retention_step(settings.event_retention)
-        store.sweep_steps.append(step)
+        stop_pruning = store.add_sweep_step(events.retention_step(settings.event_retention))
         sweeper = ctx.sweeper = Sweeper(store, interval=settings.sweep_interval)
         sweeper.start()
         ctx.executor = ThreadPoolExecutor(
@@ -100,8 +103,7 @@ def create_app(
                     log.exception("service %r failed to stop", service)
             await anyio.to_thread.run_sync(sweeper.stop)
             ctx.sweeper = None
-            if step in store.sweep_steps:
-                store.sweep_steps.remove(step)
+            stop_pruning()
             ctx.hub.stop()
 
     app = FastAPI(
@@ -121,7 +123,7 @@ def create_app(
     app.state.pawflow = ctx
     server_errors.install(app)
     app.include_router(actions.router)
-    app.include_router(agents.router)
+    app.include_router(agent_routes.router)
     app.include_router(invitations.router)
     app.include_router(events.router)
     app.include_router(files.router)

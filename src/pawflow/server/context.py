@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from fastapi import Request
 
@@ -23,6 +24,34 @@ MessageHandler = Callable[[Store, str, Message], object]
 """``on_message(store, conversation_id, message)``, called off the request path."""
 
 
+class AgentEntry(Protocol):
+    """One agent of the directory, as the server sees it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def instructions(self) -> str: ...
+
+
+class AgentDirectory(Protocol):
+    """The agents that answer conversations here (``pawflow serve`` hands in its chat
+    service); ``list_agents`` and ``assign_agent`` reach them only through this."""
+
+    @property
+    def agents(self) -> list[str]:
+        """The names of the agents running here."""
+        ...
+
+    def agent(self, name: str) -> AgentEntry | None:
+        """The agent called ``name`` (None: none runs here)."""
+        ...
+
+    def assign(self, conversation_id: str, agent: str) -> None:
+        """Have ``agent`` (one of :attr:`agents`) answer a conversation from now on."""
+        ...
+
+
 @dataclass
 class ServerContext:
     store: Store
@@ -31,6 +60,7 @@ class ServerContext:
     limiter: RateLimiter
     auth_failures: FailureThrottle
     on_message: MessageHandler | None = None
+    agents: AgentDirectory | None = None
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
     sweeper: Sweeper | None = field(default=None, repr=False)
 

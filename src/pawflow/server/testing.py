@@ -14,7 +14,7 @@ from fastapi import FastAPI
 
 from pawflow.loops import Service
 from pawflow.server.app import create_app
-from pawflow.server.context import MessageHandler
+from pawflow.server.context import AgentDirectory, MessageHandler
 from pawflow.server.credentials import issue_token
 from pawflow.server.running import Server, server_config
 from pawflow.server.settings import ServerSettings
@@ -63,13 +63,19 @@ def live_server(
     settings: ServerSettings | None = None,
     services: Sequence[Service] = (),
     on_message: MessageHandler | None = None,
+    agents: AgentDirectory | None = None,
     endpoints: Sequence[Callable[[FastAPI], object]] = (),
 ) -> Iterator[LiveServer]:
     """Serve ``store`` on a free loopback port until the block ends (lifespan included)."""
     port = free_port()
     settings = (settings or ServerSettings()).replace(host="127.0.0.1", port=port)
     app = create_app(
-        store, settings=settings, services=services, on_message=on_message, endpoints=endpoints
+        store,
+        settings=settings,
+        services=services,
+        on_message=on_message,
+        agents=agents,
+        endpoints=endpoints,
     )
     config = server_config(
         app, settings, log_level="warning", lifespan="on", timeout_graceful_shutdown=2

@@ -64,7 +64,7 @@ class Store(RuntimeStore):
         self.payload_cap = payload_cap
         self.file_cap = file_cap
         self.deliveries = DeliveryRegistry()
-        self.sweep_steps: list[SweepStep] = []
+        self._sweep_steps: list[SweepStep] = []
         self._changed = threading.Condition()
         self._change_count = 0
         self._stop_listening: Any = None
@@ -532,6 +532,11 @@ class Store(RuntimeStore):
 
     # -- sweeping -------------------------------------------------------------------------
 
+    def add_sweep_step(self, step: SweepStep) -> Callable[[], None]:
+        """Run ``step`` at the end of every sweep pass; call what it returns to stop."""
+        self._sweep_steps.append(step)
+        return lambda: self._sweep_steps.remove(step) if step in self._sweep_steps else None
+
     def sweep(self) -> SweepReport:
         """One sweeper pass: expire, release what is due, deliver, then the extra steps."""
         report = SweepReport()
@@ -549,7 +554,7 @@ class Store(RuntimeStore):
         finally:
             self._delivering.active = False
         report.add({"delivered": self.deliver_due()})
-        for extra in self.sweep_steps:
+        for extra in list(self._sweep_steps):
             report.add(extra(self))
         return report
 

@@ -7,17 +7,17 @@
 - ``planner``: a general agent that ends its answers with questions (plans to approve,
   numbered lists to pick from, quick questions that pause its run).
 
-Each is a function ``register(services, config)`` over :class:`pawflow.chat.ChatServices`.
+Each is a function ``register(services, config)`` over :class:`pawflow.chat.PluginAPI`.
 """
 
 from importlib import resources
 
-from pawflow.chat.services import ChatServices
+from pawflow.chat.plugins import PluginAPI
 
 ROWS_FILE = "intercepts.yaml"
 
 
-def declare_rows(services: ChatServices) -> None:
+def declare_rows(services: PluginAPI) -> None:
     """The demo plugins' rows of the intercept chain, in their one order."""
     text = resources.files(__name__).joinpath(ROWS_FILE).read_text("utf-8")
     services.declare_intercepts(text, f"{__name__}/{ROWS_FILE}")

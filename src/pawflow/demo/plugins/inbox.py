@@ -32,7 +32,7 @@ from pawflow.demo.plugins import declare_rows
 from pawflow.errors import Conflict, InvalidInput
 
 if TYPE_CHECKING:
-    from pawflow.chat.services import ChatServices
+    from pawflow.chat.plugins import PluginAPI
     from pawflow.chat.turn import Turn
 
 OWNER = "inbox"
@@ -111,7 +111,7 @@ def _mbox_path(path: Path | None) -> Iterator[Path]:
 
 class Inbox:
     def __init__(
-        self, services: ChatServices, path: Path | None, *, shortlist_ttl: str = "1d"
+        self, services: PluginAPI, path: Path | None, *, shortlist_ttl: str = "1d"
     ) -> None:
         self.services = services
         self.path = path
@@ -218,7 +218,7 @@ class Inbox:
         return Tool.from_function(search_inbox)
 
 
-def register(services: ChatServices, config: Mapping[str, Any]) -> None:
+def register(services: PluginAPI, config: Mapping[str, Any]) -> None:
     unknown = set(config) - {"mailbox", "tools_for", "shortlist_ttl"}
     if unknown:
         raise InvalidInput(f"inbox: unknown settings {sorted(unknown)}")

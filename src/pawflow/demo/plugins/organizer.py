@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pawflow.chat.intercepts import InterceptSpec
+from pawflow.chat.plugins import data_path
 from pawflow.chat.readers import read_yes_no
-from pawflow.chat.services import data_path
 from pawflow.demo.plugins import declare_rows
 from pawflow.errors import Conflict, InvalidInput
 
 if TYPE_CHECKING:
-    from pawflow.chat.services import ChatServices
+    from pawflow.chat.plugins import PluginAPI
     from pawflow.chat.turn import Turn
 
 OWNER = "organizer"
@@ -78,7 +78,7 @@ def folder_for(name: str) -> str | None:
 
 
 class Organizer:
-    def __init__(self, services: ChatServices, sandbox: Path, *, plan_ttl: str = "1d") -> None:
+    def __init__(self, services: PluginAPI, sandbox: Path, *, plan_ttl: str = "1d") -> None:
         self.services = services
         self.sandbox = sandbox
         self.plan_ttl = plan_ttl
@@ -223,7 +223,7 @@ class Organizer:
         return None
 
 
-def register(services: ChatServices, config: Mapping[str, Any]) -> None:
+def register(services: PluginAPI, config: Mapping[str, Any]) -> None:
     unknown = set(config) - {"sandbox", "plan_ttl"}
     if unknown:
         raise InvalidInput(f"organizer: unknown settings {sorted(unknown)}")

@@ -22,7 +22,7 @@ from pawflow.agent.spec import AgentSpec
 from pawflow.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from pawflow.chat.services import ChatServices
+    from pawflow.chat.plugins import PluginAPI
 
 PLANNER = "planner"
 SCRIPT = "planner_script.yaml"
@@ -57,7 +57,7 @@ def planner_agent(model: Model | None = None, *, name: str = PLANNER) -> AgentSp
     )
 
 
-def register(services: ChatServices, config: Mapping[str, Any]) -> None:
+def register(services: PluginAPI, config: Mapping[str, Any]) -> None:
     unknown = set(config) - {"model", "name"}
     if unknown:
         raise InvalidInput(f"planner: unknown settings {sorted(unknown)}")

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from pawflow import durations
 from pawflow.errors import InvalidInput, LeaseLost, PayloadTooLarge, QueueFull, Undeliverable
 from pawflow.flow.definition import FlowDefinition
+from pawflow.flow.engine import PARK_MODE_RESUME, Ending, Engine, Item, fan_out
 from pawflow.flow.flowfile import FlowFile
-from pawflow.flow.runtime import PARK_MODE_RESUME, Ending, Engine, Item, fan_out
 from pawflow.flow.task import Emit, Parker, Resumption, RuntimeContext
 from pawflow.ids import new_id
 from pawflow.store import continuations as cont

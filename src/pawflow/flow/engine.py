@@ -7,7 +7,7 @@ nothing else can move, the fullest flow still makes progress rather than deadloc
 A **batch** run drives the engine in the caller's thread until nothing is left to do and
 reports where each FlowFile ended. Its queues live in memory only: nothing of a batch run
 survives its process, and a FlowFile that passes more than ``max_hops`` tasks stops the run
-(a flow that loops without end). Deployed flows run on durable queues (``flow.queues``).
+(a flow that loops without end). Deployed flows run on durable queues (``flow.durable``).
 """
 
 from __future__ import annotations
@@ -269,7 +269,7 @@ class Engine(Parker):
         timeout: str | None = None,
         until: str | datetime | None = None,
     ) -> None:
-        # Only a deployed flow, on durable queues, can park (flow.queues).
+        # Only a deployed flow, on durable queues, can park (flow.durable).
         raise Undeliverable("only a deployed flow can park FlowFiles")
 
     def hold(

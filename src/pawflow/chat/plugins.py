@@ -1,4 +1,4 @@
-"""``ChatServices``: the one typed object through which plugins plug into the chat.
+"""``PluginAPI``: the one typed object through which plugins plug into the chat.
 
 A plugin is a function ``register(services, config)``. It registers intercepts (and their
 rows of the intercept chain), agents, and tools for agents; it may open continuations in a
@@ -23,14 +23,14 @@ if TYPE_CHECKING:
     from pawflow.agent.tools import Tool
     from pawflow.store import Store
 
-Plugin = Callable[["ChatServices", Mapping[str, Any]], None]
+Plugin = Callable[["PluginAPI", Mapping[str, Any]], None]
 
 PLUGIN_GROUP = "pawflow.chat_plugins"
 """The entry-point group chat plugins are found in (``name = "module:register"``)."""
 
 
 class AgentHost(Protocol):
-    """What ``ChatServices`` registers agents with (``ChatService``)."""
+    """What ``PluginAPI`` registers agents with (``ChatService``)."""
 
     def add_agent(self, spec: AgentSpec) -> AgentSpec: ...
 
@@ -39,7 +39,7 @@ class AgentHost(Protocol):
     def assign(self, conversation_id: str, agent: str) -> None: ...
 
 
-class ChatServices:
+class PluginAPI:
     def __init__(
         self,
         store: Store,
@@ -136,9 +136,17 @@ class ChatServices:
 
     # -- plugins ------------------------------------------------------------------------------
 
-    def install(self, plugin: str | Plugin, config: Mapping[str, Any] | None = None) -> None:
-        """Run a plugin's ``register`` (by its entry-point name, or the function itself)."""
-        name = plugin if isinstance(plugin, str) else getattr(plugin, "__module__", "plugin")
+    def install(
+        self,
+        plugin: str | Plugin,
+        config: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        """Run a plugin's ``register`` (by its entry-point name, or the function itself,
+        known as ``name``)."""
+        if name is None:
+            name = plugin if isinstance(plugin, str) else getattr(plugin, "__module__", "plugin")
         function = resolve_plugin(plugin) if isinstance(plugin, str) else plugin
         function(self, dict(config or {}))
         self.plugins.append(name)

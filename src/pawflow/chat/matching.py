@@ -1,15 +1,15 @@
-"""Claims: how a message reaches whoever asked in its conversation, read without a model.
+"""Matching: how a message reaches whoever asked in its conversation, read without a model.
 
 The steer (the classify stage) reads the user's message against what the session waits on:
 
-- an ``approval`` is claimed by a message the yes/no reader reads as an answer; any other
+- an ``approval`` is matched by a message the yes/no reader reads as an answer; any other
   message leaves it pending;
-- a ``choice`` is claimed by a message that picks exactly one in-range item; any other
+- a ``choice`` is matched by a message that picks exactly one in-range item; any other
   message withdraws it;
-- a ``question`` claims the next message unconditionally.
+- a ``question`` is matched by the next message, whatever it says.
 
-A claim hands the owner the answer as its task (:meth:`Claim.task`) and, once the owner has
-acted, restates what was asked (:meth:`Claim.restatement`) — so that someone answering
+A match hands the owner the answer as its task (:meth:`Match.task`) and, once the owner has
+acted, restates what was asked (:meth:`Match.restatement`) — so that someone answering
 days later is never silently held to a question whose context they have lost.
 """
 
@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 REGROUND_AFTER = timedelta(hours=1)
 TASK_MARK = "[answer]"
 
-Reading = Literal["claim", "keep", "withdraw"]
+Reading = Literal["match", "keep", "withdraw"]
 
 
 @dataclass(frozen=True)
-class Claim:
+class Match:
     """A message taken as the answer to what its session waited on."""
 
     continuation: SessionContinuation
@@ -107,8 +107,8 @@ def _quote(text: str) -> str:
 
 def read(
     pending: SessionContinuation, text: str, classifier: Classifier | None = None
-) -> tuple[Reading, Claim | None]:
-    """What ``text`` does to the pending continuation: claim it, keep it, or withdraw it.
+) -> tuple[Reading, Match | None]:
+    """What ``text`` does to the pending continuation: match it, keep it, or withdraw it.
 
     ``classifier`` is asked only what the deterministic reader is unsure of, and only about
     this continuation (see :mod:`pawflow.chat.classifier`). A durable request is read by
@@ -123,7 +123,7 @@ def read(
             answer = classifier.yes_no(pending.question, text)
         if answer is None:
             return "keep", None
-        return "claim", Claim(pending, text, answer=answer)
+        return "match", Match(pending, text, answer=answer)
     if pending.kind == "choice":
         options = pending.options
         found = pick_verdict(text, len(options))
@@ -132,8 +132,8 @@ def read(
             pick = classifier.pick(pending.question, options, text)
         if pick is None or not 1 <= pick <= len(options):
             return "withdraw", None
-        return "claim", Claim(pending, text, pick=pick)
-    return "claim", Claim(pending, text)
+        return "match", Match(pending, text, pick=pick)
+    return "match", Match(pending, text)
 
 
 def picked(pending: SessionContinuation | None, text: str) -> bool:
@@ -143,9 +143,9 @@ def picked(pending: SessionContinuation | None, text: str) -> bool:
     return isinstance(pick_verdict(text, len(pending.options)), int)
 
 
-def regrounded(reply: str | None, claim: Claim, now: datetime) -> str | None:
+def regrounded(reply: str | None, match: Match, now: datetime) -> str | None:
     """``reply`` opened by the restatement, unless the owner already restated it."""
-    line = claim.restatement(now)
+    line = match.restatement(now)
     if line is None or reply is None:
         return reply if line is None else line
     if "earlier i asked" in reply.lower():
