@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from pawflow import open_store
 from pawflow.server.metrics import PawFlowCollector
+from pawflow.store.database import sql
 from pawflow.store.metrics import StoreGauges
 
 PENDING = 100
@@ -45,15 +46,19 @@ def scrapes(url: str, answered: int) -> tuple[float, float, int]:
         with store.transaction() as tx:
             start = 1_600_000_000_000
             if store.dialect == "sqlite":
-                tx.execute(_SQLITE_ROWS, (answered, "bench", conversation, "bench", start, start))
+                sql(tx).execute(
+                    _SQLITE_ROWS, (answered, "bench", conversation, "bench", start, start)
+                )
             else:
-                tx.execute(_POSTGRES_ROWS, ("bench", conversation, "bench", start, start, answered))
+                sql(tx).execute(
+                    _POSTGRES_ROWS, ("bench", conversation, "bench", start, start, answered)
+                )
         for n in range(PENDING):
             store.request_interaction("bench", conversation, "confirm", f"Pending {n}?")
         filled = filling()
         if store.dialect == "postgresql":  # fresh statistics, as autovacuum would give
             with store.transaction() as tx:
-                tx.execute("ANALYZE interactions")
+                sql(tx).execute("ANALYZE interactions")
         registry = CollectorRegistry(auto_describe=False)
         gauges = StoreGauges(store, ttl=timedelta(0))  # every scrape reads the store
         registry.register(PawFlowCollector(gauges))

@@ -15,6 +15,7 @@ from common import Run, ms, postgres_db, stopwatch
 
 from pawflow import FakeClock, SystemClock, open_store
 from pawflow.clock import to_millis
+from pawflow.store.database import sql
 
 DUE = 100
 MONTH = 86_400_000 * 30
@@ -41,18 +42,18 @@ def sweep_pass(url: str, parked: int) -> tuple[float, float]:
         filling = stopwatch()
         with store.transaction() as tx:
             if store.dialect == "sqlite":
-                tx.execute(_SQLITE_ROWS, (parked, now + MONTH, now))
+                sql(tx).execute(_SQLITE_ROWS, (parked, now + MONTH, now))
             else:
-                tx.execute(_POSTGRES_ROWS, (now + MONTH, now, parked))
+                sql(tx).execute(_POSTGRES_ROWS, (now + MONTH, now, parked))
             for n in range(DUE):
-                tx.execute(
+                sql(tx).execute(
                     _COLUMNS + " VALUES (?, 'bench:x', NULL, ?, ?, 'parked', ?)",
                     (f"d{n}", now + 1000, b"\x00", now),
                 )
         filled = filling()
         if store.dialect == "postgres":  # fresh statistics, as autovacuum would give
             with store.transaction() as tx:
-                tx.execute("ANALYZE continuations")
+                sql(tx).execute("ANALYZE continuations")
         store.register_handler("bench", lambda delivery: None)
         clock.advance(timedelta(seconds=2))
         passing = stopwatch()

@@ -50,7 +50,7 @@ def work(url: str, token: str, db: str, minutes: float) -> None:
     with Client(url, token) as client, open_store(db) as store:
         conversation = client.create_conversation("Operations").id
         demo = client.create_conversation("Planning").id
-        store.assign_agent(demo, "deployer")
+        store.turns.assign(demo, "deployer")
         deployment, _ = deps.deploy(store, FLOW, conversation_id=conversation)
         end = time.monotonic() + minutes * 60
         n = 0

@@ -37,7 +37,7 @@ def example(kind: str, title: str | None = None) -> dict[str, Any]:
 
 def seed(store: Store) -> dict[str, str]:
     """Three conversations with messages, answered and pending requests."""
-    say = store.append_message
+    say = store.messages.append
     ask = store.request_interaction
     hiring = store.create_conversation(USER, "Hiring: platform team").id
     say(hiring, "Kim accepted the offer and starts in January.", role="assistant", author="planner")
@@ -167,7 +167,7 @@ def take(out: Path) -> list[Path]:
                 expect(page.locator("#connection")).to_have_text("Live")
 
                 open_conversation(page, server.url, chats["offsite"])
-                store.notify_user(
+                store.messages.notify_user(
                     USER,
                     "LH 981 went up by €20 in the last hour.",
                     title="Price alert",

@@ -61,8 +61,8 @@ def main() -> None:
         ):
             ops = client.create_conversation("Release 2.4").id
             client.create_conversation("Weekly report")
-            store.append_message(ops, "Ship **release 2.4** today?", role="user", author=USER)
-            store.append_message(
+            store.messages.append(ops, "Ship **release 2.4** today?", role="user", author=USER)
+            store.messages.append(
                 ops,
                 "Checks passed. Two things need you:\n\n1. the deploy\n2. the flight",
                 role="assistant",

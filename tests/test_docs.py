@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from pawflow.cli import app
 from pawflow.flow import parse_flow
+from pawflow.flow.registry import default_registry
 
 ROOT = Path(__file__).parent.parent
 DOCS = ROOT / "docs"
@@ -66,6 +67,8 @@ def test_the_index_lists_every_page() -> None:
 @pytest.mark.parametrize("page", pages_with("python"), ids=name)
 def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    # A page may register task types; they leave with the page, not into later tests.
+    monkeypatch.setattr(default_registry, "_types", dict(default_registry._types))
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem.replace('-', '_')}"}
     for number, code in enumerate(blocks(page, "python"), start=1):
         exec(compile(code, f"{name(page)} (python block {number})", "exec"), namespace)

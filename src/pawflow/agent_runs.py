@@ -113,7 +113,7 @@ class AgentThread:
                     conversation_id = conversation.id
             if conversation_id is None:
                 conversation_id = store.create_conversation(user, title).id
-            if store.assigned_agent(conversation_id) != agent:
+            if store.turns.assigned(conversation_id) != agent:
                 agents.assign(conversation_id, agent)
             return conversation_id
 
@@ -247,7 +247,7 @@ class AgentThread:
 
     async def _busy(self) -> bool:
         store = self.ctx.store
-        return bool(await anyio.to_thread.run_sync(store.open_turns, self.conversation_id))
+        return bool(await anyio.to_thread.run_sync(store.turns.open, self.conversation_id))
 
     async def _history(self, after_seq: int) -> list[Message]:
         store = self.ctx.store
@@ -256,7 +256,7 @@ class AgentThread:
             found: list[Message] = []
             seq = after_seq
             while True:
-                page = store.get_history(self.conversation_id, user=self.user, after_seq=seq)
+                page = store.messages.read(self.conversation_id, user=self.user, after_seq=seq)
                 found += page
                 if len(page) < 500:
                     return found

@@ -186,3 +186,30 @@ class Message(Record):
     content: str
     data: JsonColumn[dict[str, Any] | None] = None
     created_at: Timestamp
+
+
+class ApprovalRule(Record):
+    """An "always allow": ``agent`` may call ``tool`` with ``arguments`` without asking, in
+    one conversation (``scope`` conversation) or wherever it acts for ``created_by``."""
+
+    id: str
+    agent: str
+    tool: str
+    arguments: JsonColumn[dict[str, Any]]
+    scope: Literal["conversation", "agent"]
+    conversation_id: str | None = None
+    created_by: str
+    request_id: str | None = None
+    created_at: Timestamp
+    revoked_at: Timestamp | None = None
+    revoked_by: str | None = None
+
+
+class ToolExecution(Record):
+    """The arguments an approved tool call was run with, under its approval request."""
+
+    request_id: str
+    tool: str
+    arguments: JsonColumn[dict[str, Any]]
+    run_id: str | None = None
+    executed_at: Timestamp

@@ -29,6 +29,8 @@ from pawflow.channels import (
     Channel,
     Dispatcher,
     EmailChannel,
+    SlackChannel,
+    SlackConfig,
     SmtpConfig,
     WebhookSender,
 )
@@ -117,6 +119,11 @@ def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
     channels: list[Channel] = [AppriseChannel(allowed)]
     if settings.smtp_url:
         channels.append(EmailChannel(SmtpConfig.from_url(settings.smtp_url, settings.mail_from)))
+    if settings.slack_bot_token:
+        config = SlackConfig(
+            settings.slack_bot_token, settings.slack_signing_secret, settings.slack_api_url
+        )
+        channels.append(SlackChannel(config))
     return Dispatcher(
         store,
         channels,

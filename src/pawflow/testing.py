@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-import psycopg
-
 from pawflow.clock import Clock, FakeClock
-from pawflow.store import Store, open_store
+from pawflow.store import Store, open_store, opening
 
 T = TypeVar("T")
 
@@ -37,25 +34,14 @@ def eventually(
 
 
 def postgres_available(admin_url: str = POSTGRES_ADMIN_URL) -> bool:
-    try:
-        with psycopg.connect(admin_url, connect_timeout=3):
-            return True
-    except psycopg.Error:
-        return False
+    return opening.postgres_available(admin_url)
 
 
-@contextlib.contextmanager
-def throwaway_postgres(admin_url: str = POSTGRES_ADMIN_URL) -> Iterator[str]:
+def throwaway_postgres(
+    admin_url: str = POSTGRES_ADMIN_URL,
+) -> contextlib.AbstractContextManager[str]:
     """Create a fresh database, yield its URL, drop it afterwards."""
-    name = "pawflow_test_" + secrets.token_hex(6)
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    base, _, _ = admin_url.rpartition("/")
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return opening.throwaway_postgres(admin_url)
 
 
 @contextlib.contextmanager

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from pawflow.agent import AgentSpec, ScriptedModel, Tool
-from pawflow.agent.wakeups import Wakeup
 from pawflow.chat.service import ChatService
 from pawflow.demo.agents import DEMO_AGENT, DEMO_SCRIPT, demo_agent
 from pawflow.records import Conversation, Message
 from pawflow.store import Store
+from pawflow.store.turns import Wakeup
 from pawflow.testing import eventually
 
 USER = "alice"
@@ -116,24 +116,24 @@ def conversation(store: Store, service: ChatService) -> Conversation:
 
 def say(store: Store, service: ChatService, conversation_id: str, text: str) -> Message:
     """Post a user message and run the turn it starts; the message stored."""
-    message = store.append_message(conversation_id, text, role="user", author=USER)
+    message = store.messages.append(conversation_id, text, role="user", author=USER)
     service.handle_message(store, conversation_id, message)
     return message
 
 
 def scheduled(service: ChatService, conversation_id: str, count: int = 1) -> list[Wakeup]:
-    """The conversation's scheduled wakeups, once ``count`` exist.
+    """The conversation's queued wakeups, once ``count`` exist.
 
     On PostgreSQL the delivery that writes them may run on the store's listener thread,
     just after the answering transaction.
     """
 
     def ready() -> list[Wakeup] | None:
-        found = [w for w in service.wakeups_of(conversation_id) if w.status == "scheduled"]
+        found = [w for w in service.wakeups_of(conversation_id) if w.status == "queued"]
         return found if len(found) >= count else None
 
     return eventually(ready)
 
 
 def history(store: Store, conversation_id: str) -> list[tuple[str, str, str]]:
-    return [(m.role, m.author, m.content) for m in store.get_history(conversation_id, user=USER)]
+    return [(m.role, m.author, m.content) for m in store.messages.read(conversation_id, user=USER)]

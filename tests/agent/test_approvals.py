@@ -6,7 +6,7 @@ import pytest
 
 from pawflow.chat.service import ChatService
 from pawflow.records import Conversation
-from pawflow.store import Store
+from pawflow.store import Store, turns
 from tests.agent.conftest import USER, Deleter, history, say, scheduled
 
 
@@ -68,24 +68,30 @@ def test_an_interrupted_approved_call_is_not_run_again(
     [wakeup] = scheduled(service, helped.id)
     # As if a process had started the call and died: the journal says it began.
     with store.transaction() as tx:
-        tx.execute("UPDATE agent_wakeups SET tool_started_at = 1 WHERE id = ?", (wakeup.id,))
+        assert turns.mark_tool_started(tx, wakeup.id, store.now())
     assert service.run_due() == 1
     assert deleter.calls == []
 
 
-def test_an_approval_reads_as_words_and_shows_the_call_as_a_card(
+def test_an_approval_shows_the_call_its_tool_and_the_decisions(
     store: Store, service: ChatService, helped: Conversation
 ) -> None:
     request_id = ask_to_clean(store, service, helped)
     request = store.get_interaction(request_id, user=USER)
     assert request.ui_surface == {
         "contract": "pawflow.ui-surface.v1",
-        "type": "card",
+        "type": "tool_approval",
         "fallback": "confirm",
         "title": "helper wants to run delete_files",
-        "fields": [{"label": "pattern", "value": "*.tmp"}],
-        "actions": [
-            {"label": "Allow", "value": True, "style": "primary"},
-            {"label": "Don't allow", "value": False},
-        ],
+        "tool": "delete_files",
+        "agent": "helper",
+        "description": "Delete the files matching a pattern.",
+        "arguments": {"pattern": "*.tmp"},
+        "schema": {
+            "type": "object",
+            "properties": {"pattern": {"type": "string", "description": "A glob pattern."}},
+            "required": ["pattern"],
+            "additionalProperties": False,
+        },
+        "decisions": ["approve", "edit", "reject", "respond"],
     }

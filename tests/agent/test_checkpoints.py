@@ -10,6 +10,7 @@ from pawflow.agent import CheckpointStore
 from pawflow.clock import FakeClock
 from pawflow.errors import NotFound, PayloadTooLarge
 from pawflow.store import Store
+from pawflow.store.database import sql
 
 
 @pytest.fixture
@@ -110,4 +111,4 @@ def test_expired_checkpoints_are_swept_by_the_sweeper(
     clock.advance("8d")
     assert store.sweep()["checkpoints_expired"] == 1
     with store.transaction(write=False) as tx:
-        assert tx.one("SELECT count(*) AS n FROM checkpoints") == {"n": 0}
+        assert sql(tx).one("SELECT count(*) AS n FROM checkpoints") == {"n": 0}

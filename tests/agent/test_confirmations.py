@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pawflow.agent import AgentSpec, wakeups
+from pawflow.agent import AgentSpec
 from pawflow.chat.service import ChatService
 from pawflow.clock import FakeClock
 from pawflow.demo.agents import DEMO_AGENT
@@ -125,7 +125,7 @@ def test_quick_answer_within_wait_seconds_stays_in_the_turn(
     # A poller thread runs too: it must find nothing to wake up for.
     with ChatService(store, [helper, deployer], poll_interval=0.02) as service:
         service.assign(conversation.id, "helper")
-        message = store.append_message(conversation.id, "quick question", author=USER)
+        message = store.messages.append(conversation.id, "quick question", author=USER)
         done = threading.Event()
 
         def turn() -> None:
@@ -239,14 +239,12 @@ def test_a_turn_cut_short_by_a_crash_runs_again_after_its_lease(
     say(store, service, conversation.id, "deploy")
     store.respond_interaction(pending_question(store), "staging", user=USER)
     [wakeup] = scheduled(service, conversation.id)
-    # A process claims its turn and the wakeup (posting the wakeup message), and dies
+    # A process claims its turn and starts it (posting the wakeup message), and dies
     # before the turn ends.
-    with store.transaction(write=False) as tx:
-        queued = turn_queue.of_wakeup(tx, wakeup.id)
-    assert queued is not None
-    assert store.claim_turn(queued.id, "dead-process", service.lease) is not None
+    claimed = store.turns.claim(wakeup.id, "dead-process", service.lease)
+    assert claimed is not None
     with store.transaction() as tx:
-        assert wakeups.claim(tx, wakeup, store.now(), service.lease)
+        assert turn_queue.start_wakeup(tx, claimed.key, store.now())
     assert service.run_due() == 0  # its lease still holds
     clock.advance("11m")
     assert service.run_due() == 1
@@ -263,17 +261,15 @@ def test_a_wakeup_taken_over_after_a_crash_runs_before_the_messages_that_followe
     say(store, service, conversation.id, "brief question")
     store.respond_interaction(pending_question(store), True, user=USER)
     [wakeup] = scheduled(service, conversation.id)
-    with store.transaction(write=False) as tx:
-        queued = turn_queue.of_wakeup(tx, wakeup.id)
-    assert queued is not None
-    # A process claims the wakeup's turn, then (a moment later) the wakeup, and dies: the
-    # turn's lease runs out a moment before the wakeup's.
-    assert store.claim_turn(queued.id, "dead-process", service.lease) is not None
+    # A process claims the wakeup's turn, starts it a moment later, and dies; its lease
+    # runs out.
+    claimed = store.turns.claim(wakeup.id, "dead-process", service.lease)
+    assert claimed is not None
     moment = timedelta(milliseconds=1)
     clock.advance(moment)
     with store.transaction() as tx:
-        assert wakeups.claim(tx, wakeup, store.now(), service.lease)
-    clock.advance(service.lease - moment)
+        assert turn_queue.start_wakeup(tx, claimed.key, store.now())
+    clock.advance(service.lease)
     store.post_message(conversation.id, "later", user=USER)
 
     service.run_due()

@@ -53,7 +53,7 @@ def conversation(store: Store, service: ChatService) -> str:
 
 
 def say(service: ChatService, conversation_id: str, text: str) -> tuple[Message, Turn]:
-    message = service.store.append_message(conversation_id, text, role="user", author=USER)
+    message = service.store.messages.append(conversation_id, text, role="user", author=USER)
     turn = service.handle_message(service.store, conversation_id, message)
     assert turn is not None
     return message, turn
@@ -74,7 +74,7 @@ def wake(service: ChatService) -> None:
 
 def replies(store: Store, conversation_id: str) -> list[str]:
     return [
-        m.content for m in store.get_history(conversation_id, user=USER) if m.role == "assistant"
+        m.content for m in store.messages.read(conversation_id, user=USER) if m.role == "assistant"
     ]
 
 
@@ -111,7 +111,7 @@ def test_a_typed_pick_answers_the_request_and_the_agent_resumes_once(
     record = store.get_interaction(asked.id, user=USER)
     assert (record.status, record.answer, record.answered_by) == ("answered", taken, USER)
     assert (record.answered_via, record.answered_seq) == ("chat", message.seq)
-    said = store.get_history(conversation, user=USER)[-1]
+    said = store.messages.read(conversation, user=USER)[-1]
     assert (said.role, said.author, said.content) == ("assistant", DEMO_AGENT, turn.reply)
     assert said.data is not None and said.data["answered"]["request_id"] == asked.id
 
@@ -176,12 +176,14 @@ def test_a_tool_approval_answered_by_typing(
     _, turn = say(service, conversation, typed)
 
     assert turn.reply == f"Taking *{'yes' if ran else 'no'}* for '{approval.message}'"
-    assert store.get_interaction(approval.id, user=USER).answer is ran
+    decided = store.get_interaction(approval.id, user=USER).answer
+    assert decided["decision"] == ("approve" if ran else "reject")
+    assert decided["by"] == USER
     wake(service)
     rolled_back = [r for r in replies(store, conversation) if "Rolled back production" in r]
     assert len(rolled_back) == (1 if ran else 0)
     assert list(resumes(fake, "rollback").values()) == [1]  # the agent goes on once
-    assert ("declined" in replies(store, conversation)[-1]) is not ran
+    assert ("Rejected by alice" in replies(store, conversation)[-1]) is not ran
 
 
 @pytest.mark.parametrize(
@@ -248,7 +250,7 @@ def test_every_kind_reads_its_answer_from_a_message(
     assert (record.status, record.answer) == ("answered", taken)
     assert (record.answered_via, record.answered_seq) == ("chat", message.seq)
     assert turn.reply is not None and turn.reply.startswith("Taking *")
-    assert store.get_history(conversation, user=USER)[-1].author == "api:tour"
+    assert store.messages.read(conversation, user=USER)[-1].author == "api:tour"
 
 
 @pytest.mark.parametrize(
@@ -296,7 +298,7 @@ def test_a_request_answered_meanwhile_is_not_answered_twice(
 ) -> None:
     say(service, conversation, "confirm gamma")
     asked = newest(store, conversation)
-    message = store.append_message(conversation, "yes", role="user", author=USER)
+    message = store.messages.append(conversation, "yes", role="user", author=USER)
     turn = Turn.for_message(store, message)
     service.pipeline.stage("intercept")(turn)  # what the turn saw as it began
     store.respond_interaction(asked.id, False, user=USER, via="button")
@@ -345,7 +347,7 @@ def test_a_flows_request_is_answered_by_typing_and_the_flow_goes_on(
         _, turn = say(service, conversation, "sounds good, go ahead")
 
         assert turn.reply == "Taking *yes* for 'Release 2.4?'"
-        assert store.get_history(conversation, user=USER)[-1].author == "flow:approve-release"
+        assert store.messages.read(conversation, user=USER)[-1].author == "flow:approve-release"
         [ending] = flow.wait_endings(1, "route", "approved")
         assert ending.flowfile.attributes["confirmation.request_id"] == asked.id
     finally:
@@ -423,20 +425,19 @@ def test_the_answer_and_the_reply_are_one_transaction(
 ) -> None:
     say(service, conversation, "confirm delta")
     asked = newest(store, conversation)
-    message = store.append_message(conversation, "yes", role="user", author=USER)
+    message = store.messages.append(conversation, "yes", role="user", author=USER)
     with store.transaction() as tx:
         turn_id = turns.enqueue(
             tx,
             conversation,
-            kind="message",
             agent=DEMO_AGENT,
             message_id=message.id,
             now=clock.now(),
         )
-    stale = store.claim_turn(turn_id, "process-a", timedelta(seconds=5))
+    stale = store.turns.claim(turn_id, "process-a", timedelta(seconds=5))
     assert stale is not None
     clock.advance("10s")  # its lease ran out: another process takes the turn over
-    assert store.claim_turn(turn_id, "process-b", timedelta(seconds=5)) is not None
+    assert store.turns.claim(turn_id, "process-b", timedelta(seconds=5)) is not None
 
     turn = Turn.for_message(store, message)
     turn.key = stale.key
@@ -444,4 +445,4 @@ def test_the_answer_and_the_reply_are_one_transaction(
 
     assert turn.done and turn.recorded is None
     assert store.get_interaction(asked.id, user=USER).status == "pending"  # undone with it
-    assert store.get_history(conversation, user=USER)[-1].id == message.id
+    assert store.messages.read(conversation, user=USER)[-1].id == message.id

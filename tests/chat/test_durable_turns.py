@@ -27,7 +27,7 @@ def replies(db: str, conversation_id: str) -> list[tuple[str, str]]:
     with open_store(db) as store:
         return [
             (m.role, m.content)
-            for m in store.get_history(conversation_id, user=USER)
+            for m in store.messages.read(conversation_id, user=USER)
             if m.role in ("assistant", "system")
         ]
 
@@ -50,7 +50,7 @@ def test_a_killed_server_replies_once_after_a_restart(tmp_path: Path) -> None:
     with open_store(db) as store:
         token = issue_token(store, USER)
         conversation = store.create_conversation(USER, "Durable").id
-        store.assign_agent(conversation, AGENT)
+        store.turns.assign(conversation, AGENT)
 
     with gated_model() as model:
         agents = agents_file(tmp_path, model, [AGENT])
@@ -129,7 +129,7 @@ def test_a_wakeup_killed_mid_call_answers_the_answer_before_the_next_message(
                 store.create_conversation(USER, f"Wakeup {n}").id for n in range(PARALLEL)
             ]
             for conversation in conversations:
-                store.assign_agent(conversation, AGENT)
+                store.turns.assign(conversation, AGENT)
         model = stack.enter_context(gated_model())
         agents = agents_file(tmp_path, model, [AGENT])
         served = stack.enter_context(serving(db, agents, log))[0]

@@ -12,6 +12,7 @@ import pytest
 
 from pawflow.server.credentials import issue_token
 from pawflow.store import Store, open_store
+from pawflow.store.database import sql
 from pawflow.store.leases import Lease
 from pawflow.testing import eventually, throwaway_postgres
 from tests.chat.processes import agents_file, gated_model, post, serving
@@ -24,12 +25,12 @@ AGENTS = ["a1", "a2", "a3", "a4", "a5"]  # besides the demo's agents
 
 
 def agent_leases(store: Store) -> dict[str, Lease]:
-    return {lease.name.removeprefix("agent:"): lease for lease in store.live_leases("agent:")}
+    return {lease.name.removeprefix("agent:"): lease for lease in store.leases.live("agent:")}
 
 
 def assistant_replies(store: Store, conversation_id: str) -> list[str]:
     return [
-        m.content for m in store.get_history(conversation_id, user=USER) if m.role == "assistant"
+        m.content for m in store.messages.read(conversation_id, user=USER) if m.role == "assistant"
     ]
 
 
@@ -58,7 +59,7 @@ def test_agents_spread_and_move_when_their_process_dies(tmp_path: Path) -> None:
             conversations = []
             for number in range(3):
                 conversation = store.create_conversation(USER, f"c{number}").id
-                store.assign_agent(conversation, victim)
+                store.turns.assign(conversation, victim)
                 conversations.append(conversation)
             # A question the victim asks, parked before the kill, answered after it.
             model.gate.set()
@@ -107,5 +108,5 @@ def test_agents_spread_and_move_when_their_process_dies(tmp_path: Path) -> None:
         woken = [r for r in assistant_replies(store, parked) if '"status": "answered"' in r]
         assert len(asked) == 1 and len(woken) == 1 and "true" in woken[0]
         with store.transaction(write=False) as tx:
-            rows = tx.all("SELECT status, count(*) AS n FROM chat_turns GROUP BY status")
+            rows = sql(tx).all("SELECT status, count(*) AS n FROM chat_turns GROUP BY status")
         assert {row["status"]: row["n"] for row in rows} == {"done": 8}

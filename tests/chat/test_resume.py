@@ -12,6 +12,7 @@ from pawflow.agent.resume import OBSERVATION, decode, load_seed
 from pawflow.chat.service import ChatService
 from pawflow.clock import FakeClock
 from pawflow.store import Store
+from pawflow.store.database import sql
 from tests.chat.conftest import conversation, install, last_reply, pending, say
 
 ASKED = "Neo4j or Stardog?"
@@ -113,7 +114,7 @@ def test_an_undecodable_checkpoint_degrades_to_a_fresh_turn(
     session = conversation(store, service)
     run_id, step_id = ask(service, session)
     with store.transaction() as tx:
-        tx.execute(
+        sql(tx).execute(
             "UPDATE checkpoints SET payload = ? WHERE run_id = ? AND step_id = ?",
             (b'{"v": 99}', run_id, step_id),
         )

@@ -16,9 +16,9 @@ def test_a_message_is_stored_with_its_turn_and_answered_once(
     store: Store, clock: FakeClock
 ) -> None:
     conversation = store.create_conversation("alice", "t").id
-    store.assign_agent(conversation, "helper")
+    store.turns.assign(conversation, "helper")
     message = store.post_message(conversation, "hello", user="alice")
-    [turn] = store.open_turns(conversation)
+    [turn] = store.turns.open(conversation)
     assert (turn.kind, turn.status, turn.agent, turn.message_id) == (
         "message",
         "queued",
@@ -26,29 +26,29 @@ def test_a_message_is_stored_with_its_turn_and_answered_once(
         message.id,
     )
     assert "queued, due now" in "\n".join(describe_session(store, conversation))
-    assert store.due_turns(["other"], 10) == []  # another process's agent
-    assert [t.id for t in store.due_turns(["helper"], 10)] == [turn.id]
+    assert store.turns.due(["other"], 10) == []  # another process's agent
+    assert [t.id for t in store.turns.due(["helper"], 10)] == [turn.id]
 
-    first = store.claim_turn(turn.id, "p1", LEASE)
+    first = store.turns.claim(turn.id, "p1", LEASE)
     assert first is not None and first.attempts == 1
-    assert store.claim_turn(turn.id, "p2", LEASE) is None  # leased
-    assert store.renew_turns([(first.key, "model call, step 1")], LEASE) == []
+    assert store.turns.claim(turn.id, "p2", LEASE) is None  # leased
+    assert store.turns.renew([(first.key, "model call, step 1")], LEASE) == []
     shown = "\n".join(describe_session(store, conversation))
     assert "running in p1 (attempt 1, at model call, step 1" in shown
 
     # p1 dies: its lease runs out and p2 takes the turn over.
     clock.advance("6s")
-    second = store.claim_turn(turn.id, "p2", LEASE)
+    second = store.turns.claim(turn.id, "p2", LEASE)
     assert second is not None and second.attempts == 2
-    assert store.renew_turns([(first.key, None)], LEASE) == [first.key]
+    assert store.turns.renew([(first.key, None)], LEASE) == [first.key]
     # p1 comes back to life too late: its reply is refused, p2's is written once.
-    assert store.complete_turn(first.key, "late", author="helper") == (False, None)
-    done, reply = store.complete_turn(second.key, "hi", author="helper")
+    assert store.turns.complete(first.key, "late", author="helper") == (False, None)
+    done, reply = store.turns.complete(second.key, "hi", author="helper")
     assert done and reply is not None and reply.data == {"turn": turn.id}
-    assert store.complete_turn(second.key, "again", author="helper") == (False, None)
-    replies = [m.content for m in store.get_history(conversation, user="alice")]
+    assert store.turns.complete(second.key, "again", author="helper") == (False, None)
+    replies = [m.content for m in store.messages.read(conversation, user="alice")]
     assert replies == ["hello", "hi"]
-    assert store.open_turns(conversation) == []
+    assert store.turns.open(conversation) == []
     assert "turns in flight:" not in describe_session(store, conversation)
 
 
@@ -56,32 +56,32 @@ def test_turns_of_one_conversation_never_overlap(store: Store) -> None:
     conversation = store.create_conversation("alice", "t").id
     store.post_message(conversation, "one", user="alice")
     store.post_message(conversation, "two", user="alice")
-    one, two = store.due_turns(None, 10)
-    assert store.claim_turn(one.id, "p1", LEASE) is not None
-    assert store.claim_turn(two.id, "p2", LEASE) is None  # "one" is running
+    one, two = store.turns.due(None, 10)
+    assert store.turns.claim(one.id, "p1", LEASE) is not None
+    assert store.turns.claim(two.id, "p2", LEASE) is None  # "one" is running
     other = store.create_conversation("alice", "u").id
     store.post_message(other, "three", user="alice")
-    [three] = [t for t in store.due_turns(None, 10) if t.conversation_id == other]
-    assert store.claim_turn(three.id, "p2", LEASE) is not None
+    [three] = [t for t in store.turns.due(None, 10) if t.conversation_id == other]
+    assert store.turns.claim(three.id, "p2", LEASE) is not None
 
 
 def test_a_turn_cut_short_is_taken_over_before_the_turns_after_it(
     store: Store, clock: FakeClock
 ) -> None:
     conversation = store.create_conversation("alice", "t").id
-    store.assign_agent(conversation, "helper")
+    store.turns.assign(conversation, "helper")
     store.post_message(conversation, "one", user="alice")
-    [one] = store.due_turns(None, 10)
-    assert store.claim_turn(one.id, "p1", LEASE) is not None
+    [one] = store.turns.due(None, 10)
+    assert store.turns.claim(one.id, "p1", LEASE) is not None
     store.post_message(conversation, "two", user="alice")
-    two = store.open_turns(conversation)[1]
+    two = store.turns.open(conversation)[1]
     clock.advance(LEASE)  # p1 died: the lease of "one" has just run out
     # "two" waits for "one" to be taken over, whoever claims first.
-    assert store.claim_turn(two.id, "p2", LEASE) is None
-    taken = store.claim_turn(one.id, "p2", LEASE)
+    assert store.turns.claim(two.id, "p2", LEASE) is None
+    taken = store.turns.claim(one.id, "p2", LEASE)
     assert taken is not None and taken.attempts == 2
-    assert store.complete_turn(taken.key, "reply to one", author="helper")[0]
-    assert store.claim_turn(two.id, "p2", LEASE) is not None
+    assert store.turns.complete(taken.key, "reply to one", author="helper")[0]
+    assert store.turns.claim(two.id, "p2", LEASE) is not None
 
 
 def test_fair_shares_add_up() -> None:

@@ -15,6 +15,7 @@ import threading
 
 from pawflow import Store, Sweeper, open_store
 from pawflow.flow import FlowService
+from pawflow.store.database import sql
 from tests.store.crash_child import arm
 
 
@@ -38,7 +39,7 @@ def kill_when_asked(store: Store, questions: int) -> None:
     pause = threading.Event()
     while True:
         with store.transaction(write=False) as tx:
-            row = tx.one("SELECT count(*) AS n FROM interactions")
+            row = sql(tx).one("SELECT count(*) AS n FROM interactions")
         if row is not None and row["n"] >= questions:
             os.kill(os.getpid(), signal.SIGKILL)
         pause.wait(0.002)

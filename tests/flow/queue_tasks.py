@@ -16,6 +16,7 @@ import signal
 import time
 
 from pawflow.flow import FlowFile, Property, TaskContext, flow_task
+from pawflow.store.database import sql
 
 VISITS = (
     "CREATE TABLE IF NOT EXISTS visits (flowfile_id TEXT NOT NULL, task TEXT NOT NULL,"
@@ -38,12 +39,12 @@ def charge_card(flowfile: FlowFile, ctx: TaskContext) -> FlowFile:
 
 def visit(flowfile: FlowFile, ctx: TaskContext) -> None:
     with ctx.store.transaction() as tx:
-        tx.execute(VISITS)
-        tx.execute(
+        sql(tx).execute(VISITS)
+        sql(tx).execute(
             "INSERT INTO visits (flowfile_id, task, attempt, pid) VALUES (?, ?, ?, ?)",
             (flowfile.id, ctx.task.id, ctx.attempt, os.getpid()),
         )
-        visits = tx.one("SELECT count(*) AS n FROM visits")
+        visits = sql(tx).one("SELECT count(*) AS n FROM visits")
     kill_at = int(os.environ.get("PAWFLOW_TEST_KILL_AT_VISIT") or 0)
     if kill_at and visits is not None and visits["n"] >= kill_at:
         os.kill(os.getpid(), signal.SIGKILL)

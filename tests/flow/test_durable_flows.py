@@ -16,6 +16,7 @@ from pawflow import FakeClock, InvalidInput, Store, Undeliverable, telemetry
 from pawflow.flow import FlowDefinitionError, FlowFile, FlowInstance, FlowService, parse_flow
 from pawflow.flow import deployments as deps
 from pawflow.records import Interaction
+from pawflow.store.database import sql
 from pawflow.testing import eventually, temporary_store
 from tests.conftest import require_postgres
 from tests.flow.conftest import deploy, parked
@@ -495,11 +496,11 @@ def test_notify_user_is_sent_to_a_live_client_and_queued_otherwise(
     flow = deploy(service, NOTIFY_USER, conversation)
     flow.instance.inject(FlowFile.create(attributes={"n": "1"}))
     [queued] = flow.wait_endings(1, "tell", "queued")
-    store.mark_live("tab-1", "alice", timedelta(minutes=1))
+    store.messages.mark_live("tab-1", "alice", timedelta(minutes=1))
     flow.instance.inject(FlowFile.create(attributes={"n": "2"}))
     [sent] = flow.wait_endings(1, "tell", "sent")
     assert sent.flowfile.attributes["notify.status"] == "sent"
-    history = store.get_history(conversation, user="alice")
+    history = store.messages.read(conversation, user="alice")
     assert [m.content for m in history] == ["Build 1 is done", "Build 2 is done"]
     assert queued.flowfile.attributes["notify.status"] == "queued"
 
@@ -571,7 +572,7 @@ def test_an_injection_wakes_a_flow_stopped_for_idleness(
 def lock_waits(store: Store) -> int:
     """How many sessions of the store's PostgreSQL database wait for a lock."""
     with store.transaction(write=False) as tx:
-        row = tx.one(
+        row = sql(tx).one(
             "SELECT count(*) AS n FROM pg_stat_activity"
             " WHERE datname = current_database() AND wait_event_type = 'Lock'"
         )

@@ -27,6 +27,7 @@ import pytest
 from pawflow import NotFound, NotPending, Store
 from pawflow.flow import FlowFile
 from pawflow.flow import deployments as deps
+from pawflow.store.database import sql
 from pawflow.testing import eventually, temporary_store
 from tests.store.test_concurrency import store_url
 
@@ -100,7 +101,7 @@ def test_sigkill_at_random_points_skips_no_flowfile(real_store: Store, tmp_path:
     store = real_store
     url = store_url(store, tmp_path)
     with store.transaction() as tx:
-        tx.execute(VISITS)
+        sql(tx).execute(VISITS)
     conversation = store.create_conversation("alice").id
     deployment, _ = deps.deploy(store, FLOW, conversation_id=conversation, base_dir=HERE)
     target = f"flow:{deployment.id}"
@@ -116,7 +117,7 @@ def test_sigkill_at_random_points_skips_no_flowfile(real_store: Store, tmp_path:
         child = spawn(url, rng.randint(100, 600))
         assert wait_for_exit(child, store, timeout=60) == -signal.SIGKILL
         with store.transaction(write=False) as tx:
-            running = tx.all(
+            running = sql(tx).all(
                 "SELECT flowfile_id, task FROM flow_queue WHERE target = ? AND status = 'running'",
                 (target,),
             )
@@ -130,10 +131,12 @@ def test_sigkill_at_random_points_skips_no_flowfile(real_store: Store, tmp_path:
         def all_through() -> bool:
             answer_everything(store)
             with store.transaction(write=False) as tx:
-                ended = tx.one(
+                ended = sql(tx).one(
                     "SELECT count(DISTINCT flowfile_id) AS n FROM visits WHERE task = 'last'"
                 )
-                left = tx.one("SELECT count(*) AS n FROM flow_queue WHERE target = ?", (target,))
+                left = sql(tx).one(
+                    "SELECT count(*) AS n FROM flow_queue WHERE target = ?", (target,)
+                )
             assert ended is not None and left is not None
             return bool(ended["n"] == len(sent) and left["n"] == 0)
 
@@ -143,7 +146,7 @@ def test_sigkill_at_random_points_skips_no_flowfile(real_store: Store, tmp_path:
         child.wait(timeout=30)
 
     with store.transaction(write=False) as tx:
-        visits = tx.all("SELECT flowfile_id, task, attempt FROM visits")
+        visits = sql(tx).all("SELECT flowfile_id, task, attempt FROM visits")
     attempts: dict[tuple[str, str], list[int]] = defaultdict(list)
     for visit in visits:
         attempts[(visit["flowfile_id"], visit["task"])].append(visit["attempt"])
@@ -182,7 +185,7 @@ tasks:
 
 def rows_of(store: Store, target: str, status: str | None = None) -> int:
     with store.transaction(write=False) as tx:
-        row = tx.one(
+        row = sql(tx).one(
             "SELECT count(*) AS n FROM flow_queue WHERE target = ?"
             + ("" if status is None else " AND status = ?"),
             (target,) if status is None else (target, status),
@@ -239,7 +242,7 @@ def test_a_task_with_outside_effects_runs_again_on_one_flowfile_after_a_crash(
     store = real_store
     url = store_url(store, tmp_path)
     with store.transaction() as tx:
-        tx.execute(VISITS)
+        sql(tx).execute(VISITS)
     conversation = store.create_conversation("alice").id
     flow = f"""
 name: effects
@@ -263,6 +266,8 @@ tasks:
         child.kill()
         child.wait(timeout=30)
     with store.transaction(write=False) as tx:
-        visits = Counter(row["flowfile_id"] for row in tx.all("SELECT flowfile_id FROM visits"))
+        visits = Counter(
+            row["flowfile_id"] for row in sql(tx).all("SELECT flowfile_id FROM visits")
+        )
     assert len(visits) == SIDE_EFFECTS
     assert len([n for n in visits.values() if n > 1]) == run_again

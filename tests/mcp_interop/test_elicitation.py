@@ -167,7 +167,7 @@ def test_a_declined_elicitation_leaves_the_request_pending(
     assert result["interaction"]["status"] == "pending"
 
 
-def test_a_question_that_does_not_fit_stays_durable_with_a_link(
+def test_a_question_that_does_not_fit_a_form_is_asked_in_url_mode(
     live: LiveServer, user_api: UserApi
 ) -> None:
     _, token = user_api("max")
@@ -186,6 +186,11 @@ def test_a_question_that_does_not_fit_stays_durable_with_a_link(
             )
 
     result = anyio.run(scenario)
-    assert asked == []
+    [params] = asked
+    assert isinstance(params, types.ElicitRequestURLParams)
+    assert params.url == result["answer_url"]
+    assert params.elicitation_id == result["interaction"]["id"]
+    # Declined: the request stays pending, to be answered at its page later.
     assert result["interaction"]["status"] == "pending"
+    assert result["elicitation"] == "decline"
     assert result["answer_url"] == f"{live.url}/?c={result['interaction']['conversation_id']}"

@@ -29,6 +29,12 @@ PUBLIC = {
     ("GET", "/favicon.ico"),
     ("GET", "/signin"),
     ("POST", "/signin"),
+    # Answer links: the token in the path is the capability that authenticates them.
+    ("GET", "/a/{token}"),
+    ("GET", "/a/{token}/confirm"),
+    ("POST", "/a/{token}"),
+    # Slack's signature authenticates it (a 404 until the Slack settings are given).
+    ("POST", "/integrations/slack/interactions"),
 }
 
 

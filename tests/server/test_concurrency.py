@@ -8,6 +8,7 @@ from collections import Counter
 import httpx
 
 from pawflow.server.testing import LiveServer
+from pawflow.store.database import sql
 from tests.server.conftest import Api, unique
 
 ANSWERERS = 16
@@ -49,6 +50,8 @@ def test_sixteen_concurrent_answers_one_wins(live: LiveServer) -> None:
     stored = owner.ok("get_interaction", request_id=asked["id"])["interaction"]
     assert stored["answer"] == winner["answer"]
     with live.store.transaction(write=False) as tx:
-        fired = tx.one("SELECT fire_count FROM signals WHERE signal_id = ?", (asked["signal_id"],))
+        fired = sql(tx).one(
+            "SELECT fire_count FROM signals WHERE signal_id = ?", (asked["signal_id"],)
+        )
     assert fired is not None and fired["fire_count"] == 1  # the requester resumes once
     owner.close()

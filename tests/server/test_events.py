@@ -31,7 +31,7 @@ def test_requests_and_answers_stream_with_aliases_and_replay(live: LiveServer) -
         alice.ok("respond_interaction", request_id=confirm["id"], answer=True)
         alice.ok("cancel_interaction", request_id=text["id"])
         alice.ok("send_message", conversation_id=conversation, content="hello")
-        live.store.notify_user(alice.user, "build finished", title="CI")
+        live.store.messages.notify_user(alice.user, "build finished", title="CI")
         got = take(events, 8)
     assert [(e.type, e.data.get("id")) for e in got[:6]] == [
         ("interaction_request", confirm["id"]),
@@ -73,7 +73,7 @@ def test_a_thousand_events_through_fifty_disconnects(live: LiveServer) -> None:
     with stream(live.url, token) as events:
         position = next(events).id
     produced = threading.Thread(
-        target=lambda: [live.store.notify_user(user, f"n{i}") for i in range(total)],
+        target=lambda: [live.store.messages.notify_user(user, f"n{i}") for i in range(total)],
         name="producer",
     )
     produced.start()
@@ -103,7 +103,7 @@ def test_a_thousand_events_through_fifty_disconnects(live: LiveServer) -> None:
 def test_live_clients_make_notifications_sent_not_queued(live: LiveServer) -> None:
     user = unique("yan")
     token = live.token(user)
-    assert live.store.notify_user(user, "before") == "queued"
+    assert live.store.messages.notify_user(user, "before") == "queued"
     connected = threading.Event()
     hang_up = threading.Event()
 
@@ -116,11 +116,11 @@ def test_live_clients_make_notifications_sent_not_queued(live: LiveServer) -> No
     listener = threading.Thread(target=listen)
     listener.start()
     assert connected.wait(10)
-    assert live.store.notify_user(user, "during") == "sent"
+    assert live.store.messages.notify_user(user, "during") == "sent"
     hang_up.set()
     listener.join()
     # The server notices the hang-up at once (not after the live mark's time to live).
-    eventually(lambda: live.store.notify_user(user, "after") == "queued", timeout=10)
+    eventually(lambda: live.store.messages.notify_user(user, "after") == "queued", timeout=10)
 
 
 def test_keepalives_flow_on_a_quiet_stream(make_server: Callable[..., LiveServer]) -> None:
@@ -141,18 +141,18 @@ def test_ids_outside_the_retained_log_get_a_reset(make_server: Callable[..., Liv
     user = "old-timer"
     token = server.token(user)
     for i in range(5):
-        server.store.notify_user(user, f"old {i}")
+        server.store.messages.notify_user(user, f"old {i}")
     with stream(server.url, token, after=0) as events:
         old = take(events, 5)
     clock.advance("2d")
-    server.store.notify_user(user, "new")
+    server.store.messages.notify_user(user, "new")
     report = server.store.sweep()
     assert report["events_pruned"] == 5
     with stream(server.url, token, last_event_id=old[1].id) as events:
         reset = next(events)
         assert reset.type == "reset"
         # the reset's id is where to go on from: nothing after it is missed
-        server.store.notify_user(user, "newer")
+        server.store.messages.notify_user(user, "newer")
         assert next(events).data["message"] == "newer"
     with stream(server.url, token, last_event_id=old[4].id) as events:
         assert next(events).data["message"] == "new"  # still inside the log: no reset
@@ -244,7 +244,7 @@ def test_the_streams_of_one_user_share_one_read_per_event(live: LiveServer) -> N
         hub = live.server.app.state.pawflow.hub
         feed = eventually(lambda: hub._feeds.get(user_key(user)))
         before = feed.reads
-        live.store.notify_user(user, "one for all")
+        live.store.messages.notify_user(user, "one for all")
         eventually(lambda: len(got) == streams, timeout=20)
         assert got == ["one for all"] * streams
         assert feed.reads - before < streams / 2

@@ -120,12 +120,12 @@ def test_oversized_headers_are_a_431(live: LiveServer) -> None:
 def test_event_ids_count_only_the_users_own_events(live: LiveServer) -> None:
     alice, bob = unique("alice"), unique("bob")
     token = live.token(alice)
-    live.store.notify_user(alice, "first")
+    live.store.messages.notify_user(alice, "first")
     with stream(live.url, token, after=0) as events:
         assert [e.id for e in take(events, 1)] == [1]
     for i in range(5):
-        live.store.notify_user(bob, f"busy {i}")
-    live.store.notify_user(alice, "second")
+        live.store.messages.notify_user(bob, f"busy {i}")
+    live.store.messages.notify_user(alice, "second")
     with stream(live.url, token, last_event_id=1) as events:
         (second,) = take(events, 1)
     assert (second.id, second.data["message"]) == (2, "second")  # bob's five left no trace
@@ -159,11 +159,11 @@ async def _wake_only_the_addressee(store: Store) -> None:
         alice, bob = hub.subscribe("alice"), hub.subscribe("bob")
         for i in range(20):
             alice.clear()
-            await asyncio.to_thread(store.notify_user, "alice", f"for alice only {i}")
+            await asyncio.to_thread(store.messages.notify_user, "alice", f"for alice only {i}")
             await asyncio.wait_for(alice.wait(), timeout=10)
         # bob's stream slept through all twenty
         assert not bob.event.is_set()
-        await asyncio.to_thread(store.notify_user, "bob", "now bob")
+        await asyncio.to_thread(store.messages.notify_user, "bob", "now bob")
         await asyncio.wait_for(bob.wait(), timeout=10)
     finally:
         hub.stop()
@@ -195,7 +195,7 @@ def test_sign_in_secrets_never_reach_the_access_log(live: LiveServer) -> None:
 
 def test_database_files_are_owner_only(tmp_path: Path) -> None:
     with temporary_store("sqlite", tmp_path) as store:
-        store.notify_user("someone", "written")  # the WAL and its index exist once written
+        store.messages.notify_user("someone", "written")  # the WAL and its index exist once written
         files = sorted(tmp_path.glob("pawflow.db*"))
         assert {f.name for f in files} >= {"pawflow.db", "pawflow.db-wal", "pawflow.db-shm"}
         for found in files:

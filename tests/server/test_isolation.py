@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from pawflow.server.testing import LiveServer
+from pawflow.store.database import sql
 from tests.server.conftest import Api
 
 MakeApi = Callable[[str], Api]
@@ -54,15 +55,15 @@ def deleted_ids(live: LiveServer, owner: Api) -> dict[str, str]:
     """Ids that existed once: made by ``owner``, then removed from the database."""
     world = build(owner)
     with live.store.transaction() as tx:
-        tx.execute("DELETE FROM file_links WHERE file_id = ?", (world.file,))
-        tx.execute(
+        sql(tx).execute("DELETE FROM file_links WHERE file_id = ?", (world.file,))
+        sql(tx).execute(
             "DELETE FROM conversation_invitations WHERE conversation_id = ?", (world.conversation,)
         )
-        tx.execute("DELETE FROM interactions WHERE conversation_id = ?", (world.conversation,))
-        tx.execute("DELETE FROM events WHERE conversation_id = ?", (world.conversation,))
-        tx.execute("DELETE FROM conversations WHERE id = ?", (world.conversation,))
-        tx.execute("DELETE FROM files WHERE id = ?", (world.file,))
-        tx.execute("DELETE FROM webhooks WHERE id = ?", (world.webhook,))
+        sql(tx).execute("DELETE FROM interactions WHERE conversation_id = ?", (world.conversation,))
+        sql(tx).execute("DELETE FROM events WHERE conversation_id = ?", (world.conversation,))
+        sql(tx).execute("DELETE FROM conversations WHERE id = ?", (world.conversation,))
+        sql(tx).execute("DELETE FROM files WHERE id = ?", (world.file,))
+        sql(tx).execute("DELETE FROM webhooks WHERE id = ?", (world.webhook,))
     return {
         "conversation": world.conversation,
         "confirm": world.confirm,

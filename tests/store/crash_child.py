@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from pawflow import Delivery, open_store
-from pawflow.store.database import Tx
+from pawflow.store.database import Sql, sql
 
 CREATE_LOG = (
     "CREATE TABLE IF NOT EXISTS delivered_log (continuation_id TEXT NOT NULL, signal_id TEXT)"
@@ -22,7 +22,7 @@ CREATE_LOG = (
 
 
 def record(delivery: Delivery) -> None:
-    delivery.tx.execute(
+    sql(delivery.tx).execute(
         "INSERT INTO delivered_log (continuation_id, signal_id) VALUES (?, ?)",
         (delivery.continuation.id, delivery.continuation.signal_id),
     )
@@ -30,10 +30,10 @@ def record(delivery: Delivery) -> None:
 
 def arm(kill_after: int) -> None:
     count = {"n": 0}
-    originals: dict[str, Any] = {name: getattr(Tx, name) for name in ("execute", "one", "all")}
+    originals: dict[str, Any] = {name: getattr(Sql, name) for name in ("execute", "one", "all")}
 
     def counting(name: str) -> Any:
-        def wrapper(self: Tx, *args: Any, **kwargs: Any) -> Any:
+        def wrapper(self: Sql, *args: Any, **kwargs: Any) -> Any:
             count["n"] += 1
             if count["n"] >= kill_after:
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -42,7 +42,7 @@ def arm(kill_after: int) -> None:
         return wrapper
 
     for name in originals:
-        setattr(Tx, name, counting(name))
+        setattr(Sql, name, counting(name))
 
 
 def main() -> None:
@@ -50,7 +50,7 @@ def main() -> None:
     rng = random.Random(seed)
     with open_store(url) as store:
         with store.transaction() as tx:
-            tx.execute(CREATE_LOG)
+            sql(tx).execute(CREATE_LOG)
         conversation = store.create_conversation("alice").id
         store.register_handler("log", record)  # recovers what an earlier run left resolved
         arm(rng.randint(5, 400))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pawflow import FakeClock, NotPending, Store, SystemClock, open_store
+from pawflow.store.database import sql
 
 RACER = Path(__file__).with_name("racer.py")
 ROLES = ("answer", "cancel", "expire")
@@ -80,7 +81,7 @@ def test_sixteen_threads_and_four_processes_one_winner(
     final = store.get_interaction(asked.id, user="alice")
     assert final.status in ("answered", "cancelled", "expired")
     with store.transaction(write=False) as tx:
-        row = tx.one("SELECT fire_count FROM signals WHERE signal_id = ?", (asked.signal_id,))
+        row = sql(tx).one("SELECT fire_count FROM signals WHERE signal_id = ?", (asked.signal_id,))
     assert row is not None and row["fire_count"] == 1
     answered_events = [e for e in store.events_after("alice") if e.type == "interaction_answered"]
     assert len(answered_events) == 1

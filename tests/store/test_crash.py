@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pawflow import FakeClock, Store, SystemClock
+from pawflow.store.database import sql
 from tests.store.crash_child import CREATE_LOG, record
 from tests.store.test_concurrency import store_url
 
@@ -35,14 +36,14 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing(
     # children's wall clock, so what they left resolved is due).
     clock.set(SystemClock().now())
     with store.transaction() as tx:
-        tx.execute(CREATE_LOG)
+        sql(tx).execute(CREATE_LOG)
     store.register_handler("log", record)
     store.sweep()
 
     with store.transaction(write=False) as tx:
-        delivered = tx.all("SELECT continuation_id, signal_id FROM delivered_log")
-        left = tx.all("SELECT id, status, signal_id FROM continuations")
-        fired = {row["signal_id"] for row in tx.all("SELECT signal_id FROM signals")}
+        delivered = sql(tx).all("SELECT continuation_id, signal_id FROM delivered_log")
+        left = sql(tx).all("SELECT id, status, signal_id FROM continuations")
+        fired = {row["signal_id"] for row in sql(tx).all("SELECT signal_id FROM signals")}
     ids = [row["continuation_id"] for row in delivered]
     assert len(ids) == len(set(ids)), "a continuation was delivered twice"
     # Whatever is left was never resolved: parked on a signal that has not fired.

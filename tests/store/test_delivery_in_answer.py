@@ -10,6 +10,7 @@ import pytest
 
 from pawflow import Delivery, FakeClock, Store, Undeliverable
 from pawflow.store import database
+from pawflow.store.database import sql
 from pawflow.testing import eventually
 
 
@@ -37,7 +38,7 @@ def test_the_handler_runs_inside_the_answering_transaction(
     seen: list[tuple[str, Any]] = []
 
     def handler(delivery: Delivery) -> None:
-        row = delivery.tx.one(
+        row = sql(delivery.tx).one(
             "SELECT status FROM interactions WHERE signal_id = ?",
             (delivery.continuation.signal_id,),
         )
@@ -61,7 +62,7 @@ def test_a_refused_delivery_keeps_the_answer_and_waits_for_the_sweeper(
     got: list[str] = []
 
     def handler(delivery: Delivery) -> None:
-        delivery.tx.execute("DELETE FROM signals")  # undone with the refusal
+        sql(delivery.tx).execute("DELETE FROM signals")  # undone with the refusal
         if refuse[0]:
             raise Undeliverable("not now")
         got.append(delivery.continuation.id)

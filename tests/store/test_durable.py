@@ -23,6 +23,7 @@ from pawflow import (
     Undeliverable,
     open_store,
 )
+from pawflow.store.database import sql
 from pawflow.testing import eventually
 
 
@@ -139,10 +140,10 @@ def test_continuation_without_a_handler_waits_for_one(store: Store, clock: FakeC
 
 def test_durable_effects_commit_with_the_delivery(store: Store) -> None:
     with store.transaction() as tx:
-        tx.execute("CREATE TABLE handled (continuation_id TEXT PRIMARY KEY)")
+        sql(tx).execute("CREATE TABLE handled (continuation_id TEXT PRIMARY KEY)")
 
     def record(delivery: Delivery) -> None:
-        delivery.tx.execute(
+        sql(delivery.tx).execute(
             "INSERT INTO handled (continuation_id) VALUES (?)", (delivery.continuation.id,)
         )
         if delivery.continuation.payload == b"boom":
@@ -154,7 +155,7 @@ def test_durable_effects_commit_with_the_delivery(store: Store) -> None:
     store.notify_signal("s", 1)
     eventually(lambda: store.get_continuation(bad.id).attempts == 1)
     with store.transaction(write=False) as tx:
-        rows = tx.all("SELECT continuation_id FROM handled")
+        rows = sql(tx).all("SELECT continuation_id FROM handled")
     assert [row["continuation_id"] for row in rows] == [good.id]
 
 
@@ -178,7 +179,7 @@ def test_wait_signal_wakes_when_another_thread_fires(store: Store) -> None:
         target=lambda: fired.append(store.wait_signal("ping", timeout=30)), daemon=True
     )
     waiter.start()
-    eventually(lambda: store._stop_listening is not None)
+    eventually(lambda: store._dispatch.listening)
     store.notify_signal("ping", "pong")
     waiter.join(timeout=30)
     assert len(fired) == 1 and fired[0] is not None
@@ -188,11 +189,11 @@ def test_wait_signal_wakes_when_another_thread_fires(store: Store) -> None:
 
 def test_backend_errors_are_translated(store: Store) -> None:
     with pytest.raises(StoreError) as caught, store.transaction() as tx:
-        tx.execute("SELECT * FROM no_such_table")
+        sql(tx).execute("SELECT * FROM no_such_table")
     assert not isinstance(caught.value, (sqlite3.Error, psycopg.Error))
     with pytest.raises(Conflict), store.transaction() as tx:
-        tx.execute("INSERT INTO users (id, created_at) VALUES ('dup', 0)")
-        tx.execute("INSERT INTO users (id, created_at) VALUES ('dup', 0)")
+        sql(tx).execute("INSERT INTO users (id, created_at) VALUES ('dup', 0)")
+        sql(tx).execute("INSERT INTO users (id, created_at) VALUES ('dup', 0)")
 
 
 def test_unreachable_or_unknown_stores_are_clear_errors() -> None:

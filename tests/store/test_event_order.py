@@ -17,7 +17,7 @@ import pytest
 
 from pawflow import Store, open_store
 from pawflow.store import events
-from pawflow.store.database import Database
+from pawflow.store.database import Database, sql
 from pawflow.testing import eventually, throwaway_postgres
 from tests.conftest import require_postgres
 
@@ -103,5 +103,5 @@ def test_interaction_events_show_the_request_as_asked_and_as_answered(store: Sto
     assert (request.type, request.data) == ("interaction_request", asked.to_dict())
     assert (answer.type, answer.data) == ("interaction_answered", answered.to_dict())
     with store.transaction(write=False) as tx:
-        stored = tx.all("SELECT data, ref FROM events WHERE type LIKE 'interaction%'")
+        stored = sql(tx).all("SELECT data, ref FROM events WHERE type LIKE 'interaction%'")
     assert {(row["data"], row["ref"]) for row in stored} == {("", asked.id)}

@@ -12,6 +12,7 @@ import pytest
 
 from pawflow import open_store
 from pawflow.store import Store, migrations
+from pawflow.store.database import sql
 from pawflow.testing import throwaway_postgres
 from tests.conftest import require_postgres
 
@@ -65,18 +66,18 @@ def test_history_is_linked_and_renumbered(old_store: Store) -> None:
     }
     with old_store.transaction() as tx:
         for user in ("alice", "bob"):
-            tx.execute("INSERT INTO users (id, created_at) VALUES (?, 0)", (user,))
-        tx.execute(
+            sql(tx).execute("INSERT INTO users (id, created_at) VALUES (?, 0)", (user,))
+        sql(tx).execute(
             "INSERT INTO conversations (id, owner, title, created_at) VALUES ('c', 'alice', '', 0)"
         )
         for file_id, owner in (("f-bob", "bob"), ("f-bob-2", "bob"), ("f-alice", "alice")):
-            tx.execute(
+            sql(tx).execute(
                 "INSERT INTO files (id, owner, name, size, media_type, sha256, content, created_at)"
                 " VALUES (?, ?, 'f', 1, 'text/plain', 'x', ?, 0)",
                 (file_id, owner, b"x"),
             )
         for request_id, (kind, by, answer) in answers.items():
-            tx.execute(
+            sql(tx).execute(
                 "INSERT INTO interactions (id, kind, message, response_schema, owner,"
                 " conversation_id, requester, signal_id, status, answer, answered_by,"
                 " answered_at, created_at) VALUES (?, ?, 'm', '{}', 'alice', 'c', '{}', ?,"
@@ -84,7 +85,7 @@ def test_history_is_linked_and_renumbered(old_store: Store) -> None:
                 (request_id, kind, f"interaction:{request_id}", json.dumps(answer), by),
             )
         for user in ("alice", "bob", "alice", "alice", "bob"):
-            tx.execute(
+            sql(tx).execute(
                 "INSERT INTO events (user_id, conversation_id, type, data, created_at)"
                 " VALUES (?, NULL, 'notification', '{}', 0)",
                 (user,),
@@ -93,9 +94,11 @@ def test_history_is_linked_and_renumbered(old_store: Store) -> None:
     assert old_store.migrate() == len(migrations.migrations_for(old_store.dialect))
 
     with old_store.transaction(write=False) as tx:
-        links = tx.all("SELECT file_id, interaction_id FROM file_links ORDER BY interaction_id")
-        numbered = tx.all("SELECT user_id, user_seq FROM events ORDER BY seq")
-        counters = tx.all("SELECT user_id, last_seq FROM event_counters ORDER BY user_id")
+        links = sql(tx).all(
+            "SELECT file_id, interaction_id FROM file_links ORDER BY interaction_id"
+        )
+        numbered = sql(tx).all("SELECT user_id, user_seq FROM events ORDER BY seq")
+        counters = sql(tx).all("SELECT user_id, last_seq FROM event_counters ORDER BY user_id")
     assert [(r["file_id"], r["interaction_id"]) for r in links] == [
         ("f-bob", "i-file"),
         ("f-bob-2", "i-form"),
@@ -109,7 +112,7 @@ def test_history_is_linked_and_renumbered(old_store: Store) -> None:
     ]
     assert [(r["user_id"], r["last_seq"]) for r in counters] == [("alice", 3), ("bob", 2)]
     # the next events go on from each user's count
-    old_store.notify_user("bob", "after the upgrade")
+    old_store.messages.notify_user("bob", "after the upgrade")
     assert [e.seq for e in old_store.events_after("bob", 2)] == [3]
     # the requests' owner may now download what answered them
     assert old_store.readable_file("f-bob", user="alice").id == "f-bob"

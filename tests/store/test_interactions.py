@@ -55,7 +55,7 @@ def test_the_record_keeps_where_the_answer_came_from(
     store: Store, conversation_id: str, clock: FakeClock
 ) -> None:
     typed = store.request_interaction("alice", conversation_id, "confirm", "Go?")
-    said = store.append_message(conversation_id, "yes", author="alice")
+    said = store.messages.append(conversation_id, "yes", author="alice")
     done = store.respond_interaction(typed.id, True, user="alice", via="chat", seq=said.seq)
     assert (done.answered_via, done.answered_seq) == ("chat", said.seq)
     assert store.get_interaction(typed.id, user="alice") == done

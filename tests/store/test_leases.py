@@ -11,29 +11,29 @@ TTL = timedelta(seconds=15)
 
 
 def test_one_owner_at_a_time_until_the_lease_runs_out(store: Store, clock: FakeClock) -> None:
-    assert store.acquire_lease("flow:d1", "proc-a", TTL)
-    assert not store.acquire_lease("flow:d1", "proc-b", TTL)
+    assert store.leases.acquire("flow:d1", "proc-a", TTL)
+    assert not store.leases.acquire("flow:d1", "proc-b", TTL)
     clock.advance("10s")
-    assert store.acquire_lease("flow:d1", "proc-a", TTL)  # a heartbeat renews it
+    assert store.leases.acquire("flow:d1", "proc-a", TTL)  # a heartbeat renews it
     clock.advance("10s")
-    assert not store.acquire_lease("flow:d1", "proc-b", TTL)
+    assert not store.leases.acquire("flow:d1", "proc-b", TTL)
     clock.advance("6s")
-    assert store.acquire_lease("flow:d1", "proc-b", TTL)  # the owner went silent: taken over
-    assert not store.acquire_lease("flow:d1", "proc-a", TTL)
-    [lease] = store.live_leases("flow:")
+    assert store.leases.acquire("flow:d1", "proc-b", TTL)  # the owner went silent: taken over
+    assert not store.leases.acquire("flow:d1", "proc-a", TTL)
+    [lease] = store.leases.live("flow:")
     assert (lease.name, lease.owner) == ("flow:d1", "proc-b")
 
 
 def test_release_frees_the_lease_for_the_next_owner(store: Store) -> None:
-    assert store.acquire_lease("agent:x", "proc-a", TTL)
-    assert not store.release_lease("agent:x", "proc-b")
-    assert store.release_lease("agent:x", "proc-a")
-    assert store.acquire_lease("agent:x", "proc-b", TTL)
+    assert store.leases.acquire("agent:x", "proc-a", TTL)
+    assert not store.leases.release("agent:x", "proc-b")
+    assert store.leases.release("agent:x", "proc-a")
+    assert store.leases.acquire("agent:x", "proc-b", TTL)
 
 
 def test_live_leases_match_their_prefix_literally(store: Store) -> None:
-    assert store.acquire_lease("flow:a_b", "p", TTL)
-    assert store.acquire_lease("flow:aXb", "p", TTL)
-    assert store.acquire_lease("agent:y", "p", TTL)
-    assert [lease.name for lease in store.live_leases("flow:a_")] == ["flow:a_b"]
-    assert len(store.live_leases()) == 3
+    assert store.leases.acquire("flow:a_b", "p", TTL)
+    assert store.leases.acquire("flow:aXb", "p", TTL)
+    assert store.leases.acquire("agent:y", "p", TTL)
+    assert [lease.name for lease in store.leases.live("flow:a_")] == ["flow:a_b"]
+    assert len(store.leases.live()) == 3

@@ -11,6 +11,7 @@ from pawflow import telemetry
 from pawflow.clock import FakeClock
 from pawflow.errors import InvalidInput
 from pawflow.store import Delivery, Store
+from pawflow.store.database import sql
 from pawflow.store.metrics import QUERIES, GaugeQuery, StoreGauges, add_gauges, read
 from pawflow.telemetry import Family, Sample
 
@@ -40,7 +41,7 @@ def test_gauges_count_the_waiting_work_by_kind_age_and_deadline(
     clock.advance("30m")  # "Name?" is past its deadline; no sweep has expired it yet
     store.park("job:1", signal_id="sig:1")
     store.notify_signal("sig:1")  # resolved, and no handler here: it waits for delivery
-    store.acquire_lease("flow:d1", "host:1:abc", timedelta(seconds=30))
+    store.leases.acquire("flow:d1", "host:1:abc", timedelta(seconds=30))
     store.post_message(conversation, "hello", user="ada")  # queues a turn
 
     samples = StoreGauges(store).samples()
@@ -167,7 +168,7 @@ def test_no_part_of_the_scrape_scans_a_table_that_keeps_history(sqlite_store: St
         for index, query in enumerate(QUERIES):
             parts.append(f"SELECT a, b, c, n, t, s FROM ({query.sql}) AS part{index}")
             params.extend(query.params(0))
-        plan = tx.all("EXPLAIN QUERY PLAN " + " UNION ALL ".join(parts), params)
+        plan = sql(tx).all("EXPLAIN QUERY PLAN " + " UNION ALL ".join(parts), params)
     details = [str(row["detail"]) for row in plan]
     for table in ("interactions", "continuations", "chat_turns"):
         reads = [d for d in details if f" {table}" in d]

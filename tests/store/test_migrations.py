@@ -14,7 +14,7 @@ import pytest
 
 from pawflow import FakeClock, MigrationError, open_store
 from pawflow.store import migrations
-from pawflow.store.database import SqliteDatabase
+from pawflow.store.database import SqliteDatabase, sql
 from pawflow.testing import throwaway_postgres
 from tests.conftest import require_postgres
 
@@ -134,7 +134,7 @@ def test_foreign_key_check_refuses_dangling_rows(
     def dangling(tx: Any, row: dict[str, Any]) -> None:
         real_copy(tx, row)
         if row["id"] == "c-005":
-            tx.execute("UPDATE interactions SET conversation_id = 'gone' WHERE id = 'c-005'")
+            sql(tx).execute("UPDATE interactions SET conversation_id = 'gone' WHERE id = 'c-005'")
 
     monkeypatch.setattr(migrations, "_copy_confirmation", dangling)
     before = dump(legacy)
@@ -188,7 +188,7 @@ def test_sqlite_migrations_match_current_schema(tmp_path: Path) -> None:
     db = SqliteDatabase(str(declared))
     with db.transaction() as tx:
         for statement in migrations.statements(migrations.current_schema("sqlite")):
-            tx.execute(statement)
+            sql(tx).execute(statement)
     db.close()
     assert sqlite_shape(migrated) == sqlite_shape(declared)
 

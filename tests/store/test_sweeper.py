@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pawflow import Delivery, FakeClock, Store, Sweeper, open_store
+from pawflow.store.database import sql
 from pawflow.testing import eventually
 from tests.store.test_concurrency import store_url
 
@@ -34,10 +35,10 @@ def test_sweeper_thread_expires_and_stops(store: Store, clock: FakeClock) -> Non
 
 def test_two_sweepers_never_deliver_twice(store: Store, second: Store, clock: FakeClock) -> None:
     with store.transaction() as tx:
-        tx.execute("CREATE TABLE swept (continuation_id TEXT NOT NULL)")
+        sql(tx).execute("CREATE TABLE swept (continuation_id TEXT NOT NULL)")
 
     def record(delivery: Delivery) -> None:
-        delivery.tx.execute(
+        sql(delivery.tx).execute(
             "INSERT INTO swept (continuation_id) VALUES (?)", (delivery.continuation.id,)
         )
 
@@ -53,7 +54,9 @@ def test_two_sweepers_never_deliver_twice(store: Store, second: Store, clock: Fa
 
     def delivered() -> list[str]:
         with store.transaction(write=False) as tx:
-            return [row["continuation_id"] for row in tx.all("SELECT continuation_id FROM swept")]
+            return [
+                row["continuation_id"] for row in sql(tx).all("SELECT continuation_id FROM swept")
+            ]
 
     # A listener thread may still be finishing a batch it leased.
     eventually(lambda: len(delivered()) >= len(timers), timeout=60)
@@ -64,7 +67,7 @@ def test_a_waiter_wakes_when_another_instance_fires(store: Store, second: Store)
     woke: list[object] = []
     waiter = threading.Thread(target=lambda: woke.append(store.wait_signal("cross", 60)))
     waiter.start()
-    eventually(lambda: store._stop_listening is not None)
+    eventually(lambda: store._dispatch.listening)
     second.notify_signal("cross", {"from": "elsewhere"})
     waiter.join(timeout=60)
     assert [getattr(w, "value", None) for w in woke] == [{"from": "elsewhere"}]

@@ -104,7 +104,7 @@ def test_an_empty_answer_needs_a_second_deliberate_enter(user: User) -> None:
 
 
 def test_a_wakeup_reads_as_a_sentence(live: LiveServer, user: User) -> None:
-    live.store.append_message(
+    live.store.messages.append(
         user.conversation,
         '[agent:deployer] [confirmation:abc] The user answered "Roll back?": true',
         role="system",

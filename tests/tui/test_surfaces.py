@@ -14,6 +14,7 @@ from textual.widgets import Static
 
 from pawflow.records import Interaction
 from pawflow.server.testing import LiveServer
+from pawflow.store.database import sql
 from pawflow.tui.inputs import ChoiceInput, ConfirmInput
 from pawflow.tui.surfaces import SurfaceCard, SurfaceTable, card_renderable
 
@@ -54,7 +55,7 @@ def flights(user: User, surface: dict[str, Any]) -> Interaction:
 def rewrite_surface(live: LiveServer, request_id: str, surface: dict[str, Any]) -> None:
     """Store a surface as a newer server version would have published it."""
     with live.store.transaction() as tx:
-        tx.execute(
+        sql(tx).execute(
             "UPDATE interactions SET ui_surface = ? WHERE id = ?", (json.dumps(surface), request_id)
         )
 

@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
-from pawflow.agent.builtin_tools import approval_card
-from pawflow.agent.models.base import ToolCall
 from pawflow.clock import FakeClock
 from pawflow.server.credentials import issue_signin_link
 from pawflow.store import Store, open_store
@@ -134,7 +132,7 @@ def test_blocks_of_one_millisecond_keep_one_order_and_follow_their_message(
             ann.name, chat, "choice", "Which region?", options=["eu", "us"]
         )
         frozen.advance(timedelta(milliseconds=1))
-        same_instant.append_message(
+        same_instant.messages.append(
             chat,
             "Before I deploy, I need one answer from you.",
             role="assistant",
@@ -207,12 +205,21 @@ def test_requests_read_in_words(person: Callable[..., Person]) -> None:
             },
         },
     )
-    call = ToolCall(id="c1", name="rollback", arguments='{"environment": "production"}')
     approval = ann.ask(
         chat,
         "confirm",
         "Allow deployer to run rollback?",
-        ui_surface=approval_card(call, "deployer"),
+        ui_surface={
+            "contract": "pawflow.ui-surface.v1",
+            "type": "card",
+            "fallback": "confirm",
+            "title": "deployer wants to run rollback",
+            "fields": [{"label": "environment", "value": "production"}],
+            "actions": [
+                {"label": "Allow", "value": True, "style": "primary"},
+                {"label": "Don't allow", "value": False},
+            ],
+        },
     )
     page = ann.open_conversation(chat)
 
@@ -255,7 +262,7 @@ def test_requests_read_in_words(person: Callable[..., Person]) -> None:
 def test_a_wakeup_reads_as_a_sentence(person: Callable[..., Person]) -> None:
     ann = person()
     chat = ann.conversation("Wakeups")
-    ann.store.append_message(
+    ann.store.messages.append(
         chat,
         '[agent:deployer] [confirmation:abc] The user answered "Roll back?": true',
         role="system",
@@ -295,7 +302,7 @@ def test_assistant_messages_render_markdown_and_html_stays_text(
 ) -> None:
     ann = person()
     chat = ann.conversation("Markdown")
-    ann.store.append_message(
+    ann.store.messages.append(
         chat,
         "Here is the plan:\n\n1. **Draft** the note\n2. Send it\n\n<script>alert(1)</script>",
         role="assistant",

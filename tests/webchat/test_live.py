@@ -79,10 +79,10 @@ def test_nothing_is_missed_while_the_stream_is_cut(
 
     served.kill()  # the stream is cut mid-flight; meanwhile another process writes
     store = ann.store
-    store.append_message(chat, "Written while you were away", role="assistant", author="bot")
+    store.messages.append(chat, "Written while you were away", role="assistant", author="bot")
     asked = store.request_interaction(ann.name, chat, "confirm", "Still there?")
     elsewhere = store.request_interaction(ann.name, other, "text", "And here?")
-    store.notify_user(ann.name, "The backup failed", title="Backup", urgency="high")
+    store.messages.notify_user(ann.name, "The backup failed", title="Backup", urgency="high")
     served.start()
 
     expect(page.locator(".message-content", has_text="Written while you were away")).to_be_visible()
@@ -109,7 +109,7 @@ def test_a_gap_in_the_log_makes_the_page_reload_what_it_could_not_replay(
 
     served.kill()
     store = ann.store
-    store.append_message(chat, "Logged, then pruned", role="assistant", author="bot")
+    store.messages.append(chat, "Logged, then pruned", role="assistant", author="bot")
     asked = store.request_interaction(ann.name, chat, "integer", "How many?")
     with store.transaction() as tx:  # the retention sweep drops everything logged so far
         prune_events(tx, store.now() + timedelta(days=1))
@@ -178,12 +178,12 @@ def test_notifications_show_as_a_toast_and_in_the_conversation(
     chat = ann.conversation("Ops")
     page = ann.open_conversation(chat)
     assert (
-        ann.store.notify_user(
+        ann.store.messages.notify_user(
             ann.name, "Disk almost full", urgency="high", title="Storage", conversation_id=chat
         )
         == "sent"
     )
-    ann.store.notify_user(ann.name, "Nightly report ready", urgency="low")
+    ann.store.messages.notify_user(ann.name, "Nightly report ready", urgency="low")
     expect(page.locator(".toast", has_text="Nightly report ready")).to_contain_text("Low")
     urgent = page.locator(".toast", has_text="Disk almost full")
     expect(urgent).to_contain_text("Urgent")
@@ -211,10 +211,10 @@ def test_conversations_are_created_and_messages_arrive_live(
     chat = next(c.id for c in ann.api.list_conversations() if c.title == "Weekend plans")
     assert [m.content for m in ann.api.get_history(chat)] == ["Shall we hike?"]
 
-    ann.store.append_message(chat, "Saturday looks sunny.", role="assistant", author="helper")
+    ann.store.messages.append(chat, "Saturday looks sunny.", role="assistant", author="helper")
     expect(page.locator(".message--assistant")).to_contain_text("Saturday looks sunny.")
     other = ann.conversation("Elsewhere")
-    ann.store.append_message(other, "psst", role="assistant", author="helper")
+    ann.store.messages.append(other, "psst", role="assistant", author="helper")
     expect(page.locator(f'a[data-conversation-id="{other}"] .dot')).to_be_attached()
     page.reload()
     expect(page.locator(".message")).to_have_count(2)

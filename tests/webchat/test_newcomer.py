@@ -21,14 +21,14 @@ def test_a_closing_question_after_a_list_is_a_paragraph_of_its_own(
 ) -> None:
     ann = person()
     chat = ann.conversation("Reports")
-    ann.store.append_message(
+    ann.store.messages.append(
         chat,
         "Here are the reports:\n\n- Alpha report\n- Beta report\n- Gamma report\n"
         "Which one should I open?",
         role="assistant",
         author="planner",
     )
-    ann.store.append_message(
+    ann.store.messages.append(
         chat,
         "From: ada@example.com\nTo: bob@example.com\nSubject: Invoice 42",
         role="assistant",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pawflow.agent.approval import Approval, When
 from pawflow.agent.checkpoints import Checkpoint, CheckpointStore
 from pawflow.agent.governance import Budget, Governance, Halt, Limits, deny_pattern
 from pawflow.agent.loop import (
@@ -30,6 +31,7 @@ from pawflow.agent.tools import Tool, Toolbox, ToolContext, ToolOutcome, tool
 __all__ = [
     "AgentLoop",
     "AgentSpec",
+    "Approval",
     "ApprovedCall",
     "Budget",
     "ChatMessage",
@@ -55,6 +57,7 @@ __all__ = [
     "ToolOutcome",
     "ToolSpec",
     "Toolbox",
+    "When",
     "deny_pattern",
     "tool",
 ]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pawflow.agent import wakeups
 from pawflow.agent.models.base import ToolCall
 from pawflow.agent.tools import (
     AWAITING_APPROVAL,
@@ -23,8 +22,9 @@ from pawflow.agent.tools import (
     ToolOutcome,
 )
 from pawflow.errors import InvalidInput
-from pawflow.interactions.surfaces import SURFACE_CONTRACT
+from pawflow.interactions.tool_approval import DECISIONS, make_surface
 from pawflow.records import Interaction, Requester
+from pawflow.store import turns
 
 MAX_WAIT_SECONDS = 120
 PAYLOAD_VERSION = 1
@@ -151,11 +151,12 @@ def request_confirmation(
         fired = ctx.store.wait_signal(interaction.signal_id, wait_seconds)
         if fired is not None and isinstance(fired.value, dict):
             with ctx.store.transaction() as tx:
-                ours = wakeups.absorb(
+                ours = turns.absorb(
                     tx,
                     source=interaction.signal_id,
                     target=target_of(ctx.agent),
                     signal_id=interaction.signal_id,
+                    now=ctx.store.now(),
                 )
             if ours:
                 status = str(fired.value.get("status"))
@@ -217,25 +218,11 @@ def describe_call(call: ToolCall) -> str:
     return f"{call.name} with " + ", ".join(f"{name}: {value}" for name, value in fields)
 
 
-def approval_card(call: ToolCall, agent: str) -> dict[str, Any]:
-    """The approval as a card: what would run, argument by argument, and the two answers."""
-    return {
-        "contract": SURFACE_CONTRACT,
-        "type": "card",
-        "fallback": "confirm",
-        "title": f"{agent} wants to run {call.name}",
-        "fields": [{"label": name, "value": value[:5000]} for name, value in call_fields(call)],
-        "actions": [
-            {"label": "Allow", "value": True, "style": "primary"},
-            {"label": "Don't allow", "value": False},
-        ],
-    }
-
-
 def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcome:
     """Ask, in the chat, whether a consequential call may run; the turn ends on it."""
     shown = describe_call(call)
     question = f"Allow {ctx.agent} to run {shown}?"
+    policy = tool.policy
     interaction = publish_request(
         ctx,
         kind="confirm",
@@ -243,7 +230,14 @@ def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcom
         title="Approval needed",
         purpose="approval",
         extra={"tool_call": call.to_dict()},
-        ui_surface=approval_card(call, ctx.agent),
+        ui_surface=make_surface(
+            tool=call.name,
+            agent=ctx.agent,
+            description=tool.description,
+            arguments=call.parsed_arguments(),
+            schema=tool.parameters,
+            decisions=DECISIONS if policy is None else policy.decisions,
+        ),
     )
     return ToolOutcome(
         f"pending: {call.name} needs the user's approval (request {interaction.id}); it has"

@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pawflow.agent.approval import Approval, When
 from pawflow.agent.builtin_tools import builtin_tools
 from pawflow.agent.governance import Limits
 from pawflow.agent.mcp_tools import McpServerConfig, mcp_tools
@@ -28,6 +29,7 @@ from pawflow.agent.models.openai import OpenAIChatModel
 from pawflow.agent.spec import AgentSpec
 from pawflow.agent.tools import Tool
 from pawflow.errors import InvalidInput
+from pawflow.interactions.tool_approval import DECISIONS
 
 TOOL_GROUP = "pawflow.tools"
 """The entry-point group tools are installed in (``name = "module:function_or_tool"``)."""
@@ -53,9 +55,42 @@ class LimitsConfig(_Strict):
     max_output_tokens: int | None = Field(2_048, ge=1)
 
 
+class ApprovalConfig(_Strict):
+    decisions: list[Literal["approve", "edit", "reject", "respond"]] = Field(
+        default_factory=lambda: list(DECISIONS),
+        description="The decisions offered (approve and reject always)",
+    )
+    when: str | None = Field(None, description="Ask only when this holds, e.g. args.env == 'prod'")
+
+    @field_validator("decisions")
+    @classmethod
+    def _checked_decisions(cls, value: list[str]) -> list[str]:
+        try:
+            Approval.of({"decisions": value})
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
+        return value
+
+    @field_validator("when")
+    @classmethod
+    def _checked_when(cls, value: str | None) -> str | None:
+        try:
+            if value is not None:
+                When.parse(value)
+        except InvalidInput as exc:
+            raise ValueError(exc.message) from None
+        return value
+
+
 class ToolConfig(_Strict):
     name: str = Field(min_length=1)
-    approval: bool = False  # the user approves each call in the chat first
+    # true: the user approves each call in the chat first; a mapping says how and when
+    approval: bool | ApprovalConfig = False
+
+    def policy(self) -> Approval | None:
+        if isinstance(self.approval, ApprovalConfig):
+            return Approval.of(self.approval.model_dump(exclude_none=True))
+        return Approval.of(self.approval)
 
 
 class AgentConfig(_Strict):
@@ -142,9 +177,8 @@ def _tool(config: ToolConfig, builtin: set[str], installed: dict[str, Any], agen
         raise InvalidInput(
             f"agent {agent!r}: tool {config.name!r} cannot be loaded: {exc}"
         ) from exc
-    return dataclasses.replace(
-        tool, name=config.name, consequential=tool.consequential or config.approval
-    )
+    policy = config.policy() or tool.policy
+    return dataclasses.replace(tool, name=config.name, approval=policy)
 
 
 def build(

@@ -10,12 +10,13 @@ approval, hit a limit, was denied, or the model failed — it writes a checkpoin
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from pawflow.agent import wakeups
 from pawflow.agent.checkpoints import CheckpointStore
 from pawflow.agent.governance import Budget, Governance, Halt
 from pawflow.agent.models.base import (
@@ -27,10 +28,11 @@ from pawflow.agent.models.base import (
     TextDelta,
     ToolCall,
 )
-from pawflow.agent.tools import Toolbox, ToolContext, ToolOutcome
+from pawflow.agent.tools import Toolbox, ToolContext, ToolOutcome, call_key
 from pawflow.errors import ModelError, PawFlowError
 from pawflow.ids import new_id
 from pawflow.redaction import redact
+from pawflow.store import approvals, turns
 
 log = logging.getLogger("pawflow.agent.loop")
 
@@ -40,11 +42,20 @@ NOT_RUN = "not run: the turn ended before this call"
 
 @dataclass(frozen=True)
 class ApprovedCall:
-    """A consequential call the user decided on while the run was halted."""
+    """A consequential call the user decided on while the run was halted.
+
+    ``decision`` is ``approve``, ``edit`` (run with ``arguments``), ``reject`` or
+    ``respond`` (``reason`` is the result, the tool does not run); ``approved`` says it runs.
+    """
 
     call: ToolCall
     approved: bool
-    reason: str = ""  # why it does not run, when not approved
+    reason: str = ""  # why it does not run, or the person's result for ``respond``
+    decision: str = ""
+    arguments: dict[str, Any] | None = None  # the approved arguments (None: as proposed)
+    decided_by: str | None = None
+    request_id: str | None = None
+    digest: str | None = None
 
 
 @dataclass
@@ -224,18 +235,43 @@ class AgentLoop:
 
     def _settle(self, settled: ApprovedCall, ctx: ToolContext) -> ToolOutcome:
         call = settled.call
+        record = _approval_record(settled)
         if not settled.approved:
-            return ToolOutcome(settled.reason or f"The user declined: {call.name} was not run.")
+            text = settled.reason or f"The user declined: {call.name} was not run."
+            if settled.decision == "reject":
+                with contextlib.suppress(ValueError):
+                    ctx.rejected[call_key(call.name, call.parsed_arguments())] = text
+            return ToolOutcome(text, data={"approval": record})
+        arguments = settled.arguments
+        run = call if arguments is None else replace(call, arguments=json.dumps(arguments))
         if ctx.wakeup_id is not None:
             with ctx.store.transaction() as tx:
-                first = wakeups.mark_tool_started(tx, ctx.wakeup_id, ctx.store.now())
+                first = turns.mark_tool_started(tx, ctx.wakeup_id, ctx.store.now())
+                if first and settled.request_id is not None:
+                    approvals.record_execution(
+                        tx,
+                        settled.request_id,
+                        tool=call.name,
+                        arguments=_arguments(run),
+                        run_id=ctx.run_id,
+                        now=ctx.store.now(),
+                    )
             if not first:
                 return ToolOutcome(
                     f"{call.name} was started before an interruption; it is not run again and"
                     " its outcome is unknown.",
                     error=True,
                 )
-        return self.tools.invoke(call, ctx, approved=True)
+        outcome = self.tools.invoke(run, ctx, approved=True)
+        ctx.call = call
+        record["executed"] = _arguments(run)
+        if settled.decision == "edit":
+            by = settled.decided_by or "the user"
+            edited = json.dumps(arguments, ensure_ascii=False)
+            outcome = replace(
+                outcome, content=f"{by} edited the arguments to {edited}.\n{outcome.content}"
+            )
+        return replace(outcome, data={**outcome.data, "approval": record})
 
     def _halt(
         self,
@@ -285,3 +321,25 @@ class AgentLoop:
                 data=data or {},
             )
         )
+
+
+def _arguments(call: ToolCall) -> dict[str, Any]:
+    try:
+        return call.parsed_arguments()
+    except ValueError:
+        return {}
+
+
+def _approval_record(settled: ApprovedCall) -> dict[str, Any]:
+    """What the transcript keeps of a decision: proposed, approved, and who decided."""
+    approved = settled.arguments if settled.arguments is not None else _arguments(settled.call)
+    return {
+        "request_id": settled.request_id,
+        "tool": settled.call.name,
+        "decision": settled.decision or ("approve" if settled.approved else "reject"),
+        "decided_by": settled.decided_by,
+        "proposed": _arguments(settled.call),
+        "approved": approved if settled.approved else None,
+        "executed": None,
+        "digest": settled.digest,
+    }

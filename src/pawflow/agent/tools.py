@@ -4,8 +4,11 @@
 schema (and to hand the arguments over typed), with the docstring's descriptions (the
 summary, and an ``Args:`` section or ``:param x:`` lines, read by ``docstring_parser``).
 A parameter annotated :class:`ToolContext` is filled in by the loop, never by the model.
-A tool marked ``consequential`` does not run when the model calls it: the user is asked in
-the chat first (a ``confirm`` interaction), and it runs only once they approve.
+A tool with an ``approval`` policy (or marked ``consequential``) does not run when the model
+calls it: the user is asked in the chat first (a ``tool_approval`` request, a ``confirm`` to
+clients that do not know it), and it runs only once they approve — or edit the arguments
+(see :mod:`pawflow.agent.approval`). A call allowed by an approval rule runs without asking;
+a call identical to one rejected earlier in the run is refused without asking again.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import json
 import re
 import typing
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
@@ -35,9 +38,12 @@ from pydantic.json_schema import (
 )
 from pydantic_core import CoreSchema, core_schema
 
+from pawflow.agent.approval import Approval
 from pawflow.agent.models.base import ToolCall, ToolSpec
 from pawflow.errors import InvalidInput, PawFlowError
+from pawflow.interactions.tool_approval import canonical
 from pawflow.redaction import redact
+from pawflow.store import approvals
 
 if TYPE_CHECKING:
     from pawflow.store import Store
@@ -65,6 +71,13 @@ class ToolContext:
     # The call being run: a tool that ends the turn names it, so its answer comes back as
     # this call's result.
     call: ToolCall | None = None
+    # Calls rejected in this run, by call_key: an identical call is refused without asking.
+    rejected: dict[str, str] = field(default_factory=dict)
+
+
+def call_key(name: str, arguments: Mapping[str, Any]) -> str:
+    """What makes two calls the same call: the tool and its arguments."""
+    return canonical({"tool": name, "arguments": dict(arguments)})
 
 
 @dataclass(frozen=True)
@@ -182,11 +195,24 @@ class Tool:
     context_param: str | None = None
     arguments: type[BaseModel] | None = field(default=None, compare=False, repr=False)
     """The model of the function's arguments: it hands them over typed (an Enum's member)."""
+    approval: Approval | Mapping[str, Any] | bool | None = None
+    """How calls are approved (:class:`Approval`, a mapping of it, or True); implies
+    ``consequential``. A consequential tool without one offers every decision, always."""
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
             raise InvalidInput(f"invalid tool name {self.name!r}")
         jsonschema.Draft202012Validator.check_schema(self.parameters)
+        policy = Approval.of(self.approval)
+        if policy is None and self.consequential:
+            policy = Approval()
+        object.__setattr__(self, "approval", policy)
+        object.__setattr__(self, "consequential", policy is not None)
+
+    @property
+    def policy(self) -> Approval | None:
+        """The approval policy (None: calls run when the model makes them)."""
+        return self.approval if isinstance(self.approval, Approval) else None
 
     @classmethod
     def from_function(
@@ -196,6 +222,7 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         consequential: bool = False,
+        approval: Approval | Mapping[str, Any] | bool | None = None,
     ) -> Tool:
         summary, parameters, context_param = schema_from_function(func)
         return cls(
@@ -206,6 +233,7 @@ class Tool:
             consequential=consequential,
             context_param=context_param,
             arguments=arguments_model(func)[0],
+            approval=approval,
         )
 
     @property
@@ -253,6 +281,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     consequential: bool = False,
+    approval: Approval | Mapping[str, Any] | bool | None = None,
 ) -> Tool: ...
 
 
@@ -263,6 +292,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     consequential: bool = False,
+    approval: Approval | Mapping[str, Any] | bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -272,12 +302,17 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     consequential: bool = False,
+    approval: Approval | Mapping[str, Any] | bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` of a function: ``@tool`` or ``@tool(consequential=True)``."""
 
     def wrap(inner: Callable[..., Any]) -> Tool:
         return Tool.from_function(
-            inner, name=name, description=description, consequential=consequential
+            inner,
+            name=name,
+            description=description,
+            consequential=consequential,
+            approval=approval,
         )
 
     return wrap if func is None else wrap(func)
@@ -328,7 +363,37 @@ class Toolbox:
         problems = found.validate(arguments)
         if problems:
             return ToolOutcome.failure("invalid arguments: " + "; ".join(problems))
-        if found.consequential and not approved:
+        if not approved and call_key(call.name, arguments) in ctx.rejected:
+            return ToolOutcome(
+                f"Refused without asking again: this very call was rejected in this run."
+                f" {ctx.rejected[call_key(call.name, arguments)]}",
+                error=True,
+            )
+        policy = found.policy
+        if policy is not None and not approved and policy.needed(arguments):
+            with ctx.store.transaction(write=False) as tx:
+                rule = approvals.matching_rule(
+                    tx,
+                    agent=ctx.agent,
+                    tool=call.name,
+                    arguments=arguments,
+                    conversation_id=ctx.conversation_id,
+                    user=ctx.user,
+                )
+            if rule is not None:
+                outcome = _redacted(found.run(arguments, ctx))
+                allowed = {
+                    "request_id": rule.request_id,
+                    "rule_id": rule.id,
+                    "tool": call.name,
+                    "decision": "approve",
+                    "decided_by": rule.created_by,
+                    "proposed": arguments,
+                    "approved": arguments,
+                    "executed": arguments,
+                    "digest": None,
+                }
+                return replace(outcome, data={**outcome.data, "approval": allowed})
             if self.approver is None:
                 return ToolOutcome.failure(
                     f"{call.name} needs the user's approval, which cannot be asked here"

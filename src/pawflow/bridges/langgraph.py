@@ -31,7 +31,7 @@ from pawflow.errors import InvalidInput
 from pawflow.interactions.kinds import kind_of_property
 from pawflow.records import Interaction
 from pawflow.store import Delivery, Store
-from pawflow.store.database import Tx
+from pawflow.store import Transaction as Tx
 from pawflow.store.interactions import MAX_MESSAGE
 
 log = logging.getLogger("pawflow.bridges")

@@ -35,7 +35,7 @@ from pawflow.errors import InvalidInput, Undeliverable
 from pawflow.ids import new_id
 from pawflow.records import Interaction
 from pawflow.store import Delivery, Store
-from pawflow.store.database import Tx
+from pawflow.store import Transaction as Tx
 
 FRAMEWORK = "openai-agents"
 MAX_ARGUMENTS_SHOWN = 2000

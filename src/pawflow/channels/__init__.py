@@ -1,9 +1,10 @@
-"""Channels: reaching people where they are (email, webhooks, Apprise URLs).
+"""Channels: reaching people where they are (email, Slack, webhooks, Apprise URLs).
 
 Each channel is an adapter (:class:`Channel`) that renders a request for a recipient,
 sends it once per outbox row, and updates a sent copy when the request is settled. The
 :class:`Dispatcher` sends the store's outbox through them under a lease;
-:mod:`pawflow.channels.replies` reads answers that come back by mail.
+:mod:`pawflow.channels.replies` reads answers that come back by mail,
+:mod:`pawflow.channels.slack_answers` the ones that come back from Slack.
 """
 
 from pawflow.channels.apprise import AppriseChannel
@@ -17,6 +18,7 @@ from pawflow.channels.base import (
 )
 from pawflow.channels.dispatcher import Dispatcher
 from pawflow.channels.email import EmailChannel, SmtpConfig
+from pawflow.channels.slack import SlackChannel, SlackConfig
 from pawflow.channels.webhooks import AllowedHosts, WebhookSender
 
 __all__ = [
@@ -28,6 +30,8 @@ __all__ = [
     "Dispatcher",
     "EmailChannel",
     "Outgoing",
+    "SlackChannel",
+    "SlackConfig",
     "SmtpConfig",
     "WebhookSender",
     "plain_text",

@@ -25,7 +25,7 @@ from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing
 from pawflow.channels.webhooks import Attempt, WebhookSender
 from pawflow.loops import Loop
 from pawflow.store import Store, answer_links, leases, outbox, webhooks
-from pawflow.store.database import Tx
+from pawflow.store import Transaction as Tx
 from pawflow.store.outbox import OutboxRow
 from pawflow.store.webhooks import Webhook, WebhookDelivery
 

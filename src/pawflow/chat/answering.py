@@ -40,12 +40,13 @@ from pawflow.chat.readers import (
 )
 from pawflow.errors import InvalidInput, LeaseLost, NotFound, NotPending
 from pawflow.interactions import Kind
+from pawflow.interactions.tool_approval import is_tool_approval
 from pawflow.records import Interaction, OptionItem
 
 if TYPE_CHECKING:
     from pawflow.chat.sessions import SessionContinuation
     from pawflow.chat.turn import Turn
-    from pawflow.store.database import Tx
+    from pawflow.store import Transaction as Tx
 
 MAX_TYPED = 300
 CHANNEL = "chat"
@@ -209,6 +210,8 @@ def shown_answer(record: Interaction) -> str:
     """The answer as the restatement shows it: labels for options, yes or no, the value."""
     labels = {o["value"]: o["label"] for o in record.options or []}
     answer = record.answer
+    if is_tool_approval(record.ui_surface) and isinstance(answer, dict):
+        answer = {"approve": True, "reject": False}.get(str(answer.get("decision")), answer)
     if isinstance(answer, bool):
         items = ["yes" if answer else "no"]
     elif isinstance(answer, list):

@@ -77,13 +77,13 @@ class AgentOwnership:
         """Renew this process's leases, take or give up agents; returns the agents held."""
         with self._lock:
             store, me = self.store, self.owner
-            store.acquire_lease(PROCESS_PREFIX + me, me, self.ttl)
-            processes = [lease.owner for lease in store.live_leases(PROCESS_PREFIX)]
+            store.leases.acquire(PROCESS_PREFIX + me, me, self.ttl)
+            processes = [lease.owner for lease in store.leases.live(PROCESS_PREFIX)]
             names = sorted(set(self._agents()))
             target = share(len(names), processes, me)
             leases = {
                 lease.name.removeprefix(AGENT_PREFIX): lease.owner
-                for lease in store.live_leases(AGENT_PREFIX)
+                for lease in store.leases.live(AGENT_PREFIX)
             }
             mine = sorted(
                 (name for name in names if leases.get(name) == me),
@@ -93,8 +93,8 @@ class AgentOwnership:
             held: set[str] = set()
             for name in mine:
                 if len(held) >= target:
-                    store.release_lease(AGENT_PREFIX + name, me)  # above our share
-                elif store.acquire_lease(AGENT_PREFIX + name, me, self.ttl):
+                    store.leases.release(AGENT_PREFIX + name, me)  # above our share
+                elif store.leases.acquire(AGENT_PREFIX + name, me, self.ttl):
                     held.add(name)
             free = sorted(
                 (name for name in names if name not in leases),
@@ -104,7 +104,7 @@ class AgentOwnership:
             for name in free:
                 if len(held) >= target:
                     break
-                if store.acquire_lease(AGENT_PREFIX + name, me, self.ttl):
+                if store.leases.acquire(AGENT_PREFIX + name, me, self.ttl):
                     held.add(name)
             if held != self._held:
                 log.info("process %s runs agents %s", me, ", ".join(sorted(held)) or "none")
@@ -115,6 +115,6 @@ class AgentOwnership:
         """Give every lease up (a clean stop): others take the agents over at once."""
         with self._lock:
             for name in self._held:
-                self.store.release_lease(AGENT_PREFIX + name, self.owner)
-            self.store.release_lease(PROCESS_PREFIX + self.owner, self.owner)
+                self.store.leases.release(AGENT_PREFIX + name, self.owner)
+            self.store.leases.release(PROCESS_PREFIX + self.owner, self.owner)
             self._held = frozenset()

@@ -26,6 +26,7 @@ from pawflow.agent.loop import (
     RunFinished,
     RunRequest,
     StepStarted,
+    ToolFinished,
     ToolStarted,
 )
 from pawflow.agent.models.base import ChatMessage, ToolCall
@@ -46,7 +47,7 @@ from pawflow.errors import ConfigError, Conflict
 from pawflow.records import Message
 
 if TYPE_CHECKING:
-    from pawflow.agent.wakeups import Wakeup
+    from pawflow.store.turns import Wakeup
 
 log = logging.getLogger("pawflow.chat")
 
@@ -238,12 +239,38 @@ def settled_calls(wakeup: Wakeup) -> list[ApprovedCall]:
         return []
     call = ToolCall.from_dict(data["tool_call"])
     status = data.get("status")
-    if status == "answered":
-        approved = data.get("answer") is True
+    request_id = data.get("request_id")
+    answer = data.get("answer")
+    if status != "answered":
+        reason = f"The approval request {status}: {call.name} was not run."
+        return [ApprovedCall(call, False, reason, request_id=request_id)]
+    if not isinstance(answer, dict):  # an approval asked before decisions existed
+        approved = answer is True
         reason = "" if approved else f"The user declined: {call.name} was not run."
-    else:
-        approved, reason = False, f"The approval request {status}: {call.name} was not run."
-    return [ApprovedCall(call, approved, reason)]
+        return [ApprovedCall(call, approved, reason, request_id=request_id)]
+    decision = str(answer.get("decision"))
+    by = str(answer.get("by") or "the user")
+    reason = ""
+    if decision == "reject":
+        said = answer.get("reason")
+        reason = (
+            f"Rejected by {by}: {said}" if said else f"Rejected by {by}: {call.name} was not run."
+        )
+    elif decision == "respond":
+        reason = str(answer.get("text") or "")
+    arguments = answer.get("arguments") if decision == "edit" else None
+    return [
+        ApprovedCall(
+            call,
+            decision in ("approve", "edit"),
+            reason,
+            decision=decision,
+            arguments=arguments if isinstance(arguments, dict) else None,
+            decided_by=by,
+            request_id=request_id,
+            digest=answer.get("digest"),
+        )
+    ]
 
 
 class PlanStage:
@@ -261,7 +288,7 @@ class PlanStage:
             return
         # The conversation up to the turn's own message: a message turn's user message, a
         # wakeup's line (the answer). Later messages are later turns, each answered once.
-        history = turn.store.recent_messages(
+        history = turn.store.messages.recent(
             turn.conversation_id, agent.history_limit, until=turn.message_id
         )
         replacing = (
@@ -324,6 +351,9 @@ class ExecuteStage:
                         progress.feed(event)
                     except Exception:  # progress is a courtesy; the turn goes on without it
                         log.exception("agent progress event not written")
+                if isinstance(event, ToolFinished) and "approval" in event.outcome.data:
+                    kept_approvals = turn.reply_data.setdefault("tool_approvals", [])
+                    kept_approvals.append(event.outcome.data["approval"])
                 if isinstance(event, RunFinished):
                     turn.results.append(event.result)
                     # What the run added is kept with the reply: the next turn's model sees it.

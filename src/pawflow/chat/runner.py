@@ -96,13 +96,13 @@ class TurnRunner:
             beats = [(r.key, r.stage) for r in self._running.values()]
         if not beats:
             return
-        for lost in self.store.renew_turns(beats, self.lease):
+        for lost in self.store.turns.renew(beats, self.lease):
             log.warning("turn %s was taken over by another process", lost.turn_id)
 
     # -- claiming and running ---------------------------------------------------------------
 
     def claim(self, turn_id: str) -> QueuedTurn | None:
-        claimed = self.store.claim_turn(turn_id, self.owner, self.lease)
+        claimed = self.store.turns.claim(turn_id, self.owner, self.lease)
         if claimed is not None:
             with self._guard:
                 self._running[claimed.id] = _Running(claimed, claimed.key)
@@ -148,7 +148,7 @@ class TurnRunner:
         started = 0
         if free <= 0:
             return 0
-        for turn in self.store.due_turns(self._agents(), BATCH):
+        for turn in self.store.turns.due(self._agents(), BATCH):
             if started >= free:
                 break
             taken = self._take(turn)
@@ -165,7 +165,7 @@ class TurnRunner:
     def run_due(self, limit: int = BATCH) -> list[QueuedTurn]:
         """Run the due turns in this thread, one after another; returns those that ran."""
         ran: list[QueuedTurn] = []
-        for turn in self.store.due_turns(self._agents(), limit):
+        for turn in self.store.turns.due(self._agents(), limit):
             taken = self._take(turn)
             if taken is None:
                 continue

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
-from pawflow.agent import wakeups
 from pawflow.agent.builtin_tools import wakeup_text
 from pawflow.agent.checkpoints import DEFAULT_TTL, CheckpointStore
 from pawflow.agent.loop import AgentLoop
@@ -127,10 +126,10 @@ class ChatService:
         """Have ``agent`` answer the messages of a conversation from now on."""
         if agent not in self._agents:
             raise InvalidInput(f"unknown agent {agent!r}")
-        self.store.assign_agent(conversation_id, agent)
+        self.store.turns.assign(conversation_id, agent)
 
     def assigned_agent(self, conversation_id: str) -> str | None:
-        return self.store.assigned_agent(conversation_id)
+        return self.store.turns.assigned(conversation_id)
 
     def loop_for(self, spec: AgentSpec) -> AgentLoop:
         return spec.loop(self.checkpoints)
@@ -178,11 +177,6 @@ class ChatService:
         before = set(self.ownership.held)
         self.ownership.beat()
         self.runner.renew()
-        wakeup_ids = [t.wakeup_id for t in self.runner.running() if t.wakeup_id is not None]
-        if wakeup_ids:
-            with self.store.transaction() as tx:
-                for wakeup_id in wakeup_ids:
-                    wakeups.renew(tx, wakeup_id, self.store.now(), self.lease)
         if set(self.ownership.held) - before:
             self.runner.wake()  # agents taken over: their queued turns are ours now
 
@@ -234,7 +228,7 @@ class ChatService:
         }
         if "tool_call" in payload:
             data["tool_call"] = payload["tool_call"]
-        wakeup_id = wakeups.schedule(
+        turns.schedule_wakeup(
             delivery.tx,
             agent=agent,
             conversation_id=conversation_id,
@@ -244,15 +238,6 @@ class ChatService:
             data=data,
             now=self.store.now(),
         )
-        if wakeup_id is not None:
-            turns.enqueue(
-                delivery.tx,
-                conversation_id,
-                kind="wakeup",
-                agent=agent,
-                wakeup_id=wakeup_id,
-                now=self.store.now(),
-            )
         delivery.tx.after_commit(self._wake_poller)
 
     # -- turns ------------------------------------------------------------------------------
@@ -284,7 +269,6 @@ class ChatService:
                 turn_id = turns.enqueue(
                     tx,
                     conversation_id,
-                    kind="message",
                     agent=turns.assigned_agent(tx, conversation_id),
                     message_id=message.id,
                     now=store.now(),
@@ -303,24 +287,10 @@ class ChatService:
             self.ownership.beat()
         return self.runner.run_due(limit)
 
-    def run_wakeup(self, wakeup: wakeups.Wakeup) -> bool:
+    def run_wakeup(self, wakeup: turns.Wakeup) -> bool:
         """Run one wakeup's turn now; False when it ran already or runs elsewhere."""
-        with self.store.transaction() as tx:
-            queued = turns.of_wakeup(tx, wakeup.id)
-            turn_id = (
-                queued.id
-                if queued is not None
-                else turns.enqueue(
-                    tx,
-                    wakeup.conversation_id,
-                    kind="wakeup",
-                    agent=wakeup.agent,
-                    wakeup_id=wakeup.id,
-                    now=self.store.now(),
-                )
-            )
         with self.conversation_lock(wakeup.conversation_id):
-            claimed = self.runner.claim(turn_id)
+            claimed = self.runner.claim(wakeup.id)
             return claimed is not None and bool(self.runner.run_claimed(claimed))
 
     def _run_turn(self, queued: turns.QueuedTurn) -> Turn | bool:
@@ -331,7 +301,7 @@ class ChatService:
         with self.store.transaction(write=False) as tx:
             message = turns.message_of(tx, queued)
         if message is None:  # cannot happen while messages are kept; end it regardless
-            self.store.complete_turn(key)
+            self.store.turns.complete(key)
             return False
         turn = Turn.for_message(self.store, message)
         return self._through_pipeline(turn, key)
@@ -345,17 +315,13 @@ class ChatService:
             log.exception("turn %s in %s failed", key.turn_id, turn.conversation_id)
             self._failed(turn, key, exc)
             return False
-        self.store.complete_turn(key)  # a turn without a reply ends here
+        self.store.turns.complete(key)  # a turn without a reply ends here
         return turn
 
     def _failed(self, turn: Turn, key: turns.TurnKey, exc: Exception) -> None:
         error = f"{type(exc).__name__}: {exc}"
         with self.store.transaction() as tx:
             status = turns.retry_later(tx, key, error, self.store.now())
-            if turn.wakeup is not None and status is not None:  # only while the turn is ours
-                current = wakeups.get(tx, turn.wakeup.id)
-                if current is not None:
-                    wakeups.retry_later(tx, current, error, self.store.now())
         if status == "failed":
             what = (
                 f"after the answer to {json.dumps(turn.wakeup.data.get('question'))}"
@@ -363,7 +329,7 @@ class ChatService:
                 else "to this message"
             )
             agent = turn.agent.name if turn.agent is not None else "the agent"
-            self.store.append_message(
+            self.store.messages.append(
                 turn.conversation_id,
                 f"{agent} could not reply {what}: {exc}",
                 role="system",
@@ -372,22 +338,13 @@ class ChatService:
             )
 
     def _run_wakeup_turn(self, queued: turns.QueuedTurn, key: turns.TurnKey) -> Turn | bool:
-        assert queued.wakeup_id is not None
-        now = self.store.now()
         with self.store.transaction() as tx:
-            wakeup = wakeups.get(tx, queued.wakeup_id)
-            claimed = False if wakeup is None else wakeups.claim(tx, wakeup, now, self.lease)
-            current = wakeups.get(tx, queued.wakeup_id) if claimed is not False else None
-            if current is None:
-                if wakeup is not None and wakeup.status == "scheduled":
-                    turns.put_back(tx, key, wakeup.due_at)  # not due yet: later
-                else:  # absorbed by the turn that asked, or finished: nothing to run
-                    turns.complete(tx, key, now)
-        if current is None:
+            current = turns.start_wakeup(tx, key, self.store.now())
+        if current is None:  # no longer ours
             return False
         with resuming(self.store, current.source, "agent", conversation_id=current.conversation_id):
             return self._through_pipeline(Turn.for_wakeup(self.store, current), key)
 
-    def wakeups_of(self, conversation_id: str) -> list[wakeups.Wakeup]:
+    def wakeups_of(self, conversation_id: str) -> list[turns.Wakeup]:
         with self.store.transaction(write=False) as tx:
-            return wakeups.for_conversation(tx, conversation_id)
+            return turns.wakeups_for_conversation(tx, conversation_id)

@@ -17,22 +17,22 @@ closes a request: only an answer, a cancel or its deadline does).
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from pawflow.clock import from_millis, iso, to_millis
+from pawflow.clock import iso, to_millis
 from pawflow.durations import deadline_after
 from pawflow.errors import InvalidInput, NotFound, NotPending
-from pawflow.ids import new_id
 from pawflow.records import Interaction, Requester
+from pawflow.store import sessions as rows
 from pawflow.store.interactions import newest_pending
 
 if TYPE_CHECKING:
     from pawflow.store import Store
-    from pawflow.store.database import Tx
+    from pawflow.store import Transaction as Tx
 
 ContinuationKind = Literal["question", "approval", "choice"]
 WaitKind = Literal["question", "approval", "choice", "request"]
@@ -109,24 +109,8 @@ class SessionContinuation(BaseModel):
         return data
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> SessionContinuation:
-        return cls(
-            id=row["id"],
-            session_id=row["session_id"],
-            owner=row["owner"],
-            kind=row["kind"],
-            origin=row["origin"],
-            question=row["question"],
-            run_id=row["run_id"],
-            step_id=row["step_id"],
-            intent=row["intent"],
-            payload=None if row["payload"] is None else json.loads(row["payload"]),
-            status=row["status"],
-            reply=row["reply"],
-            created_at=from_millis(row["created_at"]),
-            expires_at=from_millis(row["expires_at"]),
-            closed_at=None if row["closed_at"] is None else from_millis(row["closed_at"]),
-        )
+    def of_row(cls, row: rows.SessionRow) -> SessionContinuation:
+        return cls.model_validate(dataclasses.asdict(row))
 
 
 def requester_name(requester: Requester) -> str:
@@ -152,39 +136,21 @@ def insert(
     expires_at: datetime,
 ) -> SessionContinuation:
     """The raw insert: a second pending one in the session raises ``Conflict``."""
-    row = tx.one(
-        "INSERT INTO session_continuations (id, session_id, owner, kind, origin, question,"
-        " run_id, step_id, intent, payload, status, created_at, expires_at, seq)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?,"
-        " (SELECT COALESCE(MAX(seq), 0) + 1 FROM session_continuations WHERE session_id = ?))"
-        " RETURNING *",
-        (
-            new_id(),
-            session_id,
-            owner,
-            kind,
-            origin,
-            question,
-            run_id,
-            step_id,
-            intent,
-            None if payload is None else json.dumps(payload),
-            to_millis(now),
-            to_millis(expires_at),
-            session_id,
-        ),
-    )
-    assert row is not None
-    return SessionContinuation.from_row(row)
-
-
-def _close(
-    tx: Tx, continuation_id: str, status: SessionStatus, now: datetime, reply: str | None
-) -> dict[str, Any] | None:
-    return tx.one(
-        "UPDATE session_continuations SET status = ?, reply = ?, closed_at = ?"
-        " WHERE id = ? AND status = 'pending' RETURNING *",
-        (status, reply, to_millis(now), continuation_id),
+    return SessionContinuation.of_row(
+        rows.insert(
+            tx,
+            session_id=session_id,
+            owner=owner,
+            kind=kind,
+            origin=origin,
+            question=question,
+            run_id=run_id,
+            step_id=step_id,
+            intent=intent,
+            payload=payload,
+            now=now,
+            expires_at=expires_at,
+        )
     )
 
 
@@ -221,12 +187,8 @@ class SessionRegistry:
         if expires_at is None:
             raise InvalidInput("a session continuation must expire")
         with self.store.transaction() as tx:
-            tx.lock_key(f"session:{session_id}")
-            tx.execute(
-                "UPDATE session_continuations SET status = 'superseded', closed_at = ?"
-                " WHERE session_id = ? AND status = 'pending'",
-                (to_millis(now), session_id),
-            )
+            rows.lock(tx, session_id)
+            rows.supersede_pending(tx, session_id, now)
             return insert(
                 tx,
                 session_id=session_id,
@@ -251,21 +213,18 @@ class SessionRegistry:
         """
         now = self.store.now()
         with self.store.transaction() as tx:
-            row = tx.one(
-                "SELECT * FROM session_continuations WHERE session_id = ? AND status = 'pending'",
-                (session_id,),
-            )
-            if row is not None and row["expires_at"] <= to_millis(now):
-                _close(tx, row["id"], "expired", now, None)
+            row = rows.pending(tx, session_id)
+            if row is not None and row.expires_at <= now:
+                rows.close(tx, row.id, "expired", now, None)
                 row = None
             request = newest_pending(tx, session_id, now)
             if request is not None and (
-                row is None or to_millis(request.created_at) > row["created_at"]
+                row is None or to_millis(request.created_at) > to_millis(row.created_at)
             ):
                 if row is not None:
-                    _close(tx, row["id"], "superseded", now, None)
+                    rows.close(tx, row.id, "superseded", now, None)
                 return SessionContinuation.of_request(request)
-            return None if row is None else SessionContinuation.from_row(row)
+            return None if row is None else SessionContinuation.of_row(row)
 
     def answered(self, continuation_id: str, reply: str) -> SessionContinuation:
         return self._finish(continuation_id, "answered", reply)
@@ -279,47 +238,34 @@ class SessionRegistry:
 
     def get(self, continuation_id: str) -> SessionContinuation | None:
         with self.store.transaction(write=False) as tx:
-            row = tx.one("SELECT * FROM session_continuations WHERE id = ?", (continuation_id,))
-        return None if row is None else SessionContinuation.from_row(row)
+            row = rows.get(tx, continuation_id)
+        return None if row is None else SessionContinuation.of_row(row)
 
     def _finish(
         self, continuation_id: str, status: SessionStatus, reply: str | None
     ) -> SessionContinuation:
         with self.store.transaction() as tx:
-            row = _close(tx, continuation_id, status, self.store.now(), reply)
+            row = rows.close(tx, continuation_id, status, self.store.now(), reply)
             if row is None:
-                current = tx.one(
-                    "SELECT status FROM session_continuations WHERE id = ?", (continuation_id,)
-                )
+                current = rows.get(tx, continuation_id)
                 if current is None:
                     raise NotFound("session continuation")
-                raise NotPending(current["status"])
-            return SessionContinuation.from_row(row)
+                raise NotPending(current.status)
+            return SessionContinuation.of_row(row)
 
     def history(self, session_id: str) -> list[SessionContinuation]:
         with self.store.transaction(write=False) as tx:
-            rows = tx.all(
-                "SELECT * FROM session_continuations WHERE session_id = ? ORDER BY seq",
-                (session_id,),
-            )
-        return [SessionContinuation.from_row(row) for row in rows]
+            found = rows.history(tx, session_id)
+        return [SessionContinuation.of_row(row) for row in found]
 
     def by_run(self, run_id: str) -> list[SessionContinuation]:
         with self.store.transaction(write=False) as tx:
-            rows = tx.all(
-                "SELECT * FROM session_continuations WHERE run_id = ? ORDER BY session_id, seq",
-                (run_id,),
-            )
-        return [SessionContinuation.from_row(row) for row in rows]
+            found = rows.by_run(tx, run_id)
+        return [SessionContinuation.of_row(row) for row in found]
 
 
 def expire_due(store: Store) -> dict[str, int]:
     """Sweep step: mark continuations past their TTL expired (reads enforce it anyway)."""
-    now = to_millis(store.now())
     with store.transaction() as tx:
-        expired = tx.execute(
-            "UPDATE session_continuations SET status = 'expired', closed_at = ?"
-            " WHERE status = 'pending' AND expires_at <= ?",
-            (now, now),
-        )
+        expired = rows.expire_due(tx, store.now())
     return {"session_continuations_expired": expired}

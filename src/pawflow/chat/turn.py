@@ -16,13 +16,12 @@ if TYPE_CHECKING:
     from pawflow.agent.models.base import ChatMessage
     from pawflow.agent.resume import ResumeSeed
     from pawflow.agent.spec import AgentSpec
-    from pawflow.agent.wakeups import Wakeup
     from pawflow.chat.matching import Match
     from pawflow.chat.sessions import SessionContinuation, SessionRegistry
     from pawflow.records import Message
     from pawflow.store import Store
-    from pawflow.store.database import Tx
-    from pawflow.store.turns import TurnKey
+    from pawflow.store import Transaction as Tx
+    from pawflow.store.turns import TurnKey, Wakeup
 
 
 class AgentRuntime(Protocol):
@@ -87,10 +86,10 @@ class Turn:
     ) -> Message | None:
         """Post the turn's reply: with a durable turn, together with its end (None: lost)."""
         if self.key is None:
-            return self.store.append_message(
+            return self.store.messages.append(
                 self.conversation_id, reply, role="assistant", author=author, data=data
             )
-        _, message = self.store.complete_turn(self.key, reply, author=author, data=data)
+        _, message = self.store.turns.complete(self.key, reply, author=author, data=data)
         return message
 
     def post_reply_in(

@@ -288,6 +288,11 @@ def inbox(
             lines.insert(0, f"[bold]{escape(item.title)}[/]")
         if item.options:
             lines.append("options: " + escape(", ".join(o["value"] for o in item.options)))
+        surface = item.ui_surface or {}
+        if surface.get("type") == "tool_approval":
+            arguments = json.dumps(surface.get("arguments"), ensure_ascii=False)
+            lines.append(f"{escape(str(surface.get('tool')))} {escape(arguments)}")
+            lines.append("decide: yes · no · --edit JSON · --reject REASON · --respond TEXT")
         where = f"in {escape(titles.get(item.conversation_id) or item.conversation_id)}"
         if item.expires_at is not None:
             where += f" · expires {item.expires_at.strftime('%Y-%m-%d %H:%M')} UTC"
@@ -298,10 +303,25 @@ def inbox(
 
 def answer(
     request_id: str = typer.Argument(..., help="The request's id (see pawflow inbox)."),
-    value: str = typer.Argument(
-        ...,
+    value: str | None = typer.Argument(
+        None,
         help="confirm: yes/no; choice: a value; multi: a,b; form: JSON; file: a path; "
         "'-' reads the value from standard input.",
+    ),
+    edit: str | None = typer.Option(
+        None, "--edit", help="A tool approval: run with these arguments (a JSON object)."
+    ),
+    reject: str | None = typer.Option(
+        None, "--reject", help="A tool approval: do not run it; the reason the model reads."
+    ),
+    respond: str | None = typer.Option(
+        None, "--respond", help="A tool approval: do not run it; this text is its result."
+    ),
+    always: str | None = typer.Option(
+        None,
+        "--always",
+        help="A tool approval: allow this call from now on in this "
+        "'conversation' or for this 'agent' (with yes or --edit).",
     ),
     server: str = SERVER_OPTION,
     token: str | None = TOKEN_OPTION,
@@ -313,7 +333,12 @@ def answer(
     with _client(server, token) as client:
         try:
             record = client.get_interaction(request_id)
-            typed = typed_answer(record, value, client)
+            decided = decision_of(
+                record, value, edit=edit, reject=reject, respond=respond, always=always
+            )
+            if decided is None and value is None:
+                raise InvalidInput("give the answer (or --edit, --reject, --respond)")
+            typed = decided if decided is not None else typed_answer(record, value or "", client)
             done = client.respond_interaction(request_id, typed, via="cli")
         except PawFlowError as exc:
             raise _fail(exc) from exc
@@ -321,6 +346,54 @@ def answer(
         _say(json.dumps({"interaction": done.to_dict()}))
         return
     console.print(f"Answered [bold]{done.id}[/]: {json.dumps(done.answer)}")
+
+
+_DECIDE_YES = frozenset({"y", "yes", "true", "1", "ok", "approve", "allow"})
+_DECIDE_NO = frozenset({"n", "no", "false", "0", "deny", "reject"})
+
+
+def decision_of(
+    record: Interaction,
+    value: str | None,
+    *,
+    edit: str | None,
+    reject: str | None,
+    respond: str | None,
+    always: str | None,
+) -> dict[str, Any] | None:
+    """The decision the options give on a tool approval (None: not one, read as usual)."""
+    given = [
+        flag
+        for flag, v in (("--edit", edit), ("--reject", reject), ("--respond", respond))
+        if v is not None
+    ]
+    surface = record.ui_surface or {}
+    if surface.get("type") != "tool_approval":
+        if given or always is not None:
+            raise InvalidInput(f"{(given or ['--always'])[0]} answers a tool approval only")
+        return None
+    if len(given) > 1 or (given and value is not None):
+        raise InvalidInput("give one decision: a yes or no, --edit, --reject or --respond")
+    decision: dict[str, Any]
+    if edit is not None:
+        try:
+            arguments = json.loads(edit)
+        except ValueError as exc:
+            raise InvalidInput("--edit takes a JSON object, such as '{\"a\": 1}'") from exc
+        decision = {"decision": "edit", "arguments": arguments}
+    elif reject is not None:
+        decision = {"decision": "reject", **({"reason": reject} if reject.strip() else {})}
+    elif respond is not None:
+        decision = {"decision": "respond", "text": respond}
+    elif value is not None and value.strip().lower() in _DECIDE_YES:
+        decision = {"decision": "approve"}
+    elif value is not None and value.strip().lower() in _DECIDE_NO:
+        decision = {"decision": "reject"}
+    else:
+        return None
+    if always is not None:
+        decision["always"] = always
+    return decision
 
 
 _YES = frozenset({"y", "yes", "true", "1", "ok", "confirm"})

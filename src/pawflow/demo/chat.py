@@ -116,7 +116,7 @@ def demo_setup(
         return found
     conversation = store.create_conversation(user, PLANNER_TITLE)
     services.assign(conversation.id, PLANNER)
-    store.append_message(
+    store.messages.append(
         conversation.id,
         GREETING.format(sandbox=sandbox or "no sandbox configured", session=conversation.id),
         role="assistant",

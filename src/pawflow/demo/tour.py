@@ -141,7 +141,7 @@ def demo_conversation(store: Store, user: str) -> str:
     if found is not None:
         return found
     conversation = store.create_conversation(user, DEMO_TITLE)
-    store.append_message(
+    store.messages.append(
         conversation.id,
         "Welcome to PawFlow. Questions asked here wait for you, however long you take.",
         role="assistant",
@@ -164,7 +164,7 @@ def seed_tour(store: Store, user: str) -> str:
     if found is not None:
         return found
     conversation = store.create_conversation(user, TOUR_TITLE)
-    store.append_message(
+    store.messages.append(
         conversation.id,
         "Here is one request of every kind. Answer them here, or from Pending in the header.",
         role="assistant",

@@ -7,12 +7,13 @@ the earlier version still find their instance (``flow:<deployment id>``).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pawflow.clock import from_millis, iso, to_millis
+from pawflow.clock import iso
 from pawflow.errors import InvalidInput, NotFound
 from pawflow.flow.definition import FlowDefinition, parse_flow
 from pawflow.flow.engine import PARK_MODE_INJECT
@@ -21,46 +22,24 @@ from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.registry import TaskRegistry
 from pawflow.flow.task import FlowScope
 from pawflow.ids import new_id
-from pawflow.store import Store, queues
+from pawflow.store import Store, Transaction, queues
 from pawflow.store import continuations as cont
+from pawflow.store import deployments as rows
 from pawflow.store.conversations import find_conversation, may_write
-from pawflow.store.database import Tx
+from pawflow.store.deployments import CHANGED_NOTICE, DeploymentRow, Status
 
-Status = Literal["running", "stopped"]
-CHANGED_NOTICE = "flows"
+Tx = Transaction
+
+__all__ = ["CHANGED_NOTICE", "IDLE", "Deployment", "Status"]
 
 
 @dataclass(frozen=True)
-class Deployment:
-    id: str
-    name: str
-    definition: str
-    base_dir: str | None
-    user: str
-    conversation_id: str
-    status: Status
-    status_reason: str | None
-    version: int
-    last_error: str | None
-    created_at: datetime
-    updated_at: datetime
+class Deployment(DeploymentRow):
+    """A stored deployment, with the flow it runs."""
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Deployment:
-        return cls(
-            id=row["id"],
-            name=row["name"],
-            definition=row["definition"],
-            base_dir=row["base_dir"],
-            user=row["user_id"],
-            conversation_id=row["conversation_id"],
-            status=row["status"],
-            status_reason=row["status_reason"],
-            version=int(row["version"]),
-            last_error=row["last_error"],
-            created_at=from_millis(row["created_at"]),
-            updated_at=from_millis(row["updated_at"]),
-        )
+    def of_row(cls, row: DeploymentRow) -> Deployment:
+        return cls(**dataclasses.asdict(row))
 
     def load(self, registry: TaskRegistry | None = None) -> FlowDefinition:
         """The validated flow this deployment runs."""
@@ -90,46 +69,23 @@ class Deployment:
 
 
 def get(tx: Tx, deployment_id: str) -> Deployment:
-    row = tx.one("SELECT * FROM flow_deployments WHERE id = ?", (deployment_id,))
-    if row is None:
-        raise NotFound("flow deployment")
-    return Deployment.from_row(row)
+    return Deployment.of_row(rows.get(tx, deployment_id))
 
 
 def all_deployments(
     tx: Tx, *, user: str | None = None, status: Status | None = None
 ) -> list[Deployment]:
-    clauses, params = [], []
-    if user is not None:
-        clauses.append("user_id = ?")
-        params.append(user)
-    if status is not None:
-        clauses.append("status = ?")
-        params.append(status)
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = tx.all(f"SELECT * FROM flow_deployments{where} ORDER BY created_at, id", params)
-    return [Deployment.from_row(row) for row in rows]
+    return [Deployment.of_row(row) for row in rows.all_deployments(tx, user=user, status=status)]
 
 
 def set_status(
     tx: Tx, deployment_id: str, status: Status, *, reason: str | None, now: datetime
 ) -> Deployment:
-    changed = tx.execute(
-        "UPDATE flow_deployments SET status = ?, status_reason = ?, last_error = NULL,"
-        " updated_at = ? WHERE id = ?",
-        (status, reason, to_millis(now), deployment_id),
-    )
-    if not changed:
-        raise NotFound("flow deployment")
-    tx.notify(CHANGED_NOTICE)
-    return get(tx, deployment_id)
+    return Deployment.of_row(rows.set_status(tx, deployment_id, status, reason=reason, now=now))
 
 
 def record_error(tx: Tx, deployment_id: str, error: str | None) -> None:
-    tx.execute(
-        "UPDATE flow_deployments SET last_error = ? WHERE id = ?",
-        (None if error is None else error[:2000], deployment_id),
-    )
+    rows.record_error(tx, deployment_id, error)
 
 
 # -- operations on a store ------------------------------------------------------------------
@@ -153,51 +109,16 @@ def deploy(
     flow = parse_flow(definition, registry=registry, base_dir=directory)
     with store.transaction() as tx:
         deploying_user = scope_in(tx, conversation_id, user).user
-        at = to_millis(store.now())
-        existing = tx.one(
-            "SELECT id, definition, base_dir FROM flow_deployments WHERE user_id = ?"
-            " AND conversation_id = ? AND name = ?",
-            (deploying_user, conversation_id, flow.name),
+        row, created = rows.save(
+            tx,
+            name=flow.name,
+            definition=definition,
+            base_dir=_text(directory),
+            user=deploying_user,
+            conversation_id=conversation_id,
+            now=store.now(),
         )
-        unchanged = existing is not None and (existing["definition"], existing["base_dir"]) == (
-            definition,
-            _text(directory),
-        )
-        if existing is not None and unchanged:
-            # The same definition again: keep the version, so a running instance goes on.
-            tx.execute(
-                "UPDATE flow_deployments SET status = 'running', status_reason = NULL,"
-                " updated_at = ? WHERE id = ?",
-                (at, existing["id"]),
-            )
-            deployment_id, created = str(existing["id"]), False
-        elif existing is not None:
-            tx.execute(
-                "UPDATE flow_deployments SET definition = ?, base_dir = ?, status = 'running',"
-                " status_reason = NULL, last_error = NULL, version = version + 1,"
-                " updated_at = ? WHERE id = ?",
-                (definition, _text(directory), at, existing["id"]),
-            )
-            deployment_id, created = str(existing["id"]), False
-        else:
-            deployment_id, created = new_id(), True
-            tx.execute(
-                "INSERT INTO flow_deployments (id, name, definition, base_dir, user_id,"
-                " conversation_id, status, version, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, 'running', 1, ?, ?)",
-                (
-                    deployment_id,
-                    flow.name,
-                    definition,
-                    _text(directory),
-                    deploying_user,
-                    conversation_id,
-                    at,
-                    at,
-                ),
-            )
-        tx.notify(CHANGED_NOTICE)
-        return get(tx, deployment_id), created
+        return Deployment.of_row(row), created
 
 
 def scope_in(tx: Tx, conversation_id: str, user: str | None) -> FlowScope:
@@ -300,11 +221,5 @@ def inject(
             signal_id=signal_id,
         )
         cont.fire_signal(tx, signal_id, None, now)
-        woken = tx.execute(
-            "UPDATE flow_deployments SET status = 'running', status_reason = NULL,"
-            " updated_at = ? WHERE id = ? AND status = 'stopped' AND status_reason = ?",
-            (to_millis(now), deployment_id, IDLE),
-        )
-        if woken:
-            tx.notify(CHANGED_NOTICE)
+        rows.wake_if_stopped(tx, deployment_id, IDLE, now)
     return entry

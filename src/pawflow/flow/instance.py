@@ -25,8 +25,8 @@ from pawflow.flow.task import FlowScope, RuntimeContext
 
 if TYPE_CHECKING:
     from pawflow.store import Store
+    from pawflow.store import Transaction as Tx
     from pawflow.store.continuations import Continuation
-    from pawflow.store.database import Tx
 
 log = logging.getLogger("pawflow.flow")
 

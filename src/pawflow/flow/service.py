@@ -124,7 +124,7 @@ class FlowService:
             self.store.deliveries.unregister(TARGET_KIND)
             for instance_id in self.executors.ids():
                 self._stop_instance(instance_id)
-            self.store.release_lease(PROCESS_LEASE + self.owner, self.owner)
+            self.store.leases.release(PROCESS_LEASE + self.owner, self.owner)
 
     def __enter__(self) -> FlowService:
         self.start()
@@ -149,7 +149,7 @@ class FlowService:
         with self._lock:
             if not self._started:
                 return
-            self.store.acquire_lease(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
+            self.store.leases.acquire(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
             wanted = {d.id: d for d in deployments.list_deployments(self.store, status="running")}
             for instance_id in self.executors.ids():
                 instance = self.executors.get(instance_id)
@@ -162,7 +162,7 @@ class FlowService:
             # Above the fair share (another process came up): give the newest ones up.
             for instance_id in self.executors.ids()[share:]:
                 self._stop_instance(instance_id)
-            holders = {lease.name: lease.owner for lease in self.store.live_leases("flow:")}
+            holders = {lease.name: lease.owner for lease in self.store.leases.live("flow:")}
             started = False
             for deployment in wanted.values():
                 if len(self.executors.ids()) >= share:
@@ -174,7 +174,7 @@ class FlowService:
                 holder = holders.get(target_of(deployment.id))
                 if holder is not None and holder != self.owner:
                     continue
-                if self.store.acquire_lease(target_of(deployment.id), self.owner, self.lease_ttl):
+                if self.store.leases.acquire(target_of(deployment.id), self.owner, self.lease_ttl):
                     started |= self._start_instance(deployment)
             self._stop_idle(wanted)
             deliver, self._deliver_soon = started or self._deliver_soon, False
@@ -186,14 +186,16 @@ class FlowService:
         with self._lock:
             if not self._started:
                 return
-            self.store.acquire_lease(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
+            self.store.leases.acquire(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
             for instance_id in self.executors.ids():
-                if not self.store.acquire_lease(target_of(instance_id), self.owner, self.lease_ttl):
+                if not self.store.leases.acquire(
+                    target_of(instance_id), self.owner, self.lease_ttl
+                ):
                     log.warning("flow %s moved to another process", instance_id)
                     self._stop_instance(instance_id, release=False)
 
     def _fair_share(self, deployments_count: int) -> int:
-        live = {lease.owner for lease in self.store.live_leases(PROCESS_LEASE)} | {self.owner}
+        live = {lease.owner for lease in self.store.leases.live(PROCESS_LEASE)} | {self.owner}
         return math.ceil(deployments_count / len(live))
 
     def _start_instance(self, deployment: Deployment) -> bool:
@@ -204,7 +206,7 @@ class FlowService:
             self._failed[deployment.id] = deployment.version
             with self.store.transaction() as tx:
                 deployments.record_error(tx, deployment.id, str(exc))
-            self.store.release_lease(target_of(deployment.id), self.owner)
+            self.store.leases.release(target_of(deployment.id), self.owner)
             return False
         instance = FlowInstance(
             deployment.id,
@@ -220,7 +222,7 @@ class FlowService:
             instance.start()
         except Exception as exc:  # the store failed, or another process took it meanwhile
             log.warning("flow deployment %s did not start here: %s", deployment.id, exc)
-            self.store.release_lease(target_of(deployment.id), self.owner)
+            self.store.leases.release(target_of(deployment.id), self.owner)
             return False
         self.executors.add(instance)
         self._versions[deployment.id] = deployment.version
@@ -236,7 +238,7 @@ class FlowService:
             instance.stop(self.stop_timeout)
             log.info("flow %s (%s) stopped here", instance.flow.name, instance_id)
         if release:
-            self.store.release_lease(target_of(instance_id), self.owner)
+            self.store.leases.release(target_of(instance_id), self.owner)
 
     def _stop_idle(self, wanted: Mapping[str, Deployment]) -> None:
         now = self.store.now()

@@ -16,8 +16,8 @@ import yaml
 from pawflow.flow.deployments import Deployment, all_deployments, get
 from pawflow.flow.executors import target_of
 from pawflow.store import Store, leases, queues
+from pawflow.store import Transaction as Tx
 from pawflow.store import continuations as cont
-from pawflow.store.database import Tx
 from pawflow.store.queues import STATUSES
 
 

@@ -215,7 +215,7 @@ class NotifyUser(Task):
 
     def process(self, flowfile: FlowFile, ctx: TaskContext) -> Iterable[Emit]:
         scope = ctx.scope
-        status = ctx.store.notify_user(
+        status = ctx.store.messages.notify_user(
             scope.user,
             ctx.prop("message") or "",
             title=ctx.prop("title") or None,

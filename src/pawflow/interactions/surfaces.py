@@ -4,9 +4,9 @@ A surface is a richer way to show a request (a table to pick rows from, a card w
 buttons). It never changes what the request asks: its ``fallback`` names the request's own
 kind, every answer it produces goes through ``respond_interaction`` and is validated like
 any other, and a client that cannot draw it renders that kind instead or hands off
-explicitly. Known types (``table``, ``card``) are checked in full; a type this version does
-not know is kept as long as its envelope (contract, type, fallback) is sound, so that newer
-publishers can reach older clients, which then fall back.
+explicitly. Known types (``table``, ``card``, ``tool_approval``) are checked in full; a type
+this version does not know is kept as long as its envelope (contract, type, fallback) is
+sound, so that newer publishers can reach older clients, which then fall back.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from pydantic import ValidationError as PydanticError
 from pawflow.errors import FieldError, InvalidInput
 from pawflow.interactions.kinds import Kind, Option
 from pawflow.interactions.problems import join_path
+from pawflow.interactions.tool_approval import Decision
+from pawflow.interactions.tool_approval import check as check_tool_approval
 
 SURFACE_CONTRACT = "pawflow.ui-surface.v1"
-SURFACE_TYPES = ("table", "card")
+SURFACE_TYPES = ("table", "card", "tool_approval")
 MAX_SURFACE_CHARS = 64 * 1024
 
 Text = Annotated[StrictStr, Field(max_length=1000)]
@@ -88,7 +90,25 @@ class CardSurface(Envelope):
     actions: Annotated[list[CardAction], Field(max_length=10)] = []
 
 
-_MODELS: dict[str, type[Envelope]] = {"table": TableSurface, "card": CardSurface}
+class ToolApprovalSurface(Envelope):
+    """An agent's tool call waiting for a decision (see :mod:`~.tool_approval`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    type: Literal["tool_approval"]
+    tool: Annotated[StrictStr, Field(min_length=1, max_length=64)]
+    agent: Annotated[StrictStr, Field(max_length=200)] | None = None
+    description: Annotated[StrictStr, Field(max_length=10_000)] = ""
+    arguments: dict[str, Any]
+    schema_: dict[str, Any] = Field(alias="schema")
+    decisions: Annotated[list[Decision], Field(min_length=2, max_length=4)]
+
+
+_MODELS: dict[str, type[Envelope]] = {
+    "table": TableSurface,
+    "card": CardSurface,
+    "tool_approval": ToolApprovalSurface,
+}
 _ACTION_KINDS = frozenset({Kind.CONFIRM, Kind.CHOICE})
 
 
@@ -163,6 +183,8 @@ def check_surface(
         errors += _check_table(surface, kind, values)
     elif isinstance(surface, CardSurface):
         errors += _check_card(surface, kind, values)
+    elif isinstance(surface, ToolApprovalSurface):
+        errors += check_tool_approval(data, kind)
     if errors:
         raise _invalid(errors)
     return data  # type: ignore[no-any-return]

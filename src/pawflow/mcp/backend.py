@@ -56,6 +56,11 @@ class Backend(Protocol):
         once as soon as it listens (for what changed before it did), then on every change."""
         ...
 
+    async def record_round(self, round_id: str, request_id: str, action: str) -> bool:
+        """Record the client's reply (accept, decline, cancel) to elicitation round
+        ``round_id`` of a request; False when that round was already used."""
+        ...
+
     def answer_url(self, record: Interaction) -> str:
         """Where the person answers ``record`` in the web chat."""
         ...

@@ -3,8 +3,10 @@
 An elicitation form is an object of primitive fields (boolean, string with an optional
 format, integer/number, single or multiple choice of strings). A request fits when its
 kind is one of those, or a form whose every field is; files, anything nested and rich
-surfaces do not, and stay durable requests with a link to the web chat. Only constraints
-the form can carry are copied: the server still validates every answer (R-1.3).
+surfaces do not: they are asked in URL mode (the request's answer page) where the client
+takes it, else they stay durable requests with a link. Decimals are strings with a pattern.
+Only constraints the form can carry are copied: the server still validates every answer
+(R-1.3).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pawflow.records import Interaction
 ANSWER_FIELD = "answer"
 """The one field of the form that asks a scalar question."""
 
+DECIMAL_PATTERN = r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$"
+"""What a decimal answer looks like: it travels as a string, exact."""
 _STRING_KEEP = ("minLength", "maxLength")
 _NUMBER_KEEP = ("minimum", "maximum")
 _FORMATS = frozenset({"date", "date-time", "email", "uri"})
@@ -76,8 +80,11 @@ def _field(kind: Kind, schema: dict[str, Any]) -> dict[str, Any] | None:
         if schema.get("format") in _FORMATS:
             field["format"] = schema["format"]
         return field
-    if kind in (Kind.INTEGER, Kind.DECIMAL):
-        field = {**out, "type": "integer" if kind is Kind.INTEGER else "number"}
+    if kind is Kind.DECIMAL:
+        # A string, not a JSON number: a number would lose the decimal's exactness.
+        return {**out, "type": "string", "pattern": DECIMAL_PATTERN}
+    if kind is Kind.INTEGER:
+        field = {**out, "type": "integer"}
         field.update(
             {
                 k: schema[k]

@@ -20,6 +20,7 @@ from pawflow.records import Interaction
 from pawflow.server.auth import Principal, still_signed_in, until_signed_out
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem
+from pawflow.store import mcp_rounds
 
 T = TypeVar("T")
 REVOKED = "the token was revoked"
@@ -185,6 +186,18 @@ class LocalBackend:
                 await waiter.wait()
         finally:
             hub.unsubscribe(waiter)
+
+    async def record_round(self, round_id: str, request_id: str, action: str) -> bool:
+        store = self.ctx.store
+
+        def record() -> bool:
+            store.get_interaction(request_id, user=self.user)  # not theirs: not found
+            with store.transaction() as tx:
+                return mcp_rounds.record(
+                    tx, round_id, request_id, user=self.user, action=action, now=store.now()
+                )
+
+        return await anyio.to_thread.run_sync(record)
 
     def answer_url(self, record: Interaction) -> str:
         return chat_url(self.ctx.settings.base_url, record.conversation_id)

@@ -34,6 +34,7 @@ class RemoteBackend:
         self._conversation_id: str | None = None
         self._user: str | None = None
         self._lock = threading.Lock()
+        self._rounds: dict[str, str] = {}
 
     @property
     def user(self) -> str:
@@ -168,6 +169,15 @@ class RemoteBackend:
                     await on_change()
         finally:
             stop.set()
+
+    async def record_round(self, round_id: str, request_id: str, action: str) -> bool:
+        """Rounds are this process's own (its ``requestState`` key is too): kept in memory."""
+        await self.get(request_id)  # not the user's: not found
+        with self._lock:
+            if round_id in self._rounds:
+                return False
+            self._rounds[round_id] = action
+            return True
 
     def answer_url(self, record: Interaction) -> str:
         return chat_url(self.client.server, record.conversation_id)

@@ -9,7 +9,7 @@ named, how long to wait, and the answer link.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import mcp_types as types
 from pydantic import BaseModel, Field, StrictInt, create_model
@@ -80,6 +80,11 @@ class InteractionResult(m.InteractionEnvelope):
     answer_url: str = Field(description="Where the person can answer it (the web chat).")
     errors: list[FieldErrorOut] | None = Field(
         default=None, description="Field errors of the last answer refused, if any."
+    )
+    elicitation: Literal["decline", "cancel"] | None = Field(
+        default=None,
+        description="The person declined (decline) or dismissed (cancel) the question asked in "
+        "the client; the request stays pending.",
     )
 
 

@@ -22,13 +22,16 @@ import anyio
 import mcp_types as types
 from anyio.abc import TaskGroup
 from mcp.server import Server
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import HandlerResult, ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
 import pawflow
-from pawflow.mcp import schemas
+from pawflow import ids
+from pawflow.mcp import rounds, schemas
 from pawflow.mcp.backend import Backend
-from pawflow.mcp.tools import Elicit, call_tool
+from pawflow.mcp.tools import ASKING, Elicitor, call_tool
 
 log = logging.getLogger("pawflow.mcp")
 
@@ -67,17 +70,6 @@ async def pending_snapshot(backend: Backend) -> list[dict[str, Any]]:
     return found[:MAX_LISTED]
 
 
-def _can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
-    """Whether the client takes form elicitations on this request's channel."""
-    capabilities = ctx.session.client_capabilities
-    elicitation = None if capabilities is None else capabilities.elicitation
-    if elicitation is None:
-        return False
-    # An empty elicitation capability means form mode (the spec's older shape).
-    form_ok = elicitation.form is not None or elicitation.url is None
-    return form_ok and ctx.session.can_send_request
-
-
 def build_server(resolve: Resolve, *, name: str = "pawflow") -> Server[Live]:
     @asynccontextmanager
     async def lifespan(_: Server[Live]) -> AsyncIterator[Live]:
@@ -92,16 +84,20 @@ def build_server(resolve: Resolve, *, name: str = "pawflow") -> Server[Live]:
 
     async def on_call_tool(
         ctx: ServerRequestContext[Live, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> HandlerResult:
         backend = resolve(ctx)
-        elicit: Elicit | None = None
-        if _can_elicit(ctx):
-            session, related = ctx.session, ctx.request_id
-
-            async def elicit(message: str, schema: dict[str, Any]) -> types.ElicitResult:
-                return await session.elicit_form(message, schema, related_request_id=related)
-
-        return await call_tool(backend, params.name, params.arguments, elicit)
+        modes = rounds.Modes.of(ctx)
+        if rounds.is_modern(ctx):
+            if params.name in ASKING:
+                return await rounds.call_asking(backend, params, modes)
+            return await call_tool(backend, params.name, params.arguments, None)
+        return await call_tool(
+            backend,
+            params.name,
+            params.arguments,
+            _elicitor(ctx, modes),
+            record_round=lambda request_id, action: _record(backend, request_id, action),
+        )
 
     async def list_resources(
         ctx: ServerRequestContext[Live, Any], params: types.PaginatedRequestParams | None
@@ -143,19 +139,103 @@ def build_server(resolve: Resolve, *, name: str = "pawflow") -> Server[Live]:
             scope.cancel()
         return types.EmptyResult()
 
-    return Server(
+    async def listen(
+        ctx: ServerRequestContext[Live, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        return await _listen(ctx, resolve(ctx), params)
+
+    server = Server(
         name,
         version=pawflow.__version__,
         title="PawFlow",
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         on_list_tools=list_tools,
-        on_call_tool=on_call_tool,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
         on_subscribe_resource=subscribe,
         on_unsubscribe_resource=unsubscribe,
+        on_subscriptions_listen=listen,
     )
+    server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
+    for method, params_type, handler in rounds.task_handlers(resolve):
+        server.add_request_handler(method, params_type, handler)
+    server.extensions[rounds.TASKS_EXTENSION] = {}
+    security = rounds.state_security(lambda ctx: resolve(ctx).user)
+    server.middleware.append(RequestStateBoundary(security, default_audience=name))
+    return server
+
+
+def _elicitor(ctx: ServerRequestContext[Any, Any], modes: rounds.Modes) -> Elicitor:
+    """How a handshake-era call may ask the person directly: requests on its own stream."""
+    session, related = ctx.session, ctx.request_id
+    elicitor = Elicitor()
+    if not session.can_send_request:
+        elicitor.url_required = modes.url  # no way to send the page but the -32042 error
+        return elicitor
+    if modes.form:
+
+        async def form(message: str, schema: dict[str, Any]) -> types.ElicitResult:
+            return await session.elicit_form(message, schema, related_request_id=related)
+
+        elicitor.form = form
+    if modes.url:
+
+        async def url(message: str, page: str, elicitation_id: str) -> types.ElicitResult:
+            return await session.elicit_url(
+                message, page, elicitation_id, related_request_id=related
+            )
+
+        async def complete(elicitation_id: str) -> None:
+            await session.send_elicit_complete(elicitation_id, related_request_id=related)
+
+        elicitor.url, elicitor.complete = url, complete
+    return elicitor
+
+
+async def _record(backend: Backend, request_id: str, action: str) -> None:
+    """Keep a handshake-era client's reply to an elicitation as a round of its own."""
+    await backend.record_round(ids.new_id(), request_id, action)
+
+
+async def _listen(
+    ctx: ServerRequestContext[Any, Any],
+    backend: Backend,
+    params: types.SubscriptionsListenRequestParams,
+) -> types.SubscriptionsListenResult:
+    """``subscriptions/listen`` (2026): the SDK's handler serves the stream; a watcher of this
+    caller's pending list feeds it, from the list as it is before the acknowledgement."""
+    bus = InMemorySubscriptionBus()
+    ended: list[types.SubscriptionsListenResult] = []
+    wanted = PENDING_URI in (params.notifications.resource_subscriptions or ())
+    async with anyio.create_task_group() as tg:
+        if wanted:
+            seen = [item["id"] for item in await pending_snapshot(backend)]
+
+            async def on_change() -> None:
+                nonlocal seen
+                now = [item["id"] for item in await pending_snapshot(backend)]
+                if now != seen:
+                    seen = now
+                    await bus.publish(ResourceUpdated(uri=PENDING_URI))
+
+            async def watch() -> None:
+                try:
+                    await backend.watch(on_change)
+                except Exception:  # the token was revoked, or the server is stopping
+                    log.debug("pending-list listener ended", exc_info=True)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+
+        async def serve() -> None:
+            ended.append(await ListenHandler(bus)(ctx, params))
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(serve)
+    if not ended:
+        raise MCPError(types.INTERNAL_ERROR, "the subscription ended")
+    return ended[0]
 
 
 def _connection(ctx: ServerRequestContext[Any, Any]) -> Any:

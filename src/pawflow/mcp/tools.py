@@ -14,10 +14,11 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import BaseModel, ValidationError
 
 from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending, PawFlowError
@@ -28,18 +29,38 @@ from pawflow.records import Interaction
 from pawflow.server.models import in_words
 
 log = logging.getLogger("pawflow.mcp")
+R = TypeVar("R")
 
 ELICIT_ATTEMPTS = 3
 """How many times an elicited answer the server refuses is asked again, errors shown."""
 
 Elicit = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]
 """Sends ``elicitation/create`` (message, requested schema) to the connected client."""
+ElicitUrl = Callable[[str, str, str], Awaitable[types.ElicitResult]]
+"""Sends a URL-mode ``elicitation/create`` (message, url, elicitation id)."""
+Complete = Callable[[str], Awaitable[None]]
+"""Sends ``notifications/elicitation/complete`` for an elicitation id."""
+RecordRound = Callable[[str, str], Awaitable[None]]
+"""Records a client's reply to an elicitation of a request (request id, action)."""
+
+
+@dataclass
+class Elicitor:
+    """How this call may ask the person directly, besides the durable request."""
+
+    form: Elicit | None = None
+    url: ElicitUrl | None = None
+    complete: Complete | None = None
+    url_required: bool = False
+    """The client takes URL mode but this call cannot send it a request: answer -32042."""
 
 
 @dataclass
 class Outcome:
     record: Interaction
     errors: list[FieldError] | None = None
+    elicitation: str | None = None
+    """The client's reply to the last elicitation when it was no answer: decline or cancel."""
 
 
 class _ToolError(Exception):
@@ -57,7 +78,7 @@ def _validation_errors(exc: ValidationError) -> list[FieldError]:
     ]
 
 
-def _parse(model: type[BaseModel], arguments: dict[str, Any] | None) -> Any:
+def parse(model: type[BaseModel], arguments: dict[str, Any] | None) -> Any:
     try:
         return model.model_validate(arguments or {})
     except ValidationError as exc:
@@ -65,14 +86,21 @@ def _parse(model: type[BaseModel], arguments: dict[str, Any] | None) -> Any:
 
 
 async def call_tool(
-    backend: Backend, name: str, arguments: dict[str, Any] | None, elicit: Elicit | None
+    backend: Backend,
+    name: str,
+    arguments: dict[str, Any] | None,
+    elicit: Elicit | Elicitor | None,
+    *,
+    record_round: RecordRound | None = None,
 ) -> types.CallToolResult:
     """Run one tool call; every failure the caller can act on is an error result."""
+    elicitor = elicit if isinstance(elicit, Elicitor) else Elicitor(form=elicit)
     spec = schemas.TOOLS_BY_NAME.get(name)
     if spec is None:
-        return _error(f"unknown tool {name!r}")
-    try:
-        args = _parse(spec.arguments, arguments)
+        return error_result(f"unknown tool {name!r}")
+
+    async def run() -> types.CallToolResult:
+        args = parse(spec.arguments, arguments)
         if name == "list_interactions":
             items, cursor = await backend.page(
                 status=args.status,
@@ -82,46 +110,123 @@ async def call_tool(
                 cursor=args.cursor,
             )
             page = {"interactions": [i.to_dict() for i in items], "next_cursor": cursor}
-            return _result(page, f"{len(items)} request(s)" + (", more" if cursor else ""))
-        if name in ("request_confirmation", "request_user_input"):
-            outcome = await _ask(backend, args, elicit)
+            return result(page, f"{len(items)} request(s)" + (", more" if cursor else ""))
+        if name in ASKING:
+            outcome = await _ask(backend, args, elicitor, record_round)
         elif name == "get_interaction":
             outcome = Outcome(await backend.get(args.request_id))
         elif name == "cancel_interaction":
             outcome = Outcome(await backend.cancel(args.request_id))
         else:  # wait_for_answer
             outcome = Outcome(await backend.wait(args.request_id, args.seconds))
-        return _interaction_result(backend, outcome)
+        return interaction_result(backend, outcome)
+
+    return await guarded(run)
+
+
+ASKING = frozenset({"request_confirmation", "request_user_input"})
+
+
+async def guarded(run: Callable[[], Awaitable[R]]) -> R | types.CallToolResult:
+    """``run``'s result, or the error result the caller can act on."""
+    try:
+        return await run()
     except _ToolError as exc:
-        return _error(str(exc), exc.errors)
+        return error_result(str(exc), exc.errors)
     except InvalidInput as exc:
-        return _error(str(exc), exc.errors)
+        return error_result(str(exc), exc.errors)
     except NotFound as exc:
         # The same words whether the id is unknown or another user's (R-7.3).
-        return _error(f"{exc.what} not found")
+        return error_result(f"{exc.what} not found")
     except NotPending as exc:
-        return _error(f"the request is already {exc.status}")
+        return error_result(f"the request is already {exc.status}")
     except PawFlowError as exc:
-        return _error(str(exc))
+        return error_result(str(exc))
 
 
-async def _ask(backend: Backend, args: Any, elicit: Elicit | None) -> Outcome:
+async def publish(backend: Backend, args: Any) -> Interaction:
+    """The durable request an asking tool's arguments describe."""
     fields = args.model_dump(exclude_none=True, exclude={"wait_seconds", "conversation_id"})
     kind = fields.pop("mode", None) or str(fields.pop("kind"))
     message = fields.pop("message")
     conversation_id = args.conversation_id or await backend.default_conversation()
-    record = await backend.request(conversation_id, kind, message, **fields)
-    form = form_for(record) if elicit is not None else None
-    if elicit is not None and form is not None:
-        window = args.wait_seconds or schemas.MAX_WAIT
-        return await _race(backend, record, form, elicit, window)
+    return await backend.request(conversation_id, kind, message, **fields)
+
+
+async def _ask(
+    backend: Backend, args: Any, elicitor: Elicitor, record_round: RecordRound | None
+) -> Outcome:
+    record = await publish(backend, args)
+    window = args.wait_seconds or schemas.MAX_WAIT
+    form = form_for(record)
+    if record.pending and elicitor.form is not None and form is not None:
+        return await _race(backend, record, form, elicitor.form, window, record_round)
+    if record.pending and form is None and elicitor.url_required:
+        raise url_required(backend, record)
+    if record.pending and form is None and elicitor.url is not None:
+        return await _race_url(backend, record, elicitor, window, record_round)
     if args.wait_seconds > 0:
         record = await backend.wait(record.id, args.wait_seconds)
     return Outcome(record)
 
 
+def url_required(backend: Backend, record: Interaction) -> MCPError:
+    """The -32042 error sending the person to the request's answer page."""
+    page = types.ElicitRequestURLParams(
+        message=record.message, url=backend.answer_url(record), elicitation_id=record.id
+    )
+    return UrlElicitationRequiredError([page], f"answer request {record.id} at its page")
+
+
+async def _race_url(
+    backend: Backend,
+    record: Interaction,
+    elicitor: Elicitor,
+    window: float,
+    record_round: RecordRound | None,
+) -> Outcome:
+    """Send the person to the answer page (URL mode) and wait for the answer from anywhere;
+    once it comes, tell the client the elicitation is complete."""
+    ask = elicitor.url
+    assert ask is not None
+    outcome = Outcome(record)
+    url = backend.answer_url(record)
+
+    async def durable(scope: anyio.CancelScope) -> None:
+        found = await backend.wait(record.id, window)
+        if not found.pending:
+            outcome.record = found
+            if elicitor.complete is not None:
+                await elicitor.complete(record.id)
+        scope.cancel()
+
+    async def elicited(scope: anyio.CancelScope) -> None:
+        try:
+            reply = await ask(record.message, url, record.id)
+            if record_round is not None:
+                await record_round(record.id, reply.action)
+            if reply.action == "accept":
+                return  # the person is on the page: keep waiting for the answer
+            outcome.elicitation = reply.action
+        except Exception:  # the client failed to elicit: the durable request still stands
+            log.warning("URL elicitation failed for request %s", record.id, exc_info=True)
+        scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(durable, tg.cancel_scope)
+        tg.start_soon(elicited, tg.cancel_scope)
+    if outcome.record.pending:
+        outcome.record = await backend.get(record.id)
+    return outcome
+
+
 async def _race(
-    backend: Backend, record: Interaction, form: ElicitationForm, elicit: Elicit, window: float
+    backend: Backend,
+    record: Interaction,
+    form: ElicitationForm,
+    elicit: Elicit,
+    window: float,
+    record_round: RecordRound | None = None,
 ) -> Outcome:
     """Ask through elicitation while waiting for an answer from anywhere else."""
     outcome = Outcome(record)
@@ -137,7 +242,10 @@ async def _race(
         try:
             for _ in range(ELICIT_ATTEMPTS):
                 reply = await elicit(message, form.schema)
+                if record_round is not None:
+                    await record_round(record.id, reply.action)
                 if reply.action != "accept":
+                    outcome.elicitation = reply.action
                     break  # declined or dismissed: the request stays pending for later
                 try:
                     outcome.record = await backend.respond(record.id, form.answer(reply.content))
@@ -161,10 +269,12 @@ async def _race(
     return outcome
 
 
-def _interaction_result(backend: Backend, outcome: Outcome) -> types.CallToolResult:
+def interaction_result(backend: Backend, outcome: Outcome) -> types.CallToolResult:
     record = outcome.record
     url = backend.answer_url(record)
     body: dict[str, Any] = {"interaction": record.to_dict(), "answer_url": url}
+    if outcome.elicitation is not None:
+        body["elicitation"] = outcome.elicitation
     if outcome.errors:
         body["errors"] = [e.to_dict() for e in outcome.errors]
     if record.status == "answered":
@@ -176,16 +286,16 @@ def _interaction_result(backend: Backend, outcome: Outcome) -> types.CallToolRes
         )
     else:
         summary = f"{record.status}: request {record.id} will get no answer"
-    return _result(body, summary)
+    return result(body, summary)
 
 
-def _result(body: dict[str, Any], summary: str) -> types.CallToolResult:
+def result(body: dict[str, Any], summary: str) -> types.CallToolResult:
     text = summary + "\n" + json.dumps(body, ensure_ascii=False)
     return types.CallToolResult(
         content=[types.TextContent(text=text)], structured_content=body, is_error=False
     )
 
 
-def _error(message: str, errors: list[FieldError] | None = None) -> types.CallToolResult:
+def error_result(message: str, errors: list[FieldError] | None = None) -> types.CallToolResult:
     lines = [message] + [f"{e.path or 'answer'}: {e.message}" for e in errors or []]
     return types.CallToolResult(content=[types.TextContent(text="\n".join(lines))], is_error=True)

@@ -201,7 +201,7 @@ def list_conversations(
 
 @_action("get_history", m.History, "Read a conversation's messages")
 def get_history(body: m.GetHistory, principal: Caller, request: Request) -> m.History:
-    found = _store(request).get_history(
+    found = _store(request).messages.read(
         body.conversation_id, user=principal.user, after_seq=body.after_seq, limit=body.limit
     )
     return m.History(messages=[m.MessageOut(**with_html(x.to_dict())) for x in found])

@@ -23,7 +23,17 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from pawflow.loops import Service
-from pawflow.server import actions, answer_pages, events, files, invitations, pages, signin
+from pawflow.server import (
+    actions,
+    answer_pages,
+    approvals,
+    events,
+    files,
+    invitations,
+    pages,
+    signin,
+    slack,
+)
 from pawflow.server import agents as agent_routes
 from pawflow.server import errors as server_errors
 from pawflow.server import models as m
@@ -124,11 +134,13 @@ def create_app(
     server_errors.install(app)
     app.include_router(actions.router)
     app.include_router(agent_routes.router)
+    app.include_router(approvals.router)
     app.include_router(invitations.router)
     app.include_router(events.router)
     app.include_router(files.router)
     app.include_router(signin.router)
     app.include_router(answer_pages.router)
+    app.include_router(slack.router)
     _add_basics(app, store)
     _add_static(app)
     for add in endpoints:

@@ -19,13 +19,12 @@ import anyio
 from fastapi import Request
 from starlette.requests import HTTPConnection
 
-from pawflow.clock import to_millis
 from pawflow.server.context import ServerContext, context_of
 from pawflow.server.credentials import digest, login_for, user_for_token
 from pawflow.server.errors import HTTPProblem
 from pawflow.server.settings import origin_of
-from pawflow.store import Store
-from pawflow.store.database import Tx
+from pawflow.store import Store, credentials
+from pawflow.store import Transaction as Tx
 
 SESSION_COOKIE = "pawflow_session"
 CSRF_COOKIE = "pawflow_csrf"
@@ -50,17 +49,8 @@ class Principal:
 def credential_current(tx: Tx, principal: Principal, *, now: datetime) -> bool:
     """Whether the token or session ``principal`` authenticated with is still valid."""
     if principal.via == "token":
-        row = tx.one(
-            "SELECT 1 AS found FROM api_tokens WHERE token_hash = ? AND user_id = ?",
-            (principal.credential, principal.user),
-        )
-    else:
-        row = tx.one(
-            "SELECT 1 AS found FROM web_sessions"
-            " WHERE session_hash = ? AND user_id = ? AND expires_at > ?",
-            (principal.credential, principal.user, to_millis(now)),
-        )
-    return row is not None
+        return credentials.token_current(tx, principal.credential, principal.user)
+    return credentials.login_current(tx, principal.credential, principal.user, now=now)
 
 
 def request_origin(request: Request) -> str:

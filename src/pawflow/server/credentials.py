@@ -13,12 +13,12 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput
 from pawflow.server.hub import auth_notice
 from pawflow.store import Store
+from pawflow.store import Transaction as Tx
+from pawflow.store import credentials as rows
 from pawflow.store.conversations import ensure_user
-from pawflow.store.database import Tx
 
 TOKEN_PREFIX = "pf_"
 MAX_SECRET = 200
@@ -36,10 +36,7 @@ def create_token(tx: Tx, user: str, *, label: str = "", now: datetime) -> str:
     """A new API token for ``user`` (created if new); only its digest is kept."""
     ensure_user(tx, user, now)
     token = TOKEN_PREFIX + _new_secret()
-    tx.execute(
-        "INSERT INTO api_tokens (token_hash, user_id, label, created_at) VALUES (?, ?, ?, ?)",
-        (digest(token), user, label, to_millis(now)),
-    )
+    rows.add_token(tx, digest(token), user, label=label, now=now)
     return token
 
 
@@ -47,27 +44,23 @@ def user_for_token(tx: Tx, token: str) -> str | None:
     if not token or len(token) > MAX_SECRET:
         return None
     wanted = digest(token)
-    row = tx.one("SELECT token_hash, user_id FROM api_tokens WHERE token_hash = ?", (wanted,))
+    found = rows.token(tx, wanted)
     # The lookup is by digest; comparing the digests again in constant time costs nothing.
-    if row is None or not hmac.compare_digest(str(row["token_hash"]), wanted):
+    if found is None or not hmac.compare_digest(found[0], wanted):
         return None
-    return str(row["user_id"])
+    return found[1]
 
 
 def revoke_tokens(tx: Tx, user: str) -> int:
     tx.notify(auth_notice(user))  # the user's open streams check their credentials now
-    return tx.execute("DELETE FROM api_tokens WHERE user_id = ?", (user,))
+    return rows.remove_tokens(tx, user)
 
 
 def create_signin_link(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> str:
     """A one-time secret that signs ``user`` in from a browser once, within ``ttl``."""
     ensure_user(tx, user, now)
     secret = _new_secret()
-    tx.execute(
-        "INSERT INTO signin_links (token_hash, user_id, created_at, expires_at)"
-        " VALUES (?, ?, ?, ?)",
-        (digest(secret), user, to_millis(now), to_millis(now + ttl)),
-    )
+    rows.add_signin_link(tx, digest(secret), user, now=now, expires_at=now + ttl)
     return secret
 
 
@@ -75,11 +68,7 @@ def redeem_signin(tx: Tx, secret: str, *, now: datetime) -> str | None:
     """Consume a sign-in secret; the user it was for, or None (unknown, used or expired)."""
     if not secret or len(secret) > MAX_SECRET:
         return None
-    row = tx.one(
-        "DELETE FROM signin_links WHERE token_hash = ? AND expires_at > ? RETURNING user_id",
-        (digest(secret), to_millis(now)),
-    )
-    return None if row is None else str(row["user_id"])
+    return rows.use_signin_link(tx, digest(secret), now=now)
 
 
 @dataclass(frozen=True)
@@ -94,37 +83,25 @@ def create_login(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> tuple[s
     """A browser login: the cookie value and the login it opens."""
     cookie = _new_secret()
     login = BrowserLogin(user, _new_secret())
-    tx.execute(
-        "INSERT INTO web_sessions (session_hash, user_id, csrf_token, created_at, expires_at)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (digest(cookie), user, login.csrf_token, to_millis(now), to_millis(now + ttl)),
-    )
+    rows.add_login(tx, digest(cookie), user, login.csrf_token, now=now, expires_at=now + ttl)
     return cookie, login
 
 
 def login_for(tx: Tx, cookie: str, *, now: datetime) -> BrowserLogin | None:
     if not cookie or len(cookie) > MAX_SECRET:
         return None
-    row = tx.one(
-        "SELECT user_id, csrf_token FROM web_sessions WHERE session_hash = ? AND expires_at > ?",
-        (digest(cookie), to_millis(now)),
-    )
-    return None if row is None else BrowserLogin(str(row["user_id"]), str(row["csrf_token"]))
+    found = rows.login(tx, digest(cookie), now=now)
+    return None if found is None else BrowserLogin(*found)
 
 
 def drop_login(tx: Tx, cookie: str) -> None:
-    row = tx.one(
-        "DELETE FROM web_sessions WHERE session_hash = ? RETURNING user_id", (digest(cookie),)
-    )
-    if row is not None:
-        tx.notify(auth_notice(str(row["user_id"])))
+    user = rows.remove_login(tx, digest(cookie))
+    if user is not None:
+        tx.notify(auth_notice(user))
 
 
 def prune_expired(tx: Tx, now: datetime) -> int:
-    at = to_millis(now)
-    removed = tx.execute("DELETE FROM web_sessions WHERE expires_at <= ?", (at,))
-    removed += tx.execute("DELETE FROM signin_links WHERE expires_at <= ?", (at,))
-    return removed
+    return rows.prune_expired(tx, now)
 
 
 # -- convenience over a store (the CLI and the serve command) -------------------------------

@@ -36,8 +36,8 @@ from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.server.markdown import with_html
 from pawflow.server.models import MAX_SAFE_INTEGER
 from pawflow.store import Store
+from pawflow.store import Transaction as Tx
 from pawflow.store import events as event_log
-from pawflow.store.database import Tx
 from pawflow.store.store import SweepStep
 
 BATCH = 500
@@ -118,7 +118,7 @@ async def event_stream(
 
     checked = time.monotonic()
     try:
-        await anyio.to_thread.run_sync(store.mark_live, client_id, user, ttl)
+        await anyio.to_thread.run_sync(store.messages.mark_live, client_id, user, ttl)
         marked = time.monotonic()
         position, reset = await anyio.to_thread.run_sync(_start, store, user, asked)
         opening = f"retry: {RETRY_MILLIS}\n\n"
@@ -148,7 +148,7 @@ async def event_stream(
                 if read.count == BATCH:
                     continue
             if time.monotonic() - marked >= refresh:
-                await anyio.to_thread.run_sync(store.mark_live, client_id, user, ttl)
+                await anyio.to_thread.run_sync(store.messages.mark_live, client_id, user, ttl)
                 marked = time.monotonic()
             with anyio.move_on_after(min(settings.keepalive, refresh, recheck)):
                 await waiter.wait()
@@ -160,7 +160,7 @@ async def event_stream(
         hub.unsubscribe(waiter)
         hub.drop_feed(waiter)
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(store.drop_live, client_id)
+            await anyio.to_thread.run_sync(store.messages.drop_live, client_id)
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,12 @@ class ServerSettings:
     """A mailbox whose replies answer requests (``imap://user:pass@host:port/INBOX``)."""
     imap_interval: float = 30.0
     """Seconds between two readings of that mailbox."""
+    slack_bot_token: str | None = None
+    """The Slack app's bot token (``xoxb-…``); unset: no Slack channel."""
+    slack_signing_secret: str | None = None
+    """Verifies what Slack posts to ``/integrations/slack/interactions``; unset: that is a 404."""
+    slack_api_url: str = "https://slack.com/api/"
+    """Where Slack's Web API is reached."""
     outbox_interval: float = 2.0
     """Seconds between the dispatcher's passes over the outbox."""
     outbox_lease_ttl: float = 30.0

@@ -11,9 +11,9 @@ from datetime import datetime
 
 from fastapi.responses import HTMLResponse
 
-from pawflow.clock import to_millis
 from pawflow.server.credentials import MAX_SECRET, digest
-from pawflow.store.database import Tx
+from pawflow.store import Transaction as Tx
+from pawflow.store import credentials
 
 # same-origin, not no-referrer: under no-referrer a browser posts the form with "Origin: null",
 # which the origin check must refuse; the secret in the URL still never leaves this origin.
@@ -47,11 +47,7 @@ def link_user(tx: Tx, secret: str, *, now: datetime) -> str | None:
     """Whom a sign-in secret is for, without using it up (None: unknown, used or expired)."""
     if not secret or len(secret) > MAX_SECRET:
         return None
-    row = tx.one(
-        "SELECT user_id FROM signin_links WHERE token_hash = ? AND expires_at > ?",
-        (digest(secret), to_millis(now)),
-    )
-    return None if row is None else str(row["user_id"])
+    return credentials.signin_link_user(tx, digest(secret), now=now)
 
 
 HOW_TO_GET_A_LINK = (

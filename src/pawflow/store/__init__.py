@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pawflow.store.continuations import Continuation, SignalValue
+from pawflow.store.database import Tx as Transaction
 from pawflow.store.delivery import Delivery, DeliveryHandler
 from pawflow.store.opening import data_dir, default_url, open_store
 from pawflow.store.reports import SweepReport
@@ -17,6 +18,7 @@ __all__ = [
     "Store",
     "SweepReport",
     "Sweeper",
+    "Transaction",
     "data_dir",
     "default_url",
     "open_store",

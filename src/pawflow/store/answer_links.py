@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pawflow.clock import from_millis, to_millis
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 
 PREFIX = "pfa_"
 MAX_SECRET = 200
@@ -49,7 +49,7 @@ def create(
 ) -> str:
     """A new link for ``user`` to answer ``request_id``; returns its secret (shown once)."""
     secret = PREFIX + secrets.token_urlsafe(32)
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO answer_links (token_hash, request_id, user_id, outbox_id, created_at,"
         " expires_at) VALUES (?, ?, ?, ?, ?, ?)",
         (
@@ -68,7 +68,7 @@ def find(tx: Tx, secret: str) -> AnswerLink | None:
     """What ``secret`` grants, spent or not; None for anything that is not a link."""
     if not isinstance(secret, str) or not secret.startswith(PREFIX) or len(secret) > MAX_SECRET:
         return None
-    row = tx.one("SELECT * FROM answer_links WHERE token_hash = ?", (digest(secret),))
+    row = sql(tx).one("SELECT * FROM answer_links WHERE token_hash = ?", (digest(secret),))
     if row is None:
         return None
     return AnswerLink(
@@ -82,7 +82,7 @@ def find(tx: Tx, secret: str) -> AnswerLink | None:
 def spend(tx: Tx, secret: str, now: datetime) -> bool:
     """Use the link up; False if it was spent already (another answer won)."""
     return (
-        tx.execute(
+        sql(tx).execute(
             "UPDATE answer_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL",
             (to_millis(now), digest(secret)),
         )

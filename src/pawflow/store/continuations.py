@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pawflow.clock import from_millis, to_millis
 from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
 from pawflow.ids import new_id
+from pawflow.store.database import sql
+from pawflow.store.rows import JSON, decode
 
 if TYPE_CHECKING:
     from pawflow.store.database import Tx
@@ -37,7 +39,7 @@ class Continuation:
     payload: bytes
     status: Literal["parked", "resolved"]
     outcome: Outcome | None
-    value: Any
+    value: Annotated[Any, JSON]
     attempts: int
     created_at: datetime
 
@@ -48,18 +50,7 @@ class Continuation:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Continuation:
-        return cls(
-            id=row["id"],
-            target=row["target"],
-            signal_id=row["signal_id"],
-            deadline=None if row["deadline"] is None else from_millis(row["deadline"]),
-            payload=bytes(row["payload"]),
-            status=row["status"],
-            outcome=row["outcome"],
-            value=None if row["value"] is None else json.loads(row["value"]),
-            attempts=row["attempts"],
-            created_at=from_millis(row["created_at"]),
-        )
+        return decode(cls, row)
 
 
 @dataclass(frozen=True)
@@ -70,7 +61,7 @@ class SignalValue:
 
 
 def read_signal(tx: Tx, signal_id: str) -> SignalValue | None:
-    row = tx.one("SELECT value, fired_at FROM signals WHERE signal_id = ?", (signal_id,))
+    row = sql(tx).one("SELECT value, fired_at FROM signals WHERE signal_id = ?", (signal_id,))
     if row is None:
         return None
     return SignalValue(signal_id, json.loads(row["value"]), from_millis(row["fired_at"]))
@@ -81,13 +72,13 @@ def fire_signal(tx: Tx, signal_id: str, value: Any, now: datetime) -> int:
     encoded = json.dumps(value)
     at = to_millis(now)
     tx.lock_key(signal_id)
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO signals (signal_id, value, fired_at) VALUES (?, ?, ?)"
         " ON CONFLICT (signal_id) DO UPDATE SET value = excluded.value,"
         " fired_at = excluded.fired_at, fire_count = signals.fire_count + 1",
         (signal_id, encoded, at),
     )
-    resolved = tx.all(
+    resolved = sql(tx).all(
         "UPDATE continuations SET status = 'resolved', outcome = 'signaled', value = ?,"
         " resolved_at = ?, next_attempt_at = ?"
         " WHERE status = 'parked' AND signal_id = ? RETURNING *",
@@ -132,7 +123,7 @@ def park(
     value: str | None = None
     if signal_id is not None and not fresh_signal:
         tx.lock_key(signal_id)
-        fired = tx.one("SELECT value FROM signals WHERE signal_id = ?", (signal_id,))
+        fired = sql(tx).one("SELECT value FROM signals WHERE signal_id = ?", (signal_id,))
         if fired is not None:
             status, outcome, value = "resolved", "signaled", fired["value"]
     continuation_id = new_id()
@@ -152,7 +143,7 @@ def park(
         "resolved_at": at if status == "resolved" else None,
     }
     # The row is written as built: no RETURNING round trip, nothing to read back.
-    tx.execute(_INSERT, tuple(row[column] for column in _COLUMNS))
+    sql(tx).execute(_INSERT, tuple(row[column] for column in _COLUMNS))
     if status == "resolved":
         tx.resolved.append(row)
         tx.notify(RESOLVED_NOTICE)
@@ -189,7 +180,7 @@ _INSERT = (
 
 
 def get_continuation(tx: Tx, continuation_id: str) -> Continuation:
-    row = tx.one("SELECT * FROM continuations WHERE id = ?", (continuation_id,))
+    row = sql(tx).one("SELECT * FROM continuations WHERE id = ?", (continuation_id,))
     if row is None:
         raise NotFound("continuation")
     return Continuation.from_row(row)
@@ -198,7 +189,7 @@ def get_continuation(tx: Tx, continuation_id: str) -> Continuation:
 def cancel_continuation(tx: Tx, continuation_id: str, now: datetime) -> bool:
     """Release a parked continuation with outcome ``cancelled``; False if not parked."""
     at = to_millis(now)
-    changed = tx.one(
+    changed = sql(tx).one(
         "UPDATE continuations SET status = 'resolved', outcome = 'cancelled',"
         " resolved_at = ?, next_attempt_at = ? WHERE id = ? AND status = 'parked' RETURNING *",
         (at, at, continuation_id),
@@ -212,15 +203,15 @@ def cancel_continuation(tx: Tx, continuation_id: str, now: datetime) -> bool:
 def release_due(tx: Tx, now: datetime, limit: int) -> int:
     """Time out waits and fire timers whose deadline has come (one leased batch)."""
     at = to_millis(now)
-    due = tx.all(
+    due = sql(tx).all(
         "SELECT id, signal_id FROM continuations WHERE status = 'parked' AND deadline <= ?"
-        " ORDER BY deadline LIMIT ?" + tx.skip_locked,
+        " ORDER BY deadline LIMIT ?" + sql(tx).skip_locked,
         (at, limit),
     )
     for row in due:
         outcome = "elapsed" if row["signal_id"] is None else "timeout"
         tx.resolved.extend(
-            tx.all(
+            sql(tx).all(
                 "UPDATE continuations SET status = 'resolved', outcome = ?, resolved_at = ?,"
                 " next_attempt_at = ? WHERE id = ? AND status = 'parked' RETURNING *",
                 (outcome, at, at, row["id"]),
@@ -233,5 +224,12 @@ def release_due(tx: Tx, now: datetime, limit: int) -> int:
 
 def pending_for_target(tx: Tx, target: str) -> int:
     """How many continuations (parked or undelivered) still belong to ``target``."""
-    row = tx.one("SELECT count(*) AS n FROM continuations WHERE target = ?", (target,))
+    row = sql(tx).one("SELECT count(*) AS n FROM continuations WHERE target = ?", (target,))
     return 0 if row is None else int(row["n"])
+
+
+def discard(tx: Tx, target: str, signal_id: str) -> int:
+    """Delete ``target``'s continuations on ``signal_id`` (their answer was taken directly)."""
+    return sql(tx).execute(
+        "DELETE FROM continuations WHERE target = ? AND signal_id = ?", (target, signal_id)
+    )

@@ -10,7 +10,7 @@ from pawflow.clock import to_millis
 from pawflow.errors import Conflict, FieldError, InvalidInput, NotFound, PayloadTooLarge
 from pawflow.ids import new_id
 from pawflow.records import Access, Conversation, FileRef
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 
 MAX_NAME = 200
 
@@ -23,7 +23,7 @@ def _check_name(what: str, value: object) -> str:
 
 def ensure_user(tx: Tx, user: str, now: datetime) -> str:
     _check_name("user", user)
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO users (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
         (user, to_millis(now)),
     )
@@ -31,11 +31,11 @@ def ensure_user(tx: Tx, user: str, now: datetime) -> str:
 
 
 def user_exists(tx: Tx, user: str) -> bool:
-    return tx.one("SELECT 1 AS found FROM users WHERE id = ?", (user,)) is not None
+    return sql(tx).one("SELECT 1 AS found FROM users WHERE id = ?", (user,)) is not None
 
 
 def has_users(tx: Tx) -> bool:
-    return tx.one("SELECT 1 AS found FROM users LIMIT 1") is not None
+    return sql(tx).one("SELECT 1 AS found FROM users LIMIT 1") is not None
 
 
 def create_conversation(tx: Tx, owner: str, title: str, now: datetime) -> Conversation:
@@ -43,7 +43,7 @@ def create_conversation(tx: Tx, owner: str, title: str, now: datetime) -> Conver
         raise InvalidInput("title must be a string of at most 500 characters")
     ensure_user(tx, owner, now)
     conversation_id = new_id()
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO conversations (id, owner, title, created_at) VALUES (?, ?, ?, ?)",
         (conversation_id, owner, title, to_millis(now)),
     )
@@ -51,7 +51,7 @@ def create_conversation(tx: Tx, owner: str, title: str, now: datetime) -> Conver
 
 
 def conversation_access(tx: Tx, conversation_id: str, user: str) -> Access | None:
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT c.owner, m.access FROM conversations c LEFT JOIN conversation_members m"
         " ON m.conversation_id = c.id AND m.user_id = ? WHERE c.id = ?",
         (user, conversation_id),
@@ -77,17 +77,17 @@ def require_write(tx: Tx, conversation_id: str, user: str) -> None:
 
 def find_conversation(tx: Tx, conversation_id: str) -> Conversation | None:
     """The conversation as its owner sees it, whoever asks; None if there is none."""
-    row = tx.one("SELECT owner FROM conversations WHERE id = ?", (conversation_id,))
+    row = sql(tx).one("SELECT owner FROM conversations WHERE id = ?", (conversation_id,))
     return None if row is None else get_conversation(tx, conversation_id, user=row["owner"])
 
 
 def get_conversation(tx: Tx, conversation_id: str, *, user: str) -> Conversation:
     """The conversation as ``user`` sees it; members (owner, read, write) may read it."""
     access = conversation_access(tx, conversation_id, user)
-    row = tx.one("SELECT * FROM conversations WHERE id = ?", (conversation_id,))
+    row = sql(tx).one("SELECT * FROM conversations WHERE id = ?", (conversation_id,))
     if access is None or row is None:
         raise NotFound("conversation")
-    members = tx.all(
+    members = sql(tx).all(
         "SELECT user_id, access FROM conversation_members WHERE conversation_id = ?"
         " ORDER BY user_id",
         (conversation_id,),
@@ -98,7 +98,7 @@ def get_conversation(tx: Tx, conversation_id: str, *, user: str) -> Conversation
 
 
 def list_conversations(tx: Tx, *, user: str) -> list[Conversation]:
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT id FROM conversations WHERE owner = ? UNION"
         " SELECT conversation_id AS id FROM conversation_members WHERE user_id = ?",
         (user, user),
@@ -127,7 +127,7 @@ def share_conversation(
     if with_user == user:
         raise Conflict("the owner already has every access")
     ensure_user(tx, with_user, now)
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO conversation_members (conversation_id, user_id, access) VALUES (?, ?, ?)"
         " ON CONFLICT (conversation_id, user_id) DO UPDATE SET access = excluded.access",
         (conversation_id, with_user, access),
@@ -137,7 +137,7 @@ def share_conversation(
 
 def conversation_members(tx: Tx, conversation_id: str) -> dict[str, Access]:
     """Everyone in the conversation with their access; empty if it does not exist."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT owner AS user_id, 'owner' AS access FROM conversations WHERE id = ? UNION ALL"
         " SELECT user_id, access FROM conversation_members WHERE conversation_id = ?",
         (conversation_id, conversation_id),
@@ -176,7 +176,7 @@ def add_file(
         media_type=media_type.lower(),
         sha256=hashlib.sha256(content).hexdigest(),
     )
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO files (id, owner, name, size, media_type, sha256, content, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (ref.id, owner, ref.name, ref.size, ref.media_type, ref.sha256, content, to_millis(now)),
@@ -186,7 +186,7 @@ def add_file(
 
 def get_file(tx: Tx, file_id: str, *, user: str) -> FileRef:
     """An upload ``user`` made; anyone else's is not found."""
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT id, name, size, media_type, sha256 FROM files WHERE id = ? AND owner = ?",
         (file_id, user),
     )
@@ -196,7 +196,7 @@ def get_file(tx: Tx, file_id: str, *, user: str) -> FileRef:
 
 
 def file_content(tx: Tx, file_id: str) -> bytes:
-    row = tx.one("SELECT content FROM files WHERE id = ?", (file_id,))
+    row = sql(tx).one("SELECT content FROM files WHERE id = ?", (file_id,))
     if row is None:
         raise NotFound("file")
     return bytes(row["content"])

@@ -24,23 +24,22 @@ Params = Sequence[Any]
 NOTIFY_CHANNEL = "pawflow"
 
 
-class Tx:
-    """One open transaction. Statements use ``?`` placeholders on every backend."""
+class Sql:
+    """The statements of one transaction, with ``?`` placeholders on every backend.
+
+    Only the store's own modules reach them, through :func:`sql`: everything above the
+    store holds a transaction (:class:`Tx`) it can pass to the store's functions, commit
+    work to, and wait on, but never run SQL in.
+    """
 
     def __init__(self, db: Database, cursor: Any) -> None:
         self._db = db
         self._cursor = cursor
-        self._after_commit: list[Callable[[], None]] = []
-        self._before_commit: list[Callable[[], None]] = []
-        self._notices: set[str] = set()
-        self.local: dict[str, Any] = {}
-        """What modules writing through this transaction keep until it commits."""
-        self.resolved: list[Row] = []
-        """Continuations this transaction resolved, for delivery before it commits."""
 
     @property
-    def dialect(self) -> str:
-        return self._db.dialect
+    def skip_locked(self) -> str:
+        """Suffix for a lease query: rows another process holds are passed over."""
+        return self._db.skip_locked
 
     def execute(self, sql: str, params: Params = ()) -> int:
         """Run a statement; returns the number of rows it changed."""
@@ -63,14 +62,29 @@ class Tx:
             raise InvalidInput("text cannot contain NUL characters")
         self._db.run(self._cursor, sql, params)
 
+
+class Tx:
+    """One open transaction, opaque above the store: its statements are the store's
+    (:func:`sql`); what others do with it is pass it on, and hook work to its commit."""
+
+    def __init__(self, db: Database, cursor: Any) -> None:
+        self._db = db
+        self._sql = Sql(db, cursor)
+        self._after_commit: list[Callable[[], None]] = []
+        self._before_commit: list[Callable[[], None]] = []
+        self._notices: set[str] = set()
+        self.local: dict[str, Any] = {}
+        """What modules writing through this transaction keep until it commits."""
+        self.resolved: list[Row] = []
+        """Continuations this transaction resolved, for delivery before it commits."""
+
+    @property
+    def dialect(self) -> str:
+        return self._db.dialect
+
     def lock_key(self, key: str) -> None:
         """Serialize transactions that touch ``key`` (a signal id) until commit."""
         self._db.lock_key(self, key)
-
-    @property
-    def skip_locked(self) -> str:
-        """Suffix for a lease query: rows another process holds are passed over."""
-        return self._db.skip_locked
 
     def notify(self, notice: str) -> None:
         """Tell other processes (after commit) that something changed."""
@@ -90,23 +104,28 @@ class Tx:
     @contextlib.contextmanager
     def savepoint(self, name: str) -> Iterator[None]:
         """Undo the block's statements if it raises, and what it staged or resolved."""
-        self.execute(f"SAVEPOINT {name}")
+        self._sql.execute(f"SAVEPOINT {name}")
         resolved = len(self.resolved)
         staged = {key: len(value) for key, value in self.local.items() if isinstance(value, list)}
         try:
             yield
         except BaseException:
-            self.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            self._sql.execute(f"ROLLBACK TO SAVEPOINT {name}")
             del self.resolved[resolved:]
             for key, value in self.local.items():
                 if isinstance(value, list):
                     del value[staged.get(key, 0) :]
             raise
-        self.execute(f"RELEASE SAVEPOINT {name}")
+        self._sql.execute(f"RELEASE SAVEPOINT {name}")
 
     def _close(self) -> None:
         for callback in self._before_commit:
             callback()
+
+
+def sql(tx: Tx) -> Sql:
+    """The statements of ``tx``: for the store's own modules only."""
+    return tx._sql
 
 
 POLL_SLOW = 0.02

@@ -21,6 +21,7 @@ from pawflow import telemetry
 from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput, QueueFull
 from pawflow.store.continuations import RESOLVED_NOTICE, Continuation
+from pawflow.store.database import sql
 from pawflow.store.metrics import asked, count
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def backoff(attempts: int) -> timedelta:
 def anything_due(db: Database, now: datetime) -> bool:
     """A cheap read, so a change elsewhere does not take the write lock for nothing."""
     with db.transaction(write=False) as tx:
-        row = tx.one(
+        row = sql(tx).one(
             "SELECT 1 AS due FROM continuations WHERE status = 'resolved'"
             " AND next_attempt_at <= ? LIMIT 1",
             (to_millis(now),),
@@ -128,16 +129,16 @@ def deliver_due(
     with db.transaction() as tx:
         if target is None:
             matches = " OR ".join("target LIKE ?" for _ in kinds)
-            rows = tx.all(
+            rows = sql(tx).all(
                 "SELECT * FROM continuations WHERE status = 'resolved'"
                 f" AND next_attempt_at <= ? AND ({matches}) ORDER BY next_attempt_at LIMIT ?"
-                + tx.skip_locked,
+                + sql(tx).skip_locked,
                 (to_millis(now), *[f"{kind}:%" for kind in kinds], limit),
             )
         else:
-            rows = tx.all(
+            rows = sql(tx).all(
                 "SELECT * FROM continuations WHERE status = 'resolved' AND target = ?"
-                " ORDER BY next_attempt_at, id LIMIT ?" + tx.skip_locked,
+                " ORDER BY next_attempt_at, id LIMIT ?" + sql(tx).skip_locked,
                 (target, limit),
             )
         for row in rows:
@@ -180,7 +181,7 @@ def _hand_over(tx: Tx, handler: DeliveryHandler, row: dict[str, Any], now: datet
             with tx.savepoint("delivery"):
                 handler.deliver(Delivery(Continuation.from_row(row), tx))
         except QueueFull as exc:  # not a failure: it waits for room, and is asked for then
-            tx.execute(
+            sql(tx).execute(
                 "UPDATE continuations SET next_attempt_at = ?, last_error = ? WHERE id = ?",
                 (to_millis(now + MAX_BACKOFF), str(exc)[:1000], row["id"]),
             )
@@ -188,13 +189,13 @@ def _hand_over(tx: Tx, handler: DeliveryHandler, row: dict[str, Any], now: datet
             return False
         except Exception as exc:  # any handler failure means "retry later"
             log.info("delivery of %s deferred: %s", row["id"], exc)
-            tx.execute(
+            sql(tx).execute(
                 "UPDATE continuations SET attempts = attempts + 1, next_attempt_at = ?,"
                 " last_error = ? WHERE id = ?",
                 (to_millis(now + backoff(int(row["attempts"]))), str(exc)[:1000], row["id"]),
             )
             count(tx, telemetry.DELIVERIES, target=target.split(":", 1)[0], result="deferred")
             return False
-        tx.execute("DELETE FROM continuations WHERE id = ?", (row["id"],))
+        sql(tx).execute("DELETE FROM continuations WHERE id = ?", (row["id"],))
         count(tx, telemetry.DELIVERIES, target=target.split(":", 1)[0], result="delivered")
         return True

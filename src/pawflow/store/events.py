@@ -16,7 +16,7 @@ from typing import Any
 
 from pawflow.clock import to_millis
 from pawflow.records import Event, Interaction
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 
 EVENT_NOTICE = "event"
 """The notice prefix: ``event:<user key>``, see :func:`user_key`."""
@@ -84,7 +84,7 @@ def _write(tx: Tx, staged: list[tuple[list[str], _Event]]) -> None:
             counts[user] = counts.get(user, 0) + 1
     last: dict[str, int] = {}
     for user in sorted(counts):
-        row = tx.one(
+        row = sql(tx).one(
             "INSERT INTO event_counters (user_id, last_seq) VALUES (?, ?)"
             " ON CONFLICT (user_id) DO UPDATE SET last_seq = event_counters.last_seq + ?"
             " RETURNING last_seq",
@@ -96,7 +96,7 @@ def _write(tx: Tx, staged: list[tuple[list[str], _Event]]) -> None:
     for recipients, (conversation_id, type_, encoded, ref, at) in staged:
         for user in recipients:
             last[user] += 1
-            tx.execute(
+            sql(tx).execute(
                 "INSERT INTO events (user_id, user_seq, conversation_id, type, data, ref,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (user, last[user], conversation_id, type_, encoded, ref, at),
@@ -106,12 +106,12 @@ def _write(tx: Tx, staged: list[tuple[list[str], _Event]]) -> None:
 
 def last_seq(tx: Tx, user: str) -> int:
     """The number of the user's newest event ever logged (0 before the first)."""
-    row = tx.one("SELECT last_seq FROM event_counters WHERE user_id = ?", (user,))
+    row = sql(tx).one("SELECT last_seq FROM event_counters WHERE user_id = ?", (user,))
     return 0 if row is None else int(row["last_seq"])
 
 
 def events_after(tx: Tx, user: str, after_seq: int, limit: int) -> list[Event]:
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT user_seq, type, conversation_id, data, ref, created_at FROM events"
         " WHERE user_id = ? AND user_seq > ? ORDER BY user_seq LIMIT ?",
         (user, after_seq, limit),
@@ -152,7 +152,7 @@ def _referenced(tx: Tx, ids: set[str]) -> dict[str, dict[str, Any]]:
     if not ids:
         return {}
     listed = sorted(ids)
-    rows = tx.all(
+    rows = sql(tx).all(
         f"SELECT * FROM interactions WHERE id IN ({', '.join('?' for _ in listed)})", listed
     )
     return {row["id"]: Interaction.from_row(row).to_dict() for row in rows}
@@ -163,11 +163,11 @@ PRUNE_BATCH = 5000
 
 def prune_events(tx: Tx, cutoff: datetime) -> int:
     """Remove one batch from the start of the log, older than ``cutoff``; how many went."""
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT max(seq) AS seq FROM (SELECT seq FROM events WHERE created_at < ?"
         " ORDER BY seq LIMIT ?) AS batch",
         (to_millis(cutoff), PRUNE_BATCH),
     )
     if row is None or row["seq"] is None:
         return 0
-    return tx.execute("DELETE FROM events WHERE seq <= ?", (int(row["seq"]),))
+    return sql(tx).execute("DELETE FROM events WHERE seq <= ?", (int(row["seq"]),))

@@ -15,7 +15,7 @@ from typing import Any
 from pawflow.errors import InvalidAnswer, NotFound
 from pawflow.interactions import Kind, kind_of_property
 from pawflow.records import FileRef
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 
 
 def referenced_files(kind: Kind, schema: Mapping[str, Any], answer: Any) -> list[str]:
@@ -35,12 +35,12 @@ def referenced_files(kind: Kind, schema: Mapping[str, Any], answer: Any) -> list
 def link_files(tx: Tx, interaction_id: str, file_ids: list[str], *, answerer: str) -> None:
     """Record the answer's uploads; each must still be the answerer's own."""
     for file_id in dict.fromkeys(file_ids):
-        owned = tx.one(
+        owned = sql(tx).one(
             "SELECT 1 AS found FROM files WHERE id = ? AND owner = ?", (file_id, answerer)
         )
         if owned is None:
             raise InvalidAnswer("invalid answer: not a file you uploaded")
-        tx.execute(
+        sql(tx).execute(
             "INSERT INTO file_links (file_id, interaction_id) VALUES (?, ?)"
             " ON CONFLICT (file_id, interaction_id) DO NOTHING",
             (file_id, interaction_id),
@@ -49,7 +49,7 @@ def link_files(tx: Tx, interaction_id: str, file_ids: list[str], *, answerer: st
 
 def readable_file(tx: Tx, file_id: str, *, user: str) -> FileRef:
     """The upload, if ``user`` made it or may read a request it answers; else not found."""
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT f.id, f.name, f.size, f.media_type, f.sha256 FROM files AS f"
         " WHERE f.id = ? AND (f.owner = ? OR EXISTS ("
         "  SELECT 1 FROM file_links AS l"

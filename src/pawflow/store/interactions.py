@@ -29,8 +29,10 @@ from pawflow.interactions import (
 )
 from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
+from pawflow.interactions.tool_approval import decide, is_tool_approval
 from pawflow.records import CHANNELS, Interaction, Requester
 from pawflow.store import outbox, webhooks
+from pawflow.store.approvals import add_rule
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
@@ -39,7 +41,7 @@ from pawflow.store.conversations import (
     may_write,
     require_write,
 )
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_interaction_event
 from pawflow.store.file_links import link_files, referenced_files
 from pawflow.store.metrics import count
@@ -54,7 +56,7 @@ Outcome = Literal["answered", "cancelled", "expired"]
 def _row(tx: Tx, request_id: str) -> dict[str, Any] | None:
     if not isinstance(request_id, str) or not request_id:
         return None
-    return tx.one("SELECT * FROM interactions WHERE id = ?", (request_id,))
+    return sql(tx).one("SELECT * FROM interactions WHERE id = ?", (request_id,))
 
 
 def may_answer(tx: Tx, row: dict[str, Any], user: str) -> bool:
@@ -201,7 +203,7 @@ def request(
         if first is not None:
             return first
     request_id = new_ordered_id()  # requests made in one millisecond still show in order
-    row = tx.one(
+    row = sql(tx).one(
         "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
         " response_schema, owner, conversation_id, requester, signal_id, status,"
         " created_at, expires_at, ui_surface, idempotency_key, trace_context)"
@@ -258,7 +260,9 @@ def _check_key(key: object) -> None:
 
 def _asked_before(tx: Tx, owner: str, key: str, asked: dict[str, Any]) -> Interaction | None:
     """The owner's request made with ``key``, if any; ``Conflict`` if it asked otherwise."""
-    row = tx.one("SELECT * FROM interactions WHERE owner = ? AND idempotency_key = ?", (owner, key))
+    row = sql(tx).one(
+        "SELECT * FROM interactions WHERE owner = ? AND idempotency_key = ?", (owner, key)
+    )
     if row is None:
         return None
     stored = {
@@ -336,7 +340,7 @@ def list_for(
         params.extend([created, created, after_id])
     if not 1 <= limit <= 1000:
         raise InvalidInput("limit out of range", [FieldError("limit", "between 1 and 1000")])
-    rows = tx.all(
+    rows = sql(tx).all(
         f"SELECT * FROM interactions WHERE {' AND '.join(clauses)} ORDER BY created_at, id LIMIT ?",
         (*params, limit + 1),
     )
@@ -368,7 +372,7 @@ def _decode_cursor(cursor: str) -> tuple[int, str]:
 def newest_pending(tx: Tx, conversation_id: str, now: datetime) -> Interaction | None:
     """The newest request of the conversation still waiting for an answer (one past its
     deadline is not: it expires)."""
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT * FROM interactions WHERE conversation_id = ? AND status = 'pending'"
         " AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC, id DESC LIMIT 1",
         (conversation_id, to_millis(now)),
@@ -423,7 +427,7 @@ def _leave(
     seq: int | None,
 ) -> Interaction | None:
     answered = outcome == "answered"
-    updated = tx.one(
+    updated = sql(tx).one(
         "UPDATE interactions SET status = ?, answer = ?, answered_by = ?, answered_at = ?,"
         " answered_via = ?, answered_seq = ? WHERE id = ? AND status = 'pending' RETURNING *",
         (
@@ -496,6 +500,9 @@ def prepare_answer(
         except NotFound:
             return None
 
+    surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
+    if isinstance(surface, dict) and is_tool_approval(surface):
+        return decide(surface, answer)  # a decision on a tool call (its fallback: a confirm)
     return normalize_answer(
         Kind(row["kind"]), json.loads(row["response_schema"]), answer, resolve_file=resolve_file
     )
@@ -525,6 +532,9 @@ def respond(
         leave_pending(tx, row, "expired", answer=None, by=None, now=now)
         return NotPending("expired")
     kind = Kind(row["kind"])
+    surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
+    if is_tool_approval(surface) and isinstance(normalized, dict):
+        normalized = {**normalized, "by": user}  # a tool approval's decision says who made it
     files = referenced_files(kind, json.loads(row["response_schema"]), normalized)
     record = leave_pending(
         tx, row, "answered", answer=normalized, by=user, now=now, via=via, seq=seq
@@ -533,7 +543,27 @@ def respond(
         current = _must(tx, request_id)
         raise NotPending(current["status"])
     link_files(tx, record.id, files, answerer=user)
+    if is_tool_approval(record.ui_surface) and isinstance(normalized, dict):
+        _keep_rule(tx, record, normalized, now)
     return record
+
+
+def _keep_rule(tx: Tx, record: Interaction, decision: dict[str, Any], now: datetime) -> None:
+    """An approval that says "always": the rule, in the answer's own transaction."""
+    surface = record.ui_surface or {}
+    if decision.get("always") not in ("conversation", "agent"):
+        return
+    add_rule(
+        tx,
+        agent=str(surface.get("agent") or record.requester.name),
+        tool=str(surface.get("tool")),
+        arguments=decision.get("arguments") or {},
+        scope=str(decision["always"]),
+        conversation_id=record.conversation_id,
+        user=record.answered_by or record.owner,
+        request_id=record.id,
+        now=now,
+    )
 
 
 def cancel(
@@ -548,9 +578,9 @@ def cancel(
 
 def expire_due(tx: Tx, now: datetime, limit: int) -> int:
     """Expire one leased batch of requests whose deadline has passed."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM interactions WHERE status = 'pending' AND expires_at <= ?"
-        " ORDER BY expires_at LIMIT ?" + tx.skip_locked,
+        " ORDER BY expires_at LIMIT ?" + sql(tx).skip_locked,
         (to_millis(now), limit),
     )
     return sum(

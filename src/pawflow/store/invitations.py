@@ -20,7 +20,7 @@ from pawflow.store.conversations import (
     get_conversation,
     share_conversation,
 )
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_event
 
 INVITATION_EVENT = "invitation"
@@ -47,8 +47,8 @@ def invite(
         return share_conversation(
             tx, conversation_id, user=user, with_user=with_user, access=access, now=now
         )
-    if tx.one("SELECT 1 AS found FROM users WHERE id = ?", (with_user,)) is not None:
-        tx.execute(
+    if sql(tx).one("SELECT 1 AS found FROM users WHERE id = ?", (with_user,)) is not None:
+        sql(tx).execute(
             "INSERT INTO conversation_invitations"
             " (conversation_id, user_id, access, invited_by, created_at) VALUES (?, ?, ?, ?, ?)"
             " ON CONFLICT (conversation_id, user_id) DO UPDATE SET access = excluded.access",
@@ -61,7 +61,7 @@ def invite(
 
 
 def _invitation(tx: Tx, conversation_id: str, user: str) -> dict[str, Any] | None:
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT i.conversation_id, i.access, i.invited_by, i.created_at, c.title"
         " FROM conversation_invitations AS i JOIN conversations AS c ON c.id = i.conversation_id"
         " WHERE i.conversation_id = ? AND i.user_id = ?",
@@ -82,7 +82,7 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
 
 def invitations_for(tx: Tx, user: str) -> list[dict[str, Any]]:
     """The invitations waiting for ``user``, oldest first."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT i.conversation_id, i.access, i.invited_by, i.created_at, c.title"
         " FROM conversation_invitations AS i JOIN conversations AS c ON c.id = i.conversation_id"
         " WHERE i.user_id = ? ORDER BY i.created_at, i.conversation_id",
@@ -93,14 +93,14 @@ def invitations_for(tx: Tx, user: str) -> list[dict[str, Any]]:
 
 def accept(tx: Tx, conversation_id: str, *, user: str, now: datetime) -> Conversation:
     """Join the conversation with the access offered; an unknown invitation is not found."""
-    row = tx.one(
+    row = sql(tx).one(
         "DELETE FROM conversation_invitations WHERE conversation_id = ? AND user_id = ?"
         " RETURNING access, invited_by",
         (conversation_id, user),
     )
     if row is None:
         raise NotFound("invitation")
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO conversation_members (conversation_id, user_id, access) VALUES (?, ?, ?)"
         " ON CONFLICT (conversation_id, user_id) DO UPDATE SET access = excluded.access",
         (conversation_id, user, row["access"]),
@@ -110,7 +110,7 @@ def accept(tx: Tx, conversation_id: str, *, user: str, now: datetime) -> Convers
 
 def decline(tx: Tx, conversation_id: str, *, user: str) -> None:
     """Refuse the invitation; an unknown one is not found."""
-    removed = tx.execute(
+    removed = sql(tx).execute(
         "DELETE FROM conversation_invitations WHERE conversation_id = ? AND user_id = ?",
         (conversation_id, user),
     )

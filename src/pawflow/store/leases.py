@@ -9,11 +9,13 @@ racing for one lease can never both hold it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from pawflow.clock import from_millis, to_millis
-from pawflow.store.database import Tx
+from pawflow.clock import to_millis
+from pawflow.store.database import Database, Tx, sql
+from pawflow.store.rows import decode
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,7 @@ def acquire(tx: Tx, name: str, owner: str, now: datetime, ttl: timedelta) -> boo
     """Take or renew ``name`` for ``owner``; False while another owner's lease is live."""
     now_ms = to_millis(now)
     expires = to_millis(now + ttl)
-    changed = tx.execute(
+    changed = sql(tx).execute(
         "INSERT INTO leases (name, owner, acquired_at, expires_at) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (name) DO UPDATE SET"
         " acquired_at = CASE WHEN leases.owner = excluded.owner THEN leases.acquired_at"
@@ -42,22 +44,22 @@ def acquire(tx: Tx, name: str, owner: str, now: datetime, ttl: timedelta) -> boo
 
 def release(tx: Tx, name: str, owner: str) -> bool:
     """Give ``name`` up, if ``owner`` holds it."""
-    return tx.execute("DELETE FROM leases WHERE name = ? AND owner = ?", (name, owner)) > 0
+    return sql(tx).execute("DELETE FROM leases WHERE name = ? AND owner = ?", (name, owner)) > 0
 
 
 def release_all(tx: Tx, owner: str) -> int:
     """Give up every lease of ``owner`` (a process stopping cleanly)."""
-    return tx.execute("DELETE FROM leases WHERE owner = ?", (owner,))
+    return sql(tx).execute("DELETE FROM leases WHERE owner = ?", (owner,))
 
 
 def get(tx: Tx, name: str) -> Lease | None:
-    row = tx.one("SELECT * FROM leases WHERE name = ?", (name,))
+    row = sql(tx).one("SELECT * FROM leases WHERE name = ?", (name,))
     return None if row is None else _lease(row)
 
 
 def held(tx: Tx, prefix: str, now: datetime) -> list[Lease]:
     """Live leases whose name starts with ``prefix``, by name."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM leases WHERE name LIKE ? ESCAPE '\\' AND expires_at > ? ORDER BY name",
         (prefix.replace("%", r"\%").replace("_", r"\_") + "%", to_millis(now)),
     )
@@ -65,9 +67,27 @@ def held(tx: Tx, prefix: str, now: datetime) -> list[Lease]:
 
 
 def _lease(row: dict[str, object]) -> Lease:
-    return Lease(
-        name=str(row["name"]),
-        owner=str(row["owner"]),
-        acquired_at=from_millis(int(str(row["acquired_at"]))),
-        expires_at=from_millis(int(str(row["expires_at"]))),
-    )
+    return decode(Lease, row)
+
+
+class Leases:
+    """``store.leases``: named leases, each call one transaction."""
+
+    def __init__(self, db: Database, now: Callable[[], datetime]) -> None:
+        self._db = db
+        self._now = now
+
+    def acquire(self, name: str, owner: str, ttl: timedelta) -> bool:
+        """Take or renew the lease ``name`` for ``owner``; False while another holds it."""
+        with self._db.transaction() as tx:
+            return acquire(tx, name, owner, self._now(), ttl)
+
+    def release(self, name: str, owner: str) -> bool:
+        """Give the lease up, if ``owner`` holds it."""
+        with self._db.transaction() as tx:
+            return release(tx, name, owner)
+
+    def live(self, prefix: str = "") -> list[Lease]:
+        """The leases not yet run out whose names start with ``prefix``."""
+        with self._db.transaction(write=False) as tx:
+            return held(tx, prefix, self._now())

@@ -34,7 +34,7 @@ from pawflow.clock import to_millis
 from pawflow.errors import PawFlowError
 from pawflow.interactions import Kind
 from pawflow.records import CHANNELS
-from pawflow.store.database import Row, Tx
+from pawflow.store.database import Row, Tx, sql
 from pawflow.telemetry import Counter, Family, Sample
 
 if TYPE_CHECKING:
@@ -349,7 +349,7 @@ def read(tx: Tx, now: datetime, queries: Sequence[GaugeQuery]) -> dict[str, list
         )
         params.extend(query.params(millis))
     rows: dict[str, list[Row]] = {query.name: [] for query in queries}
-    for row in tx.all(" UNION ALL ".join(parts), params):
+    for row in sql(tx).all(" UNION ALL ".join(parts), params):
         rows[str(row["series"])].append(row)
     return rows
 
@@ -429,7 +429,7 @@ def asked(tx: Tx, signal_id: str | None) -> Row | None:
     family, _, request_id = (signal_id or "").partition(":")
     if family not in REQUEST_SIGNALS or not request_id:
         return None
-    return tx.one(
+    return sql(tx).one(
         "SELECT id, kind, status, answered_at, trace_context FROM interactions"
         " WHERE id = ? AND signal_id = ?",
         (request_id, signal_id),

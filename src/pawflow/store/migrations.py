@@ -20,7 +20,7 @@ from typing import Any
 
 from pawflow.errors import Conflict, InvalidInput, MigrationError, StoreError
 from pawflow.interactions import CONFIRMATION_KINDS, normalize_options, parse_kind, prepare_request
-from pawflow.store.database import Database, Tx
+from pawflow.store.database import Database, Tx, sql
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,13 @@ def table_exists(tx: Tx, name: str) -> bool:
         query = (
             "SELECT 1 AS found FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?"
         )
-    return tx.one(query, (name,)) is not None
+    return sql(tx).one(query, (name,)) is not None
 
 
 def schema_version(tx: Tx) -> int:
     if not table_exists(tx, "pawflow_schema"):
         return 0
-    row = tx.one("SELECT version FROM pawflow_schema")
+    row = sql(tx).one("SELECT version FROM pawflow_schema")
     return 0 if row is None else int(row["version"])
 
 
@@ -85,17 +85,17 @@ def migrate(db: Database) -> int:
             if migration.version <= version:
                 continue
             if version == 0:
-                tx.execute("CREATE TABLE pawflow_schema (version INTEGER NOT NULL)")
-                tx.execute("INSERT INTO pawflow_schema (version) VALUES (0)")
+                sql(tx).execute("CREATE TABLE pawflow_schema (version INTEGER NOT NULL)")
+                sql(tx).execute("INSERT INTO pawflow_schema (version) VALUES (0)")
             if tx.dialect == "sqlite":
                 # Checked explicitly before the marker, so a violation names its check.
-                tx.execute("PRAGMA defer_foreign_keys = ON")
+                sql(tx).execute("PRAGMA defer_foreign_keys = ON")
             for statement in statements(migration.sql):
-                tx.execute(statement)
+                sql(tx).execute(statement)
             data_step = DATA_STEPS.get(migration.version)
             if data_step is not None:
                 data_step(tx)
-            tx.execute("UPDATE pawflow_schema SET version = ?", (migration.version,))
+            sql(tx).execute("UPDATE pawflow_schema SET version = ?", (migration.version,))
             version = migration.version
     return version
 
@@ -122,16 +122,16 @@ def _copy_confirmation(tx: Tx, row: dict[str, Any]) -> None:
     )
     created = _millis(row["created_at"])
     for user in {row["owner"], row["answered_by"]} - {None}:
-        tx.execute(
+        sql(tx).execute(
             "INSERT INTO users (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
             (user, created),
         )
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO conversations (id, owner, title, created_at) VALUES (?, ?, '', ?)"
         " ON CONFLICT (id) DO NOTHING",
         (row["conversation_id"], row["owner"], created),
     )
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
         " response_schema, owner, conversation_id, requester, signal_id, status, answer,"
         " answered_by, answered_at, created_at, expires_at)"
@@ -162,7 +162,7 @@ def upgrade_confirmations(tx: Tx) -> None:
         return
     family = sorted(kind.value for kind in CONFIRMATION_KINDS)
     marks = ", ".join("?" for _ in family)
-    bad_kind = tx.one(
+    bad_kind = sql(tx).one(
         "SELECT count(*) AS n FROM confirmations WHERE status = 'pending'"
         f" AND (mode IS NULL OR mode NOT IN ({marks}))",
         family,
@@ -172,7 +172,7 @@ def upgrade_confirmations(tx: Tx) -> None:
         bad_kind is not None and bad_kind["n"] > 0,
         f"{bad_kind and bad_kind['n']} pending row(s) without confirm/choice/multi",
     )
-    bad_signal = tx.one(
+    bad_signal = sql(tx).one(
         "SELECT count(*) AS n FROM confirmations WHERE status = 'pending'"
         " AND (signal_id IS NULL OR signal_id <> 'confirmation:' || id)"
     )
@@ -182,19 +182,19 @@ def upgrade_confirmations(tx: Tx) -> None:
         f"{bad_signal and bad_signal['n']} pending row(s) without their confirmation:<id> signal",
     )
 
-    rows = tx.all("SELECT * FROM confirmations ORDER BY created_at, id")
+    rows = sql(tx).all("SELECT * FROM confirmations ORDER BY created_at, id")
     for row in rows:
         try:
             _copy_confirmation(tx, row)
         except (InvalidInput, Conflict) as exc:
             raise MigrationError("rows copy", f"confirmation {row['id']}: {exc}") from exc
     if table_exists(tx, "durable_signals"):
-        tx.execute(
+        sql(tx).execute(
             "INSERT INTO signals (signal_id, value, fired_at)"
             " SELECT signal_id, payload, CAST(created_at * 1000 AS BIGINT) FROM durable_signals"
         )
 
-    copied = tx.one(
+    copied = sql(tx).one(
         "SELECT count(*) AS n FROM interactions WHERE id IN (SELECT id FROM confirmations)"
     )
     _check(
@@ -202,7 +202,7 @@ def upgrade_confirmations(tx: Tx) -> None:
         copied is None or copied["n"] != len(rows),
         f"{len(rows)} confirmation(s), {copied and copied['n']} interaction(s) copied",
     )
-    orphans = tx.one(
+    orphans = sql(tx).one(
         "SELECT count(*) AS n FROM interactions i"
         " LEFT JOIN users u ON u.id = i.owner"
         " LEFT JOIN conversations c ON c.id = i.conversation_id"
@@ -210,10 +210,129 @@ def upgrade_confirmations(tx: Tx) -> None:
     )
     dangling = orphans["n"] if orphans else 0
     if tx.dialect == "sqlite":
-        dangling += len(tx.all("PRAGMA foreign_key_check"))
+        dangling += len(sql(tx).all("PRAGMA foreign_key_check"))
     _check(
         "foreign keys", dangling > 0, f"{dangling} row(s) reference missing users or conversations"
     )
 
 
-DATA_STEPS: dict[int, Callable[[Tx], None]] = {1: upgrade_confirmations}
+# --- agent wakeups become turns (0016) ----------------------------------------------------
+
+_WAKEUP_STATUSES = {
+    # the wakeup's status -> the status its turn ends up with once its own is not final
+    "scheduled": None,
+    "running": None,
+    "done": "done",
+    "absorbed": "done",
+    "failed": "failed",
+}
+
+
+def _wakeup_payload(row: dict[str, Any]) -> str:
+    where = f"wakeup {row['id']}"
+    try:
+        data = json.loads(row["data"])
+    except (TypeError, ValueError) as exc:
+        raise MigrationError("wakeup data is JSON", f"{where}: {exc}") from exc
+    _check("wakeup data is an object", not isinstance(data, dict), where)
+    _check("wakeup has a user", not row["user_id"], where)
+    _check("wakeup has a text", row["text"] is None, where)
+    _check(
+        "wakeup status is known",
+        row["status"] not in _WAKEUP_STATUSES,
+        f"{where}: status {row['status']!r}",
+    )
+    return json.dumps({"user": row["user_id"], "text": row["text"], "data": data})
+
+
+def wakeups_into_turns(tx: Tx) -> None:
+    """Fold each ``agent_wakeups`` row into its turn (writing one where there is none),
+    verify that every wakeup has exactly one turn with its source, then drop the table."""
+    if not table_exists(tx, "agent_wakeups"):
+        return
+    rows = sql(tx).all("SELECT * FROM agent_wakeups ORDER BY created_at, id")
+    for row in rows:
+        payload = _wakeup_payload(row)
+        final = _WAKEUP_STATUSES[row["status"]]
+        turn = sql(tx).one("SELECT * FROM chat_turns WHERE wakeup_id = ?", (row["id"],))
+        if turn is None:
+            status = final or "queued"
+            due_at = row["lease_until"] if row["status"] == "running" else row["due_at"]
+            sql(tx).execute(
+                "INSERT INTO chat_turns (id, conversation_id, agent, kind, message_id,"
+                " wakeup_id, status, due_at, attempts, stage, last_error, created_at,"
+                " finished_at, source, payload, tool_started_at)"
+                " VALUES (?, ?, ?, 'wakeup', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    "w-" + row["id"],
+                    row["conversation_id"],
+                    row["agent"],
+                    row["message_id"],
+                    row["id"],
+                    status,
+                    due_at if due_at is not None else row["due_at"],
+                    row["attempts"],
+                    "absorbed" if row["status"] == "absorbed" else None,
+                    row["last_error"],
+                    row["created_at"],
+                    row["finished_at"],
+                    row["source"],
+                    payload,
+                    row["tool_started_at"],
+                ),
+            )
+            continue
+        where = f"wakeup {row['id']} and turn {turn['id']}"
+        _check(
+            "a wakeup's turn is of its conversation and agent",
+            (turn["conversation_id"], turn["agent"]) != (row["conversation_id"], row["agent"])
+            or turn["kind"] != "wakeup",
+            where,
+        )
+        _check(
+            "a wakeup's turn has no other message",
+            turn["message_id"] is not None
+            and row["message_id"] is not None
+            and turn["message_id"] != row["message_id"],
+            where,
+        )
+        # A turn still open whose wakeup is over ends as the wakeup did; a running turn
+        # keeps its lease and fencing (owner, attempts) untouched.
+        ends = final is not None and turn["status"] in ("queued", "running")
+        sql(tx).execute(
+            "UPDATE chat_turns SET source = ?, payload = ?, tool_started_at = ?,"
+            " message_id = COALESCE(message_id, ?), status = ?,"
+            " stage = CASE WHEN ? THEN ? ELSE stage END,"
+            " lease_until = CASE WHEN ? THEN NULL ELSE lease_until END,"
+            " last_error = COALESCE(last_error, ?),"
+            " finished_at = COALESCE(finished_at, ?) WHERE id = ?",
+            (
+                row["source"],
+                payload,
+                row["tool_started_at"],
+                row["message_id"],
+                final if ends else turn["status"],
+                ends and row["status"] == "absorbed",
+                "absorbed",
+                ends,
+                row["last_error"],
+                row["finished_at"],
+                turn["id"],
+            ),
+        )
+    moved = sql(tx).one(
+        "SELECT count(*) AS n FROM agent_wakeups w JOIN chat_turns t"
+        " ON t.source = w.source AND t.kind = 'wakeup' AND t.conversation_id = w.conversation_id"
+    )
+    _check(
+        "every wakeup is a turn",
+        moved is None or int(moved["n"]) != len(rows),
+        f"{moved and moved['n']} of {len(rows)} wakeup(s) found as turns",
+    )
+    sql(tx).execute("DROP TABLE agent_wakeups")
+
+
+DATA_STEPS: dict[int, Callable[[Tx], None]] = {
+    1: upgrade_confirmations,
+    16: wakeups_into_turns,
+}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import platformdirs
@@ -61,3 +62,17 @@ def open_store(
             store.close()
             raise
     return store
+
+
+def postgres_available(admin_url: str) -> bool:
+    """Whether the PostgreSQL server of ``admin_url`` answers."""
+    from pawflow.store import postgres  # noqa: PLC0415 (psycopg only when asked)
+
+    return postgres.available(admin_url)
+
+
+def throwaway_postgres(admin_url: str) -> contextlib.AbstractContextManager[str]:
+    """Create a fresh database, yield its URL, drop it afterwards (for tests)."""
+    from pawflow.store import postgres  # noqa: PLC0415 (psycopg only when asked)
+
+    return postgres.throwaway(admin_url)

@@ -33,7 +33,7 @@ from pawflow.clock import from_millis, iso, to_millis
 from pawflow.errors import FieldError, InvalidInput
 from pawflow.ids import new_id
 from pawflow.records import Interaction
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_event
 
 NOTIFY_CHANNELS: tuple[str, ...] = ("email", "slack", "webhook", "apprise")
@@ -125,8 +125,8 @@ def _check_address(name: str, value: str | None) -> str | None:
 
 
 def get_reach(tx: Tx, user: str) -> Reach:
-    row = tx.one("SELECT * FROM user_channels WHERE user_id = ?", (user,))
-    hooks = tx.one("SELECT 1 AS found FROM webhooks WHERE user_id = ?", (user,)) is not None
+    row = sql(tx).one("SELECT * FROM user_channels WHERE user_id = ?", (user,))
+    hooks = sql(tx).one("SELECT 1 AS found FROM webhooks WHERE user_id = ?", (user,)) is not None
     if row is None:
         return Reach(user, webhooks=hooks)
     notify = None if row["notify"] is None else tuple(json.loads(row["notify"]))
@@ -158,7 +158,7 @@ def set_reach(
     chosen = (
         current.notify if notify is _UNSET else (None if notify is None else check_notify(notify))
     )
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO user_channels (user_id, email, slack, notify_url, notify, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET email = excluded.email,"
         " slack = excluded.slack, notify_url = excluded.notify_url, notify = excluded.notify,"
@@ -173,6 +173,14 @@ def set_reach(
         ),
     )
     return get_reach(tx, user)
+
+
+def user_by_slack(tx: Tx, slack_id: str) -> str | None:
+    """The PawFlow user whose Slack id this is (None when none is, or several are)."""
+    rows = sql(tx).all(
+        "SELECT user_id FROM user_channels WHERE slack = ? ORDER BY user_id LIMIT 2", (slack_id,)
+    )
+    return str(rows[0]["user_id"]) if len(rows) == 1 else None
 
 
 # -- the rows ----------------------------------------------------------------------------------
@@ -240,7 +248,7 @@ def _event(tx: Tx, row: OutboxRow, conversation_id: str | None, now: datetime) -
         "attempts": row.attempts,
         "error": row.last_error,
     }
-    owner = tx.one("SELECT owner FROM interactions WHERE id = ?", (row.request_id,))
+    owner = sql(tx).one("SELECT owner FROM interactions WHERE id = ?", (row.request_id,))
     audience = {row.recipient} | ({owner["owner"]} if owner else set())
     append_event(tx, audience, conversation_id, DELIVERY_EVENT, data, now)
 
@@ -260,7 +268,7 @@ def enqueue(
         row_id = new_id()
         missing = address is None
         status = "failed" if missing else "sent" if channel == "webhook" else "queued"
-        inserted = tx.one(
+        inserted = sql(tx).one(
             "INSERT INTO outbox (id, request_id, channel, recipient, address, status, attempts,"
             " next_at, idempotency_key, last_error, created_at, sent_at) VALUES (?, ?, ?, ?, ?,"
             " ?, 0, ?, ?, ?, ?, ?) ON CONFLICT (request_id, channel, recipient) DO NOTHING"
@@ -292,7 +300,7 @@ def _missing(user: str, channel: str) -> str:
 
 def webhooks_on(tx: Tx, request_id: str) -> bool:
     """Whether the request's events go to its owner's webhooks (its ``webhook`` row)."""
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT 1 AS found FROM outbox WHERE request_id = ? AND channel = 'webhook'"
         " AND status = 'sent'",
         (request_id,),
@@ -301,7 +309,7 @@ def webhooks_on(tx: Tx, request_id: str) -> bool:
 
 
 def deliveries(tx: Tx, request_id: str) -> list[OutboxRow]:
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM outbox WHERE request_id = ? ORDER BY created_at, channel, recipient",
         (request_id,),
     )
@@ -311,9 +319,9 @@ def deliveries(tx: Tx, request_id: str) -> list[OutboxRow]:
 def claim_due(tx: Tx, now: datetime, limit: int) -> list[OutboxRow]:
     """Claim up to ``limit`` rows due to be sent: each claim counts as an attempt and
     moves ``next_at`` past its backoff, committed before anything is sent."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT id, attempts FROM outbox WHERE status = 'queued' AND next_at <= ?"
-        " ORDER BY next_at, id LIMIT ?" + tx.skip_locked,
+        " ORDER BY next_at, id LIMIT ?" + sql(tx).skip_locked,
         (to_millis(now), limit),
     )
     return _claim(tx, rows, "status = 'queued'", now)
@@ -321,9 +329,9 @@ def claim_due(tx: Tx, now: datetime, limit: int) -> list[OutboxRow]:
 
 def claim_settle(tx: Tx, now: datetime, limit: int) -> list[OutboxRow]:
     """Claim sent rows whose request was settled: their copies are due to be updated."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT id, attempts FROM outbox WHERE settle = 'due' AND next_at <= ?"
-        " ORDER BY next_at, id LIMIT ?" + tx.skip_locked,
+        " ORDER BY next_at, id LIMIT ?" + sql(tx).skip_locked,
         (to_millis(now), limit),
     )
     return _claim(tx, rows, "settle = 'due'", now)
@@ -333,7 +341,7 @@ def _claim(tx: Tx, rows: list[dict[str, Any]], state: str, now: datetime) -> lis
     claimed = []
     for row in rows:
         attempts = int(row["attempts"]) + 1
-        updated = tx.one(
+        updated = sql(tx).one(
             f"UPDATE outbox SET attempts = ?, next_at = ? WHERE id = ? AND attempts = ?"
             f" AND {state} RETURNING *",
             (attempts, to_millis(now + backoff(attempts)), row["id"], attempts - 1),
@@ -344,14 +352,14 @@ def _claim(tx: Tx, rows: list[dict[str, Any]], state: str, now: datetime) -> lis
 
 
 def _conversation(tx: Tx, request_id: str) -> str | None:
-    row = tx.one("SELECT conversation_id FROM interactions WHERE id = ?", (request_id,))
+    row = sql(tx).one("SELECT conversation_id FROM interactions WHERE id = ?", (request_id,))
     return None if row is None else str(row["conversation_id"])
 
 
 def mark_sent(tx: Tx, claimed: OutboxRow, external_ref: str | None, now: datetime) -> bool:
     """Record the claimed row as sent; False if it was claimed again meanwhile. A request
     settled while it was being sent has its copy updated next."""
-    updated = tx.one(
+    updated = sql(tx).one(
         "UPDATE outbox SET status = 'sent', sent_at = ?, external_ref = ?, last_error = NULL,"
         " settle = CASE WHEN EXISTS (SELECT 1 FROM interactions WHERE id = outbox.request_id"
         " AND status <> 'pending') THEN 'due' ELSE 'none' END, next_at = ?"
@@ -370,7 +378,7 @@ def mark_failed(
     """Record a failed attempt: retried after the backoff, unless ``permanent`` or the
     attempts are spent (then ``failed``, with the reason)."""
     final = permanent or claimed.attempts >= MAX_ATTEMPTS
-    updated = tx.one(
+    updated = sql(tx).one(
         "UPDATE outbox SET last_error = ?, status = ? WHERE id = ? AND attempts = ?"
         " AND status = 'queued' RETURNING *",
         (reason[:1000], "failed" if final else "queued", claimed.id, claimed.attempts),
@@ -384,13 +392,13 @@ def mark_failed(
 def mark_settled(tx: Tx, claimed: OutboxRow, *, error: str | None = None) -> bool:
     """The copy was updated (or could not be, ``error``, after its attempts): done."""
     if error is not None and claimed.attempts < MAX_ATTEMPTS:
-        tx.execute(
+        sql(tx).execute(
             "UPDATE outbox SET last_error = ? WHERE id = ? AND attempts = ?",
             (error[:1000], claimed.id, claimed.attempts),
         )
         return False
     return (
-        tx.execute(
+        sql(tx).execute(
             "UPDATE outbox SET settle = 'done' WHERE id = ? AND attempts = ? AND settle = 'due'",
             (claimed.id, claimed.attempts),
         )
@@ -400,12 +408,12 @@ def mark_settled(tx: Tx, claimed: OutboxRow, *, error: str | None = None) -> boo
 
 def settle_request(tx: Tx, record: Interaction, now: datetime) -> None:
     """The request left ``pending``: update its sent copies, send none of the others."""
-    tx.execute(
+    sql(tx).execute(
         "UPDATE outbox SET settle = 'due', next_at = ? WHERE request_id = ? AND status = 'sent'"
         " AND channel <> 'webhook'",
         (to_millis(now), record.id),
     )
-    skipped = tx.all(
+    skipped = sql(tx).all(
         "UPDATE outbox SET status = 'skipped', last_error = ? WHERE request_id = ?"
         " AND status = 'queued' RETURNING *",
         (f"the request was {record.status} before it was sent", record.id),
@@ -416,12 +424,12 @@ def settle_request(tx: Tx, record: Interaction, now: datetime) -> None:
 
 def request_of(tx: Tx, request_id: str) -> Interaction:
     """The request a row notifies of, as it is now (for the dispatcher, not scoped)."""
-    row = tx.one("SELECT * FROM interactions WHERE id = ?", (request_id,))
+    row = sql(tx).one("SELECT * FROM interactions WHERE id = ?", (request_id,))
     assert row is not None, "an outbox row's request is never deleted"
     return Interaction.from_row(row)
 
 
 def find_by_key(tx: Tx, idempotency_key: str) -> OutboxRow | None:
     """The row whose message carried ``idempotency_key`` (a reply names it)."""
-    row = tx.one("SELECT * FROM outbox WHERE idempotency_key = ?", (idempotency_key,))
+    row = sql(tx).one("SELECT * FROM outbox WHERE idempotency_key = ?", (idempotency_key,))
     return None if row is None else OutboxRow.from_row(row)

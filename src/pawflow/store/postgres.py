@@ -19,7 +19,7 @@ import psycopg_pool
 from psycopg.rows import dict_row
 
 from pawflow.errors import Conflict, StoreError, StoreUnavailable
-from pawflow.store.database import NOTIFY_CHANNEL, Database, Params, Tx
+from pawflow.store.database import NOTIFY_CHANNEL, Database, Params, Tx, sql
 
 NOTIFY_LIMIT = 7000
 """Bytes per notification payload (PostgreSQL refuses 8000 and more)."""
@@ -105,7 +105,7 @@ class PostgresDatabase(Database):
             raise StoreError(f"database error: {exc}") from exc
 
     def lock_key(self, tx: Tx, key: str) -> None:
-        tx.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+        sql(tx).execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
@@ -115,7 +115,7 @@ class PostgresDatabase(Database):
                 yield tx
                 tx._close()
                 for payload in _payloads(self.origin, tx._notices):
-                    tx.execute("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, payload))
+                    sql(tx).execute("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, payload))
         except psycopg_pool.PoolTimeout as exc:
             raise StoreUnavailable(f"no database connection available: {exc}") from exc
         except psycopg.errors.OperationalError as exc:
@@ -148,3 +148,26 @@ class PostgresDatabase(Database):
 
     def close(self) -> None:
         self.pool.close()
+
+
+def available(admin_url: str) -> bool:
+    """Whether the PostgreSQL server of ``admin_url`` answers."""
+    try:
+        with psycopg.connect(admin_url, connect_timeout=3):
+            return True
+    except psycopg.Error:
+        return False
+
+
+@contextlib.contextmanager
+def throwaway(admin_url: str) -> Iterator[str]:
+    """Create a fresh database, yield its URL, drop it afterwards (for tests)."""
+    name = "pawflow_test_" + secrets.token_hex(6)
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base, _, _ = admin_url.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

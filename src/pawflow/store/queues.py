@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 from pawflow.clock import to_millis
 from pawflow.errors import LeaseLost
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
+from pawflow.store.rows import decode
 
 Status = Literal["queued", "running", "parked"]
 STATUSES: tuple[Status, ...] = ("queued", "running", "parked")
@@ -43,18 +44,7 @@ class QueueRow:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> QueueRow:
-        return cls(
-            id=int(row["id"]),
-            target=row["target"],
-            task=row["task"],
-            flowfile_id=row["flowfile_id"],
-            status=row["status"],
-            payload=bytes(row["payload"]),
-            hops=int(row["hops"]),
-            attempts=int(row["attempts"]),
-            owner=row["owner"],
-            continuation_id=row["continuation_id"],
-        )
+        return decode(cls, row)
 
 
 @dataclass(frozen=True)
@@ -84,7 +74,7 @@ def fence(tx: Tx, lease: str, owner: str) -> None:
     On PostgreSQL the lease row stays share-locked, so a takeover waits for this commit.
     """
     lock = " FOR SHARE" if tx.dialect == "postgres" else ""
-    row = tx.one(f"SELECT owner FROM leases WHERE name = ?{lock}", (lease,))
+    row = sql(tx).one(f"SELECT owner FROM leases WHERE name = ?{lock}", (lease,))
     if row is None or row["owner"] != owner:
         raise LeaseLost(f"{lease} is no longer held by this process")
 
@@ -107,7 +97,7 @@ def enqueue(tx: Tx, target: str, rows: Sequence[NewRow], now: datetime) -> list[
                 row.continuation_id,
                 at,
             ]
-        returned = tx.all(
+        returned = sql(tx).all(
             "INSERT INTO flow_queue (target, task, flowfile_id, status, payload, hops,"
             f" continuation_id, created_at) VALUES {values} RETURNING id, task, flowfile_id",
             params,
@@ -125,7 +115,7 @@ def take(tx: Tx, ids: Sequence[int], owner: str, now: datetime) -> int:
     at = to_millis(now)
     taken = 0
     for chunk in _chunks(ids):
-        taken += tx.execute(
+        taken += sql(tx).execute(
             "UPDATE flow_queue SET status = 'running', owner = ?, attempts = attempts + 1,"
             f" taken_at = ? WHERE id IN ({_marks(len(chunk))}) AND status <> 'parked'",
             (owner, at, *chunk),
@@ -153,7 +143,7 @@ def move(tx: Tx, moves: Sequence[tuple[int, NewRow]], owner: str) -> int:
                 row.continuation_id,
             ]
         # Unnamed VALUES columns are column1, column2, … on both backends.
-        moved += tx.execute(
+        moved += sql(tx).execute(
             "UPDATE flow_queue SET task = v.column2, flowfile_id = v.column3,"
             " status = v.column4, payload = v.column5, hops = v.column6,"
             " continuation_id = v.column7, attempts = 0, owner = NULL, taken_at = NULL"
@@ -168,7 +158,7 @@ def finish(tx: Tx, ids: Sequence[int], owner: str) -> int:
     """Delete rows ``owner`` has running (their outcome is recorded); returns how many."""
     done = 0
     for chunk in _chunks(ids):
-        done += tx.execute(
+        done += sql(tx).execute(
             f"DELETE FROM flow_queue WHERE id IN ({_marks(len(chunk))}) AND owner = ?"
             " AND status = 'running'",
             (*chunk, owner),
@@ -181,12 +171,12 @@ def recover(tx: Tx, target: str) -> list[QueueRow]:
 
     Returns every queued row, oldest first.
     """
-    tx.execute(
+    sql(tx).execute(
         "UPDATE flow_queue SET status = 'queued', owner = NULL"
         " WHERE target = ? AND status = 'running'",
         (target,),
     )
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM flow_queue WHERE target = ? AND status = 'queued' ORDER BY id", (target,)
     )
     return [QueueRow.from_row(row) for row in rows]
@@ -195,7 +185,7 @@ def recover(tx: Tx, target: str) -> list[QueueRow]:
 def unpark(tx: Tx, continuation_id: str) -> bool:
     """Drop the place a parked FlowFile held, as its continuation is delivered."""
     return (
-        tx.execute(
+        sql(tx).execute(
             "DELETE FROM flow_queue WHERE continuation_id = ? AND status = 'parked'",
             (continuation_id,),
         )
@@ -206,7 +196,7 @@ def unpark(tx: Tx, continuation_id: str) -> bool:
 def counts(tx: Tx, target: str | None = None) -> dict[str, dict[str, dict[Status, int]]]:
     """Rows by target, task and status (every status present, zero when none)."""
     where, params = ("WHERE target = ? ", (target,)) if target is not None else ("", ())
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT target, task, status, count(*) AS n FROM flow_queue"
         f" {where}GROUP BY target, task, status",
         params,

@@ -7,7 +7,6 @@ backend errors never escape untranslated.
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import datetime, timedelta
@@ -19,20 +18,16 @@ from pawflow.errors import InvalidInput, NotPending
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
 from pawflow.store import continuations as cont
 from pawflow.store import conversations as convs
-from pawflow.store import events, file_links, invitations, messages, migrations, turns
+from pawflow.store import events, file_links, invitations, migrations, turns
 from pawflow.store import interactions as inter
 from pawflow.store.continuations import Continuation, SignalValue
-from pawflow.store.database import TOUCHED, Database, Tx
-from pawflow.store.delivery import (
-    Delivery,
-    DeliveryHandler,
-    DeliveryRegistry,
-    anything_due,
-    deliver_due,
-    deliver_resolved,
-)
+from pawflow.store.database import Database, Tx, sql
+from pawflow.store.delivery import Delivery, DeliveryHandler
+from pawflow.store.dispatch import Dispatcher
+from pawflow.store.leases import Leases
+from pawflow.store.messages import History
 from pawflow.store.reports import SweepReport as SweepReport
-from pawflow.store.runtime import RuntimeStore
+from pawflow.store.turns import TurnQueue
 
 DEFAULT_PAYLOAD_CAP = 1024 * 1024
 DEFAULT_FILE_CAP = 10 * 1024 * 1024
@@ -43,12 +38,14 @@ SweepStep = Callable[["Store"], dict[str, int]]
 """An extra step of each sweeper pass; returns its counts by name."""
 
 
-class Store(RuntimeStore):
+class Store:
     """Everything PawFlow keeps, over SQLite or PostgreSQL (``db``), with its ``clock``.
 
     Every public method is one transaction and returns records (:mod:`pawflow.records`).
     Reads are scoped to a ``user``; what is not theirs is ``NotFound``, like what does not
-    exist. ``payload_cap`` and ``file_cap`` bound parked payloads and uploads.
+    exist. ``payload_cap`` and ``file_cap`` bound parked payloads and uploads. The runtime's
+    concerns have a namespace each: ``store.turns`` (who answers a conversation, and its
+    turn queue), ``store.messages`` (history and notices), ``store.leases``.
     """
 
     def __init__(
@@ -63,13 +60,12 @@ class Store(RuntimeStore):
         self.clock: Clock = clock or SystemClock()
         self.payload_cap = payload_cap
         self.file_cap = file_cap
-        self.deliveries = DeliveryRegistry()
+        self._dispatch = Dispatcher(db, self.now)
+        self.deliveries = self._dispatch.registry
         self._sweep_steps: list[SweepStep] = []
-        self._changed = threading.Condition()
-        self._change_count = 0
-        self._stop_listening: Any = None
-        self._listen_lock = threading.Lock()
-        self._delivering = threading.local()
+        self.turns = TurnQueue(db, self.now)
+        self.messages = History(db, self.now)
+        self.leases = Leases(db, self.now)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -84,9 +80,7 @@ class Store(RuntimeStore):
 
     def close(self) -> None:
         """Stop listening for change notices and close the database."""
-        if self._stop_listening is not None:
-            self._stop_listening()
-            self._stop_listening = None
+        self._dispatch.close()
         self.db.close()
 
     def __enter__(self) -> Store:
@@ -102,11 +96,12 @@ class Store(RuntimeStore):
     def ping(self) -> None:
         """Reach the database once; raises ``StoreUnavailable`` when it cannot be reached."""
         with self.db.transaction(write=False) as tx:
-            tx.one("SELECT 1 AS ok")
+            sql(tx).one("SELECT 1 AS ok")
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
-        """A raw transaction, for modules that keep their own tables in this store."""
+        """One transaction, to pass to the store's functions (``turns.enqueue(tx, …)``)
+        so that what they do commits together, or not at all."""
         with self.db.transaction(write=write) as tx:
             yield tx
 
@@ -394,6 +389,12 @@ class Store(RuntimeStore):
             raise outcome
         return outcome
 
+    def pending_request(self, conversation_id: str) -> Interaction | None:
+        """The newest request of a conversation still waiting for an answer: what the
+        conversation waits on (no access check: for the runtime and operators' tools)."""
+        with self.db.transaction(write=False) as tx:
+            return inter.newest_pending(tx, conversation_id, self.now())
+
     def answerable_interaction(self, request_id: str, *, user: str) -> Interaction:
         """The request if ``user`` may answer it (pending or not); else NotFound."""
         with self.db.transaction(write=False) as tx:
@@ -428,18 +429,15 @@ class Store(RuntimeStore):
 
     def wait_signal(self, signal_id: str, timeout: float) -> SignalValue | None:
         """Block until the signal has fired (or already had), at most ``timeout`` seconds."""
-        self._ensure_listening()
+        self._dispatch.ensure_listening()
         deadline = time.monotonic() + timeout
         while True:
-            with self._changed:
-                seen = self._change_count
+            seen = self._dispatch.changes()
             fired = self.get_signal(signal_id)
             remaining = deadline - time.monotonic()
             if fired is not None or remaining <= 0:
                 return fired
-            with self._changed:
-                if self._change_count == seen:
-                    self._changed.wait(timeout=remaining)
+            self._dispatch.wait_change(seen, remaining)
 
     def park(
         self,
@@ -493,21 +491,7 @@ class Store(RuntimeStore):
     def deliver_due(self, limit: int = SWEEP_BATCH, *, target: str | None = None) -> int:
         """Hand resolved continuations to the handlers registered in this process; with
         ``target``, that requester's whether due or not (its queue has room again)."""
-        if getattr(self._delivering, "active", False):
-            self._delivering.again = True  # a delivery resolved more: the outer loop goes on
-            return 0
-        self._delivering.active = True
-        delivered = 0
-        try:
-            while True:
-                self._delivering.again = False
-                delivered += deliver_due(
-                    self.db, self.deliveries, self.now(), limit=limit, target=target
-                )
-                if not self._delivering.again:
-                    return delivered
-        finally:
-            self._delivering.active = False
+        return self._dispatch.deliver_due(limit, target=target)
 
     def register_handler(
         self, kind: str, handler: DeliveryHandler | Callable[[Delivery], None]
@@ -517,9 +501,7 @@ class Store(RuntimeStore):
         Deliveries happen as soon as anything resolves, here or in another process; the
         sweeper retries those a handler could not take.
         """
-        self.deliveries.register(kind, handler)
-        self._ensure_listening()
-        self.deliver_due()
+        self._dispatch.register(kind, handler)
 
     def _within(self, tx: Tx | None, write: bool = True) -> contextlib.AbstractContextManager[Tx]:
         """``tx`` when the caller has one open (a delivery's), else a new transaction."""
@@ -527,8 +509,7 @@ class Store(RuntimeStore):
 
     def _deliver_here(self, tx: Tx, now: datetime) -> None:
         """Deliver what ``tx`` resolved to this process's handlers, before it commits."""
-        if tx.resolved:
-            deliver_resolved(tx, self.deliveries, now)
+        self._dispatch.deliver_here(tx, now)
 
     # -- sweeping -------------------------------------------------------------------------
 
@@ -542,8 +523,7 @@ class Store(RuntimeStore):
         report = SweepReport()
         now = self.now()
         # Deliveries wait for the end of the pass, so the report counts them in one place.
-        self._delivering.active = True
-        try:
+        with self._dispatch.held():
             for name, step in (("expired", inter.expire_due), ("released", cont.release_due)):
                 while True:
                     with self.db.transaction() as tx:
@@ -551,35 +531,12 @@ class Store(RuntimeStore):
                     report.add({name: done})
                     if done < SWEEP_BATCH:
                         break
-        finally:
-            self._delivering.active = False
         report.add({"delivered": self.deliver_due()})
         for extra in list(self._sweep_steps):
             report.add(extra(self))
         return report
 
     # -- history and notifications -------------------------------------------------------
-
-    def append_message(
-        self,
-        conversation_id: str,
-        content: str,
-        *,
-        role: messages.Role = "user",
-        author: str,
-        data: dict[str, Any] | None = None,
-    ) -> Message:
-        """Add to a conversation's history (no access check: callers decide who may)."""
-        with self.db.transaction() as tx:
-            return messages.append_message(
-                tx,
-                conversation_id,
-                role=role,
-                author=author,
-                content=content,
-                data=data,
-                now=self.now(),
-            )
 
     def post_message(self, conversation_id: str, content: str, *, user: str) -> Message:
         """``user``'s own message, where they need write access, and the turn that answers
@@ -603,21 +560,3 @@ class Store(RuntimeStore):
         with self.db.transaction() as tx:
             audience = convs.conversation_audience(tx, conversation_id, writers_only=False)
             events.append_event(tx, audience, conversation_id, event_type, data, self.now())
-
-    # -- change notices -------------------------------------------------------------------
-
-    def _ensure_listening(self) -> None:
-        with self._listen_lock:
-            if self._stop_listening is None:
-                self._stop_listening = self.db.listen(self._on_notice)
-
-    def _on_notice(self, notice: str) -> None:
-        with self._changed:
-            self._change_count += 1
-            self._changed.notify_all()
-        if not self.deliveries.kinds():
-            return
-        if notice == cont.RESOLVED_NOTICE or (
-            notice in ("changed", TOUCHED) and anything_due(self.db, self.now())
-        ):
-            self.deliver_due()

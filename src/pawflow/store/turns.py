@@ -1,7 +1,11 @@
 """The durable turn queue: every message turn and wakeup turn of a conversation.
 
 A user's message is stored together with its turn (:func:`post_user_message`, one
-transaction); a wakeup's turn is written in the transaction that schedules the wakeup. A
+transaction). A wakeup — the answer an agent waits for — *is* a turn of kind ``wakeup``,
+written in the transaction that consumes the answer's continuation (:func:`schedule_wakeup`);
+it carries its payload (whose it is, the text shown, the answer's data) and its ``source``
+(the answer it comes from), which makes it once-only. Its first run posts the text as a
+``system`` message (:func:`start_wakeup`); a re-run does not post it again. A
 process runs a turn by *claiming* it — a conditional update from ``queued`` (or ``running``
 under a lease that ran out) to ``running`` under a short lease it renews with heartbeats —
 so a crash resumes the turn within a lease in whichever process runs its agent. Each claim
@@ -15,22 +19,28 @@ conversation runs under a live lease.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pawflow.clock import from_millis, to_millis
+from pawflow.clock import to_millis
 from pawflow.errors import NotFound
 from pawflow.ids import new_id
 from pawflow.records import Message
-from pawflow.store.database import Tx
+from pawflow.store import continuations
+from pawflow.store.database import Database, Tx, sql
 from pawflow.store.delivery import backoff
 from pawflow.store.messages import Role, append_message
+from pawflow.store.rows import JSON, decode, decode_all, encode_json
 
 TurnKind = Literal["message", "wakeup"]
 TurnStatus = Literal["queued", "running", "done", "failed"]
+WakeupStatus = Literal["queued", "running", "done", "absorbed", "failed"]
+"""A wakeup turn's status; ``absorbed``: done, its answer taken by the turn that asked."""
 MAX_ATTEMPTS = 5
+ABSORBED = "absorbed"
+"""The ``stage`` a wakeup turn ends with when the turn that asked took its answer."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +53,6 @@ class QueuedTurn:
     agent: str | None  # the agent whose process runs it; None: any process
     kind: TurnKind
     message_id: str | None
-    wakeup_id: str | None
     status: TurnStatus
     due_at: datetime
     owner: str | None
@@ -54,31 +63,9 @@ class QueuedTurn:
     last_error: str | None
     created_at: datetime
     started_at: datetime | None
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> QueuedTurn:
-        def when(value: Any) -> datetime | None:
-            return None if value is None else from_millis(int(value))
-
-        return cls(
-            id=row["id"],
-            seq=int(row["seq"]),
-            conversation_id=row["conversation_id"],
-            agent=row["agent"],
-            kind=row["kind"],
-            message_id=row["message_id"],
-            wakeup_id=row["wakeup_id"],
-            status=row["status"],
-            due_at=from_millis(int(row["due_at"])),
-            owner=row["owner"],
-            lease_until=when(row["lease_until"]),
-            attempts=int(row["attempts"]),
-            stage=row["stage"],
-            reply_id=row["reply_id"],
-            last_error=row["last_error"],
-            created_at=from_millis(int(row["created_at"])),
-            started_at=when(row["started_at"]),
-        )
+    source: str | None = None  # a wakeup's: the answer it comes from
+    payload: Annotated[dict[str, Any] | None, JSON] = None  # a wakeup's user, text, data
+    tool_started_at: datetime | None = None
 
     @property
     def key(self) -> TurnKey:
@@ -97,9 +84,9 @@ class TurnKey:
 
 def assign_agent(tx: Tx, conversation_id: str, agent: str, now: datetime) -> None:
     """Have ``agent`` answer the conversation's messages from now on."""
-    if tx.one("SELECT 1 AS found FROM conversations WHERE id = ?", (conversation_id,)) is None:
+    if sql(tx).one("SELECT 1 AS found FROM conversations WHERE id = ?", (conversation_id,)) is None:
         raise NotFound("conversation")
-    tx.execute(
+    sql(tx).execute(
         "INSERT INTO agent_assignments (conversation_id, agent, assigned_at) VALUES (?, ?, ?)"
         " ON CONFLICT (conversation_id) DO UPDATE SET agent = excluded.agent,"
         " assigned_at = excluded.assigned_at",
@@ -108,35 +95,25 @@ def assign_agent(tx: Tx, conversation_id: str, agent: str, now: datetime) -> Non
 
 
 def assigned_agent(tx: Tx, conversation_id: str) -> str | None:
-    row = tx.one(
+    row = sql(tx).one(
         "SELECT agent FROM agent_assignments WHERE conversation_id = ?", (conversation_id,)
     )
     return None if row is None else str(row["agent"])
 
 
 def enqueue(
-    tx: Tx,
-    conversation_id: str,
-    *,
-    kind: TurnKind,
-    agent: str | None,
-    now: datetime,
-    message_id: str | None = None,
-    wakeup_id: str | None = None,
+    tx: Tx, conversation_id: str, *, agent: str | None, message_id: str, now: datetime
 ) -> str:
-    """Queue a turn (once per message or wakeup); returns its id."""
-    ref = ("message_id", message_id) if kind == "message" else ("wakeup_id", wakeup_id)
-    if ref[1] is None:
-        raise ValueError(f"a {kind} turn needs its {ref[0]}")
-    found = tx.one(f"SELECT id FROM chat_turns WHERE {ref[0]} = ?", (ref[1],))
+    """Queue the turn that answers a user's message (once per message); returns its id."""
+    found = sql(tx).one("SELECT id FROM chat_turns WHERE message_id = ?", (message_id,))
     if found is not None:
         return str(found["id"])
     turn_id = new_id()
     at = to_millis(now)
-    tx.execute(
-        "INSERT INTO chat_turns (id, conversation_id, agent, kind, message_id, wakeup_id,"
-        " status, due_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)",
-        (turn_id, conversation_id, agent, kind, message_id, wakeup_id, at, at),
+    sql(tx).execute(
+        "INSERT INTO chat_turns (id, conversation_id, agent, kind, message_id,"
+        " status, due_at, created_at) VALUES (?, ?, ?, 'message', ?, 'queued', ?, ?)",
+        (turn_id, conversation_id, agent, message_id, at, at),
     )
     tx.notify("turns")
     return turn_id
@@ -152,7 +129,6 @@ def post_user_message(
     turn_id = enqueue(
         tx,
         conversation_id,
-        kind="message",
         agent=assigned_agent(tx, conversation_id),
         message_id=message.id,
         now=now,
@@ -161,13 +137,8 @@ def post_user_message(
 
 
 def get(tx: Tx, turn_id: str) -> QueuedTurn | None:
-    row = tx.one("SELECT * FROM chat_turns WHERE id = ?", (turn_id,))
-    return None if row is None else QueuedTurn.from_row(row)
-
-
-def of_wakeup(tx: Tx, wakeup_id: str) -> QueuedTurn | None:
-    row = tx.one("SELECT * FROM chat_turns WHERE wakeup_id = ?", (wakeup_id,))
-    return None if row is None else QueuedTurn.from_row(row)
+    row = sql(tx).one("SELECT * FROM chat_turns WHERE id = ?", (turn_id,))
+    return None if row is None else decode(QueuedTurn, row)
 
 
 def due(tx: Tx, now: datetime, agents: Sequence[str] | None, limit: int) -> list[QueuedTurn]:
@@ -182,23 +153,23 @@ def due(tx: Tx, now: datetime, agents: Sequence[str] | None, limit: int) -> list
         marks = ", ".join("?" for _ in agents)
         scope = f" AND (agent IS NULL OR agent IN ({marks}))" if agents else " AND agent IS NULL"
         params = tuple(agents)
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM chat_turns WHERE status = 'queued' AND due_at <= ?"
         f"{scope} ORDER BY seq LIMIT ?",
         (at, *params, limit),
     )
-    rows += tx.all(
+    rows += sql(tx).all(
         "SELECT * FROM chat_turns WHERE status = 'running' AND lease_until <= ?"
         f"{scope} ORDER BY seq LIMIT ?",
         (at, *params, limit),
     )
     rows.sort(key=lambda row: int(row["seq"]))
-    return [QueuedTurn.from_row(row) for row in rows[:limit]]
+    return decode_all(QueuedTurn, rows[:limit])
 
 
 def claim(tx: Tx, turn_id: str, owner: str, now: datetime, lease: timedelta) -> QueuedTurn | None:
     """Take a due turn for ``owner``; None when it is not due, taken, or its conversation busy."""
-    row = tx.one("SELECT conversation_id, seq, agent FROM chat_turns WHERE id = ?", (turn_id,))
+    row = sql(tx).one("SELECT conversation_id, seq, agent FROM chat_turns WHERE id = ?", (turn_id,))
     if row is None:
         return None
     conversation_id = str(row["conversation_id"])
@@ -206,14 +177,14 @@ def claim(tx: Tx, turn_id: str, owner: str, now: datetime, lease: timedelta) -> 
     at = to_millis(now)
     # Busy: another turn runs under a live lease, or an older turn of the same agent was
     # cut short (its lease ran out): that one is taken over first, so turns keep their order.
-    busy = tx.one(
+    busy = sql(tx).one(
         "SELECT 1 AS found FROM chat_turns WHERE conversation_id = ? AND status = 'running'"
         " AND id <> ? AND (lease_until > ? OR (seq < ? AND COALESCE(agent, '') = ?))",
         (conversation_id, turn_id, at, int(row["seq"]), row["agent"] or ""),
     )
     if busy is not None:
         return None
-    changed = tx.execute(
+    changed = sql(tx).execute(
         "UPDATE chat_turns SET status = 'running', owner = ?, lease_until = ?,"
         " attempts = attempts + 1, started_at = ?, stage = NULL"
         " WHERE id = ? AND ((status = 'queued' AND due_at <= ?)"
@@ -226,7 +197,7 @@ def claim(tx: Tx, turn_id: str, owner: str, now: datetime, lease: timedelta) -> 
 def renew(tx: Tx, key: TurnKey, now: datetime, lease: timedelta, stage: str | None = None) -> bool:
     """The heartbeat of a running turn (and where it is); False once it is no longer ours."""
     return bool(
-        tx.execute(
+        sql(tx).execute(
             "UPDATE chat_turns SET lease_until = ?, stage = COALESCE(?, stage)"
             " WHERE id = ? AND owner = ? AND attempts = ? AND status = 'running'",
             (to_millis(now + lease), stage, key.turn_id, key.owner, key.attempt),
@@ -245,19 +216,13 @@ def complete(
     data: dict[str, Any] | None = None,
 ) -> tuple[bool, Message | None]:
     """End the turn, with its reply: both or neither. False when the turn is no longer ours."""
-    ended = tx.execute(
+    ended = sql(tx).execute(
         "UPDATE chat_turns SET status = 'done', lease_until = NULL, finished_at = ?"
         " WHERE id = ? AND owner = ? AND attempts = ? AND status = 'running'",
         (to_millis(now), key.turn_id, key.owner, key.attempt),
     )
     if not ended:
         return False, None
-    # A wakeup ends with its turn (agent_wakeups: see pawflow.agent.wakeups).
-    tx.execute(
-        "UPDATE agent_wakeups SET status = 'done', lease_until = NULL, finished_at = ?"
-        " WHERE id = (SELECT wakeup_id FROM chat_turns WHERE id = ?) AND status = 'running'",
-        (to_millis(now), key.turn_id),
-    )
     if reply is None:
         return True, None
     turn = get(tx, key.turn_id)
@@ -271,14 +236,14 @@ def complete(
         data={**(data or {}), "turn": key.turn_id},
         now=now,
     )
-    tx.execute("UPDATE chat_turns SET reply_id = ? WHERE id = ?", (message.id, key.turn_id))
+    sql(tx).execute("UPDATE chat_turns SET reply_id = ? WHERE id = ?", (message.id, key.turn_id))
     return True, message
 
 
 def retry_later(tx: Tx, key: TurnKey, error: str, now: datetime) -> TurnStatus | None:
     """Put a failed run back with backoff, or give up after a few attempts (None: not ours)."""
     status: TurnStatus = "failed" if key.attempt >= MAX_ATTEMPTS else "queued"
-    changed = tx.execute(
+    changed = sql(tx).execute(
         "UPDATE chat_turns SET status = ?, due_at = ?, lease_until = NULL, last_error = ?,"
         " finished_at = ? WHERE id = ? AND owner = ? AND attempts = ? AND status = 'running'",
         (
@@ -294,33 +259,246 @@ def retry_later(tx: Tx, key: TurnKey, error: str, now: datetime) -> TurnStatus |
     return status if changed else None
 
 
-def put_back(tx: Tx, key: TurnKey, due_at: datetime) -> None:
-    """Return a claimed turn to the queue untouched (it cannot run yet), due at ``due_at``."""
-    tx.execute(
-        "UPDATE chat_turns SET status = 'queued', due_at = ?, lease_until = NULL"
-        " WHERE id = ? AND owner = ? AND attempts = ? AND status = 'running'",
-        (to_millis(due_at), key.turn_id, key.owner, key.attempt),
-    )
-
-
 def message_of(tx: Tx, turn: QueuedTurn) -> Message | None:
     """The user message a message turn answers."""
-    row = tx.one("SELECT * FROM messages WHERE id = ?", (turn.message_id,))
+    row = sql(tx).one("SELECT * FROM messages WHERE id = ?", (turn.message_id,))
     return None if row is None else Message.from_row(row)
 
 
 def open_turns(tx: Tx, conversation_id: str) -> list[QueuedTurn]:
     """The conversation's turns still queued or running, oldest first."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM chat_turns WHERE conversation_id = ? AND status IN ('queued', 'running')"
         " ORDER BY seq",
         (conversation_id,),
     )
-    return [QueuedTurn.from_row(row) for row in rows]
+    return decode_all(QueuedTurn, rows)
 
 
 def for_conversation(tx: Tx, conversation_id: str) -> list[QueuedTurn]:
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM chat_turns WHERE conversation_id = ? ORDER BY seq", (conversation_id,)
     )
-    return [QueuedTurn.from_row(row) for row in rows]
+    return decode_all(QueuedTurn, rows)
+
+
+# -- wakeups: the turns that bring an agent the answer it waited for ------------------------
+
+
+@dataclass(frozen=True)
+class Wakeup:
+    """A wakeup turn, as the agent that asked sees it."""
+
+    id: str  # the turn's
+    agent: str
+    conversation_id: str
+    user: str
+    source: str
+    text: str
+    data: dict[str, Any]
+    status: WakeupStatus
+    due_at: datetime
+    attempts: int
+    message_id: str | None  # the system message its first run posted
+    tool_started: bool
+    last_error: str | None
+    created_at: datetime
+
+
+def wakeup_of(turn: QueuedTurn) -> Wakeup:
+    assert turn.kind == "wakeup" and turn.payload is not None and turn.source is not None
+    assert turn.agent is not None
+    return Wakeup(
+        id=turn.id,
+        agent=turn.agent,
+        conversation_id=turn.conversation_id,
+        user=str(turn.payload["user"]),
+        source=turn.source,
+        text=str(turn.payload["text"]),
+        data=dict(turn.payload["data"]),
+        status="absorbed" if turn.stage == ABSORBED and turn.status == "done" else turn.status,
+        due_at=turn.due_at,
+        attempts=turn.attempts,
+        message_id=turn.message_id,
+        tool_started=turn.tool_started_at is not None,
+        last_error=turn.last_error,
+        created_at=turn.created_at,
+    )
+
+
+def schedule_wakeup(
+    tx: Tx,
+    *,
+    agent: str,
+    conversation_id: str,
+    user: str,
+    source: str,
+    text: str,
+    data: dict[str, Any],
+    now: datetime,
+    due_at: datetime | None = None,
+) -> str | None:
+    """Queue a wakeup turn; ``source`` (``confirmation:<id>``) makes it once-only.
+
+    Returns the new turn's id; None when the source had one already.
+    """
+    turn_id = new_id()
+    at = to_millis(now)
+    changed = sql(tx).execute(
+        "INSERT INTO chat_turns (id, conversation_id, agent, kind, status, due_at, created_at,"
+        " source, payload) VALUES (?, ?, ?, 'wakeup', 'queued', ?, ?, ?, ?)"
+        " ON CONFLICT (source) DO NOTHING",
+        (
+            turn_id,
+            conversation_id,
+            agent,
+            at if due_at is None else to_millis(due_at),
+            at,
+            source,
+            encode_json({"user": user, "text": text, "data": data}),
+        ),
+    )
+    if not changed:
+        return None
+    tx.notify("turns")
+    return turn_id
+
+
+def wakeup(tx: Tx, turn_id: str) -> Wakeup | None:
+    turn = get(tx, turn_id)
+    return None if turn is None or turn.kind != "wakeup" else wakeup_of(turn)
+
+
+def wakeup_by_source(tx: Tx, source: str) -> Wakeup | None:
+    row = sql(tx).one("SELECT * FROM chat_turns WHERE source = ?", (source,))
+    return None if row is None else wakeup_of(decode(QueuedTurn, row))
+
+
+def wakeups_for_conversation(tx: Tx, conversation_id: str) -> list[Wakeup]:
+    rows = sql(tx).all(
+        "SELECT * FROM chat_turns WHERE conversation_id = ? AND kind = 'wakeup' ORDER BY seq",
+        (conversation_id,),
+    )
+    return [wakeup_of(turn) for turn in decode_all(QueuedTurn, rows)]
+
+
+def start_wakeup(tx: Tx, key: TurnKey, now: datetime) -> Wakeup | None:
+    """Begin running a claimed wakeup turn: its first run posts the wakeup's text as a
+    system-marked message, a re-run posts nothing again. None when the turn is not ours."""
+    turn = get(tx, key.turn_id)
+    if (
+        turn is None
+        or turn.status != "running"
+        or (turn.owner, turn.attempts)
+        != (
+            key.owner,
+            key.attempt,
+        )
+    ):
+        return None
+    found = wakeup_of(turn)
+    if found.message_id is not None:
+        return found
+    message = append_message(
+        tx,
+        found.conversation_id,
+        role="system",
+        author=f"agent:{found.agent}",
+        content=found.text,
+        data={"wakeup": found.id, "source": found.source, **found.data},
+        now=now,
+    )
+    sql(tx).execute("UPDATE chat_turns SET message_id = ? WHERE id = ?", (message.id, found.id))
+    return wakeup(tx, found.id)
+
+
+def mark_tool_started(tx: Tx, turn_id: str, now: datetime) -> bool:
+    """Journal that the wakeup's approved call is about to run; False if it already was."""
+    return bool(
+        sql(tx).execute(
+            "UPDATE chat_turns SET tool_started_at = ? WHERE id = ? AND tool_started_at IS NULL",
+            (to_millis(now), turn_id),
+        )
+    )
+
+
+def absorb(tx: Tx, *, source: str, target: str, signal_id: str, now: datetime) -> bool:
+    """Take an answer for the turn that is still waiting on it, so no wakeup follows.
+
+    The answer is either still a resolved continuation (deleted here) or already a queued
+    wakeup turn (ended as ``absorbed``). False when a poller already claimed the wakeup:
+    then the wakeup carries the answer, and the waiting turn must not.
+    """
+    # The continuation first: on PostgreSQL a delivery in flight holds its row; once it
+    # commits, the wakeup it wrote is visible to the next statement.
+    deleted = continuations.discard(tx, target, signal_id)
+    absorbed = sql(tx).execute(
+        "UPDATE chat_turns SET status = 'done', stage = ?, finished_at = ?"
+        " WHERE source = ? AND status = 'queued'",
+        (ABSORBED, to_millis(now), source),
+    )
+    if deleted or absorbed:
+        return True
+    # Neither: nothing was ever parked (the answer is ours) unless a wakeup exists.
+    return wakeup_by_source(tx, source) is None
+
+
+class TurnQueue:
+    """``store.turns``: who answers each conversation, and its durable turn queue.
+
+    Each method is one transaction; the functions of this module do the same work inside
+    a caller's transaction.
+    """
+
+    def __init__(self, db: Database, now: Callable[[], datetime]) -> None:
+        self._db = db
+        self._now = now
+
+    def assign(self, conversation_id: str, agent: str) -> None:
+        """Have ``agent`` answer the conversation's messages from now on."""
+        with self._db.transaction() as tx:
+            assign_agent(tx, conversation_id, agent, self._now())
+
+    def assigned(self, conversation_id: str) -> str | None:
+        """The agent answering the conversation's messages, if any."""
+        with self._db.transaction(write=False) as tx:
+            return assigned_agent(tx, conversation_id)
+
+    def due(self, agents: Sequence[str] | None, limit: int) -> list[QueuedTurn]:
+        """Turns ready to run for ``agents`` (and turns of no agent); None: every agent."""
+        with self._db.transaction(write=False) as tx:
+            return due(tx, self._now(), agents, limit)
+
+    def claim(self, turn_id: str, owner: str, lease: timedelta) -> QueuedTurn | None:
+        """Take a due turn to run under a lease; None when another process has it."""
+        with self._db.transaction() as tx:
+            return claim(tx, turn_id, owner, self._now(), lease)
+
+    def renew(
+        self, running: Sequence[tuple[TurnKey, str | None]], lease: timedelta
+    ) -> list[TurnKey]:
+        """Heartbeat of running turns (with where each is); returns those no longer ours."""
+        lost = []
+        with self._db.transaction() as tx:
+            for key, stage in running:
+                if not renew(tx, key, self._now(), lease, stage):
+                    lost.append(key)
+        return lost
+
+    def complete(
+        self,
+        key: TurnKey,
+        reply: str | None = None,
+        *,
+        role: Role = "assistant",
+        author: str = "",
+        data: dict[str, Any] | None = None,
+    ) -> tuple[bool, Message | None]:
+        """End a turn and post its reply, both or neither: the reply is written once."""
+        with self._db.transaction() as tx:
+            return complete(tx, key, self._now(), reply=reply, role=role, author=author, data=data)
+
+    def open(self, conversation_id: str) -> list[QueuedTurn]:
+        """The conversation's turns still queued or running, oldest first."""
+        with self._db.transaction(write=False) as tx:
+            return open_turns(tx, conversation_id)

@@ -27,7 +27,7 @@ from pawflow.clock import from_millis, iso, to_millis
 from pawflow.errors import NotFound
 from pawflow.ids import new_id
 from pawflow.records import Interaction
-from pawflow.store.database import Tx
+from pawflow.store.database import Tx, sql
 from pawflow.store.outbox import MAX_ATTEMPTS, backoff
 
 EVENTS: tuple[str, ...] = (
@@ -131,7 +131,7 @@ def new_secret() -> str:
 
 def create(tx: Tx, user: str, url: str, events: tuple[str, ...], now: datetime) -> Webhook:
     """A new webhook (``url`` and ``events`` already checked); the result has its secret."""
-    row = tx.one(
+    row = sql(tx).one(
         "INSERT INTO webhooks (id, user_id, url, events, secret, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
         (new_id(), user, url, json.dumps(list(events)), new_secret(), to_millis(now)),
@@ -141,13 +141,13 @@ def create(tx: Tx, user: str, url: str, events: tuple[str, ...], now: datetime) 
 
 
 def list_for(tx: Tx, user: str) -> list[Webhook]:
-    rows = tx.all("SELECT * FROM webhooks WHERE user_id = ? ORDER BY created_at, id", (user,))
+    rows = sql(tx).all("SELECT * FROM webhooks WHERE user_id = ? ORDER BY created_at, id", (user,))
     return [Webhook.from_row(row) for row in rows]
 
 
 def get(tx: Tx, user: str, webhook_id: str) -> Webhook:
     """The caller's webhook; another's is as unknown as none (:class:`NotFound`)."""
-    row = tx.one("SELECT * FROM webhooks WHERE id = ? AND user_id = ?", (webhook_id, user))
+    row = sql(tx).one("SELECT * FROM webhooks WHERE id = ? AND user_id = ?", (webhook_id, user))
     if row is None:
         raise NotFound("webhook")
     return Webhook.from_row(row)
@@ -156,18 +156,18 @@ def get(tx: Tx, user: str, webhook_id: str) -> Webhook:
 def delete(tx: Tx, user: str, webhook_id: str) -> None:
     """Forget the caller's webhook and its log (what was queued is not sent)."""
     get(tx, user, webhook_id)
-    tx.execute("DELETE FROM webhook_deliveries WHERE webhook_id = ?", (webhook_id,))
-    tx.execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,))
+    sql(tx).execute("DELETE FROM webhook_deliveries WHERE webhook_id = ?", (webhook_id,))
+    sql(tx).execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,))
 
 
 def has_any(tx: Tx, user: str) -> bool:
-    return tx.one("SELECT 1 AS found FROM webhooks WHERE user_id = ?", (user,)) is not None
+    return sql(tx).one("SELECT 1 AS found FROM webhooks WHERE user_id = ?", (user,)) is not None
 
 
 def log(tx: Tx, user: str, webhook_id: str, limit: int = LOG_LIMIT) -> list[WebhookDelivery]:
     """The webhook's deliveries, newest first."""
     get(tx, user, webhook_id)
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT * FROM webhook_deliveries WHERE webhook_id = ?"
         " ORDER BY created_at DESC, id DESC LIMIT ?",
         (webhook_id, max(1, min(limit, LOG_LIMIT))),
@@ -187,7 +187,7 @@ def _enqueue(tx: Tx, record: Interaction, event: str, now: datetime) -> int:
     for hook in list_for(tx, record.owner):
         if event not in hook.events or hook.created_at > record.created_at:
             continue  # a webhook hears of the requests published after it was made
-        inserted = tx.one(
+        inserted = sql(tx).one(
             "INSERT INTO webhook_deliveries (id, webhook_id, request_id, event, payload, status,"
             " attempts, next_at, created_at) VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)"
             " ON CONFLICT (webhook_id, request_id, event) DO NOTHING RETURNING id",
@@ -208,15 +208,15 @@ def on_settled(tx: Tx, record: Interaction, now: datetime) -> int:
 def claim_due(tx: Tx, now: datetime, limit: int) -> list[WebhookDelivery]:
     """Claim due deliveries: each claim counts an attempt and moves ``next_at`` past its
     backoff, committed before anything is sent."""
-    rows = tx.all(
+    rows = sql(tx).all(
         "SELECT id, attempts FROM webhook_deliveries WHERE status = 'queued' AND next_at <= ?"
-        " ORDER BY next_at, id LIMIT ?" + tx.skip_locked,
+        " ORDER BY next_at, id LIMIT ?" + sql(tx).skip_locked,
         (to_millis(now), limit),
     )
     claimed = []
     for row in rows:
         attempts = int(row["attempts"]) + 1
-        updated = tx.one(
+        updated = sql(tx).one(
             "UPDATE webhook_deliveries SET attempts = ?, next_at = ? WHERE id = ?"
             " AND attempts = ? AND status = 'queued' RETURNING *",
             (attempts, to_millis(now + backoff(attempts)), row["id"], attempts - 1),
@@ -227,13 +227,13 @@ def claim_due(tx: Tx, now: datetime, limit: int) -> list[WebhookDelivery]:
 
 
 def webhook_of(tx: Tx, delivery: WebhookDelivery) -> Webhook | None:
-    row = tx.one("SELECT * FROM webhooks WHERE id = ?", (delivery.webhook_id,))
+    row = sql(tx).one("SELECT * FROM webhooks WHERE id = ?", (delivery.webhook_id,))
     return None if row is None else Webhook.from_row(row)
 
 
 def mark_sent(tx: Tx, claimed: WebhookDelivery, response_status: int, now: datetime) -> bool:
     return (
-        tx.execute(
+        sql(tx).execute(
             "UPDATE webhook_deliveries SET status = 'sent', sent_at = ?, response_status = ?,"
             " last_error = NULL WHERE id = ? AND attempts = ? AND status = 'queued'",
             (to_millis(now), response_status, claimed.id, claimed.attempts),
@@ -254,7 +254,7 @@ def mark_failed(
     are spent (then ``failed``)."""
     final = permanent or claimed.attempts >= MAX_ATTEMPTS
     return (
-        tx.execute(
+        sql(tx).execute(
             "UPDATE webhook_deliveries SET last_error = ?, response_status = ?, status = ?"
             " WHERE id = ? AND attempts = ? AND status = 'queued'",
             (

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Input, ListView, Static
 from pawflow.client import Client, ServerEvent
 from pawflow.errors import PawFlowError
 from pawflow.records import Interaction, Message
+from pawflow.tui.approvals import rules_command
 from pawflow.tui.blocks import RequestBlock
 from pawflow.tui.live import CONNECTION_TEXT, Connection, LiveHandlers, LiveStream
 from pawflow.tui.state import ChatState
@@ -258,6 +259,10 @@ class ChatApp(App[None]):
             self.notify("Open or start a conversation first (Ctrl+L, Ctrl+O).")
             return
         event.input.value = ""
+        said = await asyncio.to_thread(rules_command, self.client, conversation_id, text)
+        if said is not None:
+            self.notify(said, title="Approval rules", timeout=15)
+            return
         try:
             sent = await asyncio.to_thread(self.client.send_message, conversation_id, text)
         except PawFlowError as exc:

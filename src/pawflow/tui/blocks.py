@@ -31,6 +31,7 @@ from pawflow.tui.answers import (
     hints,
     options_of,
 )
+from pawflow.tui.approvals import ToolApprovalPanel, decision_text, is_tool_approval
 from pawflow.tui.inputs import (
     AnswerWidget,
     Edited,
@@ -136,6 +137,7 @@ class RequestBlock(Vertical):
         self.empty_asked = False
         self.plan = plan_surface(record, 80)
         self.choices = options_of(record.options)
+        self.panel: ToolApprovalPanel | None = None
 
     # -- drawing ---------------------------------------------------------------------------
 
@@ -182,7 +184,11 @@ class RequestBlock(Vertical):
             ]
         if self.plan.mode == "native":
             surface = record.ui_surface or {}
-            if surface.get("type") == "table":
+            if is_tool_approval(surface):
+                self.panel = ToolApprovalPanel(surface, id="surface")
+                surface_answers = True
+                parts.append(self.panel)
+            elif surface.get("type") == "table":
                 if surface.get("title"):
                     parts.append(Static(f"[b]{escape(str(surface['title']))}[/b]"))
                 table = SurfaceTable(record, id="surface")
@@ -233,6 +239,8 @@ class RequestBlock(Vertical):
         if record.status == "answered":
             choices = row_choices(record) or self.choices
             text = answer_text(record.kind, record.answer, choices, record.response_schema)
+            if is_tool_approval(record.ui_surface):
+                text = decision_text(record.answer)
             who = f" by {record.answered_by}" if record.answered_by else ""
             who += via_text(record.answered_via)
             outcome.update(f"✓ Answered{escape(who)}: {escape(text)}")
@@ -381,11 +389,17 @@ class RequestBlock(Vertical):
     def clear_errors(self) -> None:
         for box in self.boxes:
             box.clear_error()
+        for line in self.panel.lines if self.panel is not None else []:
+            line.clear_error()
         self.query_one(".block-error", Static).update("")
 
     def show_errors(self, errors: list[FieldError]) -> None:
         loose = []
         for error in errors:
+            line = None if self.panel is None else self.panel.line_for(error.path)
+            if line is not None:
+                line.set_error(error.message)
+                continue
             box = self._box_for(error.path)
             if box is None:
                 loose.append(f"{error.path}: {error.message}" if error.path else error.message)

@@ -5,7 +5,8 @@ sent through ``respond_interaction`` and validated like any other. For each requ
 terminal takes exactly one of three paths (:func:`plan_surface`):
 
 - **native**: a table (a row per option, picked with the arrows, Enter or a digit; ticked
-  with Space for several) or a card (its fields, and a button per action);
+  with Space for several), a card (its fields, and a button per action), or a tool
+  approval (:mod:`pawflow.tui.approvals`);
 - **fallback**: the surface cannot be drawn here (a type this client does not know, a table
   wider than the terminal, parts that do not fit the request): the request's declared
   fallback kind is rendered instead, with a note saying so;
@@ -30,6 +31,7 @@ from textual.widgets import Button, DataTable, Static
 
 from pawflow.records import Interaction
 from pawflow.tui.answers import Choice, is_known_kind
+from pawflow.tui.approvals import is_tool_approval
 from pawflow.tui.inputs import Edited, Ready
 
 SURFACE_CONTRACT = "pawflow.ui-surface.v1"
@@ -122,6 +124,8 @@ def plan_surface(record: Interaction, width: int) -> SurfacePlan:
         problem = _table_problem(surface, record, width)
     elif kind_name == "card":
         problem = _card_problem(surface, record, width)
+    elif is_tool_approval(surface):
+        problem = None if record.kind == "confirm" else "a tool approval answers a confirm"
     else:
         problem = f"this terminal cannot show a {kind_name!r} surface"
     if problem is None:

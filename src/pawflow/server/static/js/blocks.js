@@ -12,7 +12,7 @@ import { all, announce, append, clear, disable, h, uid, untilServerIsBack } from
 import { answerText, expiryText, fromNow, kindName, optionsOf, schemaOf, when } from "./format.js";
 import { field, kindOfProperty } from "./fields.js";
 import { me, mine, upsert } from "./state.js";
-import { renderSurface, unsupported } from "./surfaces.js";
+import { decisionText, isToolApproval, renderSurface, unsupported } from "./surfaces.js";
 
 /**
  * @import { Channel, ClientChannel, FileRef, Interaction, Requester, ScalarKind, Status } from "./contract.js"
@@ -165,6 +165,7 @@ class Block {
         const drawn = renderSurface(record, act, { disabled: !pending });
         this.element.append(drawn.element);
         answeredBySurface = drawn.answers;
+        if (drawn.fields) this.fields.push(...drawn.fields);
       } else if (pending) {
         this.element.append(
           h(
@@ -504,6 +505,10 @@ class Block {
 
   /** @param {string} path */
   fieldFor(path) {
+    if (isToolApproval(this.record.ui_surface)) {
+      const named = /^arguments\.([^.[]+)/.exec(path);
+      return (named && this.fields.find((input) => input.name === named[1])) || null;
+    }
     if (this.record.kind !== "form") return this.fields[0] || null;
     const name = path.split(/[.[]/)[0];
     return this.fields.find((input) => input.name === name) || null;
@@ -577,7 +582,9 @@ class Block {
     }
     const answer = record.answer;
     let shown;
-    if (record.kind === "form" && answer && typeof answer === "object") {
+    if (isToolApproval(record.ui_surface) && answer && typeof answer === "object") {
+      shown = h("strong", { class: "answer-value" }, decisionText(answer));
+    } else if (record.kind === "form" && answer && typeof answer === "object") {
       const properties = schemaOf(record).properties || {};
       shown = h(
         "dl",

@@ -99,6 +99,9 @@ export function oneOf(names, value) {
  * @property {{body: ListWebhookDeliveries, result: WebhookDeliveries}} list_webhook_deliveries
  * @property {{body: ListAgents, result: AgentList}} list_agents
  * @property {{body: AssignAgent, result: Assignment}} assign_agent
+ * @property {{body: ListApprovalRules, result: ApprovalRules}} list_approval_rules
+ * @property {{body: RuleRef, result: ApprovalRuleEnvelope}} revoke_approval_rule
+ * @property {{body: RequestRef, result: ToolApproval}} get_tool_approval
  * @property {{body: ListInvitations, result: InvitationList}} list_invitations
  * @property {{body: InvitationRef, result: ConversationEnvelope}} accept_invitation
  * @property {{body: InvitationRef, result: null}} decline_invitation
@@ -108,6 +111,33 @@ export function oneOf(names, value) {
  * @typedef {object} AgentList
  * @property {Array<string>} agents
  * @property {string | null} [assigned]
+ */
+
+/**
+ * An "always allow": `agent` may call `tool` with `arguments` without asking, in
+ * one conversation (`scope` conversation) or wherever it acts for `created_by`.
+ * @typedef {object} ApprovalRule
+ * @property {string} id
+ * @property {string} agent
+ * @property {string} tool
+ * @property {Record<string, unknown>} arguments
+ * @property {"conversation" | "agent"} scope
+ * @property {string | null} conversation_id
+ * @property {string} created_by
+ * @property {string | null} request_id
+ * @property {string} created_at
+ * @property {string | null} revoked_at
+ * @property {string | null} revoked_by
+ */
+
+/**
+ * @typedef {object} ApprovalRuleEnvelope
+ * @property {ApprovalRule} rule
+ */
+
+/**
+ * @typedef {object} ApprovalRules
+ * @property {Array<ApprovalRule>} rules
  */
 
 /**
@@ -314,6 +344,13 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} ListApprovalRules
+ * @property {string | null} [conversation_id]
+ * @property {string | null} [agent]
+ * @property {boolean} [include_revoked]
+ */
+
+/**
  * @typedef {object} ListConfirmations
  * @property {Status | null} [status]
  * @property {string | null} [conversation_id]
@@ -437,6 +474,11 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} RuleRef
+ * @property {string} rule_id
+ */
+
+/**
  * @typedef {object} SendMessage
  * @property {string} conversation_id
  * @property {string} content
@@ -474,6 +516,29 @@ export function oneOf(names, value) {
  * @property {string | null} [title]
  * @property {Array<Column>} columns
  * @property {Array<Row>} rows
+ */
+
+/**
+ * One approval request: what was proposed, decided and run.
+ * @typedef {object} ToolApproval
+ * @property {Interaction} interaction
+ * @property {string} tool
+ * @property {Record<string, unknown>} proposed
+ * @property {string | null} [decision]
+ * @property {Record<string, unknown> | null} [approved]
+ * @property {string | null} [decided_by]
+ * @property {string | null} [digest]
+ * @property {ToolExecution | null} [executed]
+ */
+
+/**
+ * The arguments an approved tool call was run with, under its approval request.
+ * @typedef {object} ToolExecution
+ * @property {string} request_id
+ * @property {string} tool
+ * @property {Record<string, unknown>} arguments
+ * @property {string | null} run_id
+ * @property {string} executed_at
  */
 
 /**

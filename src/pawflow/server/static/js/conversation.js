@@ -15,7 +15,7 @@ import { clear, disable, h, richText, uid, untilServerIsBack } from "./dom.js";
 import { fromNow, when } from "./format.js";
 import { conversations, conversationTitle, pendingIn, records, upsert } from "./state.js";
 
-/** @import { Interaction, MessageOut } from "./contract.js" */
+/** @import { ApprovalRule, Interaction, MessageOut } from "./contract.js" */
 
 /** @type {Record<MessageOut["role"], string>} */
 const ROLE_NAMES = { user: "You", assistant: "Assistant", system: "System", notification: "Notice" };
@@ -127,6 +127,8 @@ export class ConversationView {
     this.typing = h("p", { class: "typing", role: "status", hidden: true });
     // Which agent answers here; without one, a message would get no reply and no reason.
     this.agentNote = h("div", { class: "agent-note", role: "status", hidden: true });
+    // The tool calls allowed here without asking ("always allow"), each revocable.
+    this.rulesNote = h("div", { class: "approval-rules", hidden: true });
     this.composerNote = h("p", { class: "composer-note", role: "status" });
     this.composer = this.makeComposer();
     this.scroller = h("div", { class: "timeline-scroll" }, this.status, this.log, this.typing);
@@ -142,6 +144,7 @@ export class ConversationView {
       ),
       this.scroller,
       this.agentNote,
+      this.rulesNote,
       this.composer,
     );
     this.refreshHead();
@@ -217,6 +220,7 @@ export class ConversationView {
         action("list_agents", { conversation_id: this.id }),
       ]);
       this.showAgent(agents.assigned, agents.agents);
+      void this.loadRules();
       const nearEnd = this.nearEnd();
       for (const message of messages) this.addMessage(message);
       for (const record of interactions) this.addRecord(upsert(record));
@@ -285,6 +289,56 @@ export class ConversationView {
     );
   }
 
+  /** Read the approval rules that apply here, and show them. */
+  async loadRules() {
+    try {
+      const found = await action("list_approval_rules", { conversation_id: this.id });
+      this.showRules(found.rules);
+    } catch {
+      this.rulesNote.hidden = true; // a courtesy: the conversation works without it
+    }
+  }
+
+  /**
+   * The calls allowed here without asking, each with a button that revokes it.
+   * @param {ApprovalRule[]} rules
+   */
+  showRules(rules) {
+    const note = clear(this.rulesNote);
+    note.hidden = rules.length === 0;
+    if (!rules.length) return;
+    note.append(
+      h("p", { class: "approval-rules-title" }, "Allowed without asking"),
+      h(
+        "ul",
+        null,
+        rules.map((rule) =>
+          h(
+            "li",
+            { dataset: { ruleId: rule.id } },
+            `${rule.agent} may run ${rule.tool} ${JSON.stringify(rule.arguments)}`,
+            rule.scope === "agent" ? " in every conversation " : " here ",
+            h(
+              "button",
+              {
+                type: "button",
+                class: "small",
+                onclick: async () => {
+                  try {
+                    await action("revoke_approval_rule", { rule_id: rule.id });
+                  } finally {
+                    await this.loadRules();
+                  }
+                },
+              },
+              "Revoke",
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
   nearEnd() {
     const el = this.scroller;
     return el.scrollHeight - el.scrollTop - el.clientHeight < 120;
@@ -299,6 +353,7 @@ export class ConversationView {
     if (message.conversation_id !== this.id) return;
     this.lastSeq = Math.max(this.lastSeq, message.seq);
     if (message.role !== "user") this.stopTyping();
+    if (message.data && "tool_approvals" in message.data) void this.loadRules();
     const node = h("li", { class: "item item--message" }, messageNode(message, this.self));
     /** @type {SortKey} */
     const sortKey = [Date.parse(message.created_at), RANK.message, message.seq, ""];

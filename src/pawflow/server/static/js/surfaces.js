@@ -15,6 +15,31 @@ import { all, h, uid } from "./dom.js";
 const TABLE = "table";
 /** @type {CardSurface["type"]} */
 const CARD = "card";
+const TOOL_APPROVAL = "tool_approval";
+
+/**
+ * An agent's tool call waiting for a decision (pawflow.interactions.tool_approval).
+ * @typedef {object} ToolApprovalSurface
+ * @property {string} tool
+ * @property {string | null} [agent]
+ * @property {string} [description]
+ * @property {string | null} [title]
+ * @property {Record<string, unknown>} arguments
+ * @property {{properties?: Record<string, {type?: string, enum?: unknown[], description?: string}>}} schema
+ * @property {string[]} decisions
+ */
+
+/**
+ * One argument's input; ``read`` gives its value (undefined: left out).
+ * @typedef {object} ArgumentInput
+ * @property {HTMLElement} element
+ * @property {string} name
+ * @property {"text"} kind
+ * @property {() => any} read
+ * @property {() => void} focus
+ * @property {(message: string) => void} setError
+ * @property {() => void} clearError
+ */
 
 /**
  * ``act(value)`` sends ``value`` as the answer.
@@ -50,6 +75,30 @@ function isCard(surface) {
 }
 
 /**
+ * Whether ``surface`` is a tool approval (a call to approve, edit, reject or answer).
+ * @param {unknown} surface
+ * @returns {surface is ToolApprovalSurface}
+ */
+export function isToolApproval(surface) {
+  const { type, arguments: args, decisions } = fieldsOf(surface);
+  return type === TOOL_APPROVAL && Boolean(args) && typeof args === "object" && Array.isArray(decisions);
+}
+
+/**
+ * A decision on a tool approval, as the outcome says it.
+ * @param {unknown} answer
+ * @returns {string}
+ */
+export function decisionText(answer) {
+  const { decision, arguments: args, reason, text } = fieldsOf(answer);
+  if (decision === "approve") return "Approved";
+  if (decision === "edit") return `Approved with edits: ${JSON.stringify(args)}`;
+  if (decision === "reject") return reason ? `Rejected: ${reason}` : "Rejected";
+  if (decision === "respond") return `Answered instead of running it: ${text}`;
+  return String(decision);
+}
+
+/**
  * Why ``surface`` cannot be drawn here (null when it can).
  * @param {unknown} surface
  * @param {Kind} kind
@@ -60,7 +109,7 @@ export function unsupported(surface, kind) {
   const { contract, fallback, type } = fieldsOf(surface);
   if (contract !== SURFACE_CONTRACT) return `its contract ${contract} is unknown`;
   if (fallback !== kind) return "it does not declare this request's kind";
-  if (isTable(surface) || isCard(surface)) return null;
+  if (isTable(surface) || isCard(surface) || isToolApproval(surface)) return null;
   return `this page cannot show a “${type}”`;
 }
 
@@ -80,12 +129,13 @@ function cellText(value) {
  * @param {Interaction} record
  * @param {Act} act
  * @param {{disabled?: boolean}} [options]
- * @returns {{element: HTMLElement, answers: boolean}}
+ * @returns {{element: HTMLElement, answers: boolean, fields?: ArgumentInput[]}}
  */
 export function renderSurface(record, act, { disabled = false } = {}) {
   const surface = record.ui_surface;
   if (isTable(surface)) return table(surface, record, act, disabled);
   if (isCard(surface)) return card(surface, record, act, disabled);
+  if (isToolApproval(surface)) return toolApproval(surface, act, disabled);
   throw new Error("renderSurface: a surface this page cannot show");
 }
 
@@ -232,4 +282,153 @@ function card(surface, record, act, disabled) {
       : null,
   );
   return { element, answers };
+}
+
+/**
+ * The input of one argument, pre-filled with the proposed value: a list for an enum of
+ * text, else text (a value that is not text is written, and read back, as JSON).
+ * @param {string} name
+ * @param {{type?: string, enum?: unknown[], description?: string}} property
+ * @param {unknown} proposed
+ * @param {boolean} disabled
+ * @returns {ArgumentInput}
+ */
+function argumentInput(name, property, proposed, disabled) {
+  const id = uid("arg");
+  const errorId = uid("error");
+  const asText = property.type === "string" || (proposed === undefined ? false : typeof proposed === "string");
+  const shown = proposed === undefined ? "" : asText && typeof proposed === "string" ? proposed : JSON.stringify(proposed);
+  const choices = Array.isArray(property.enum) && property.enum.every((v) => typeof v === "string") ? property.enum : null;
+  /** @type {HTMLInputElement | HTMLSelectElement} */
+  const control = choices
+    ? h(
+        "select",
+        { id, name, disabled },
+        proposed === undefined ? h("option", { value: "" }, "") : null,
+        choices.map((v) => h("option", { value: String(v), selected: v === proposed }, String(v))),
+      )
+    : h("input", { id, name, type: "text", value: shown, disabled, autocomplete: "off" });
+  if (choices && proposed !== undefined) control.value = String(proposed);
+  const error = h("p", { class: "field-error", id: errorId, hidden: true });
+  const element = h(
+    "div",
+    { class: "field field--argument" },
+    h("label", { for: id }, name),
+    control,
+    property.description ? h("p", { class: "hint" }, property.description) : null,
+    error,
+  );
+  return {
+    element,
+    name,
+    kind: "text",
+    read() {
+      const raw = control.value;
+      if (raw === "" && proposed === undefined) return undefined;
+      if (asText || choices) return raw;
+      try {
+        return JSON.parse(raw);
+      } catch {
+        return raw;
+      }
+    },
+    focus: () => control.focus(),
+    setError(message) {
+      error.textContent = message;
+      error.hidden = false;
+      element.classList.add("field--invalid");
+      control.setAttribute("aria-invalid", "true");
+      control.setAttribute("aria-describedby", errorId);
+    },
+    clearError() {
+      error.textContent = "";
+      error.hidden = true;
+      element.classList.remove("field--invalid");
+      control.removeAttribute("aria-invalid");
+    },
+  };
+}
+
+/**
+ * A tool call to decide on: its arguments in a form pre-filled with the proposed ones,
+ * and a button per decision the tool offers (a reason box for reject, a result box for
+ * respond). Edited arguments are checked by the server against the tool's schema.
+ * @param {ToolApprovalSurface} surface
+ * @param {Act} act
+ * @param {boolean} disabled
+ */
+function toolApproval(surface, act, disabled) {
+  const offered = new Set(surface.decisions);
+  const properties = surface.schema?.properties || {};
+  const names = [...new Set([...Object.keys(properties), ...Object.keys(surface.arguments)])];
+  const inputs = names.map((name) => argumentInput(name, properties[name] || {}, surface.arguments[name], disabled));
+  const edited = () => {
+    /** @type {Record<string, unknown>} */
+    const args = {};
+    for (const input of inputs) {
+      const value = input.read();
+      if (value !== undefined) args[input.name] = value;
+    }
+    return args;
+  };
+  const same = () => JSON.stringify(edited()) === JSON.stringify(surface.arguments);
+  const always = h("input", { type: "checkbox", id: uid("always"), name: "always" });
+  const reason = h("textarea", { name: "reason", rows: "2", "aria-label": "Reason (optional)", placeholder: "Why not? (optional)" });
+  const result = h("textarea", { name: "result", rows: "2", "aria-label": "Result to give instead", placeholder: "The result to give instead" });
+  const alwaysPart = () => (always.checked ? { always: "conversation" } : {});
+  const element = h(
+    "div",
+    { class: "surface surface--tool-approval" },
+    h("p", { class: "card-title" }, surface.title || `Run ${surface.tool}?`),
+    surface.description ? h("p", { class: "card-body" }, surface.description) : null,
+    h("fieldset", { class: "tool-arguments" }, h("legend", null, `Arguments of ${surface.tool}`), inputs.map((i) => i.element)),
+  );
+  if (!disabled) {
+    element.append(
+      h("p", { class: "always" }, always, h("label", { for: always.id }, "Always allow this call in this conversation")),
+      h(
+        "div",
+        { class: "actions" },
+        h(
+          "button",
+          {
+            type: "button",
+            class: "primary",
+            onclick: () =>
+              act(
+                offered.has("edit") && !same()
+                  ? { decision: "edit", arguments: edited(), ...alwaysPart() }
+                  : { decision: "approve", ...alwaysPart() },
+              ),
+          },
+          offered.has("edit") ? "Approve (with my edits)" : "Approve",
+        ),
+      ),
+      h(
+        "div",
+        { class: "reject" },
+        reason,
+        h(
+          "button",
+          {
+            type: "button",
+            class: "danger",
+            onclick: () => act({ decision: "reject", ...(reason.value.trim() ? { reason: reason.value.trim() } : {}) }),
+          },
+          "Reject",
+        ),
+      ),
+    );
+    if (offered.has("respond")) {
+      element.append(
+        h(
+          "div",
+          { class: "respond" },
+          result,
+          h("button", { type: "button", onclick: () => act({ decision: "respond", text: result.value }) }, "Respond instead"),
+        ),
+      );
+    }
+  }
+  return { element, answers: true, fields: inputs };
 }

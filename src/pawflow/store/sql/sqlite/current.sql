@@ -156,29 +156,6 @@ CREATE TABLE agent_assignments (
     assigned_at INTEGER NOT NULL
 );
 
-CREATE TABLE agent_wakeups (
-    id TEXT PRIMARY KEY,
-    agent TEXT NOT NULL,
-    conversation_id TEXT NOT NULL REFERENCES conversations (id),
-    user_id TEXT NOT NULL,
-    source TEXT NOT NULL UNIQUE,
-    text TEXT NOT NULL,
-    data TEXT NOT NULL,
-    status TEXT NOT NULL
-        CHECK (status IN ('scheduled', 'running', 'done', 'absorbed', 'failed')),
-    due_at INTEGER NOT NULL,
-    lease_until INTEGER,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    message_id TEXT,
-    tool_started_at INTEGER,
-    last_error TEXT,
-    created_at INTEGER NOT NULL,
-    finished_at INTEGER
-);
-CREATE INDEX agent_wakeups_due ON agent_wakeups (due_at) WHERE status = 'scheduled';
-CREATE INDEX agent_wakeups_leased ON agent_wakeups (lease_until) WHERE status = 'running';
-CREATE INDEX agent_wakeups_conversation ON agent_wakeups (conversation_id, created_at);
-
 CREATE TABLE checkpoints (
     run_id TEXT NOT NULL,
     step_id TEXT NOT NULL,
@@ -339,6 +316,12 @@ CREATE UNIQUE INDEX interactions_idempotency ON interactions (owner, idempotency
 -- The ask's trace context (a W3C traceparent): the answer and the resume link to it.
 ALTER TABLE interactions ADD COLUMN trace_context TEXT;
 
+-- A wakeup is a turn that carries its payload and its source (one wakeup per source).
+ALTER TABLE chat_turns ADD COLUMN source TEXT;
+ALTER TABLE chat_turns ADD COLUMN payload TEXT;
+ALTER TABLE chat_turns ADD COLUMN tool_started_at INTEGER;
+CREATE UNIQUE INDEX chat_turns_source ON chat_turns (source);
+
 -- Where each user is reached, the outbox of notifications, and answer links.
 CREATE TABLE user_channels (
     user_id TEXT PRIMARY KEY REFERENCES users (id),
@@ -379,6 +362,42 @@ CREATE TABLE answer_links (
     used_at INTEGER
 );
 CREATE INDEX answer_links_request ON answer_links (request_id);
+-- Approval rules: a tool call an agent may make again without asking ("always allow"),
+-- in one conversation or wherever the agent acts for the user who allowed it.
+CREATE TABLE approval_rules (
+    id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    scope TEXT NOT NULL CHECK (scope IN ('conversation', 'agent')),
+    conversation_id TEXT REFERENCES conversations (id),
+    user_id TEXT NOT NULL,
+    request_id TEXT,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER,
+    revoked_by TEXT
+);
+CREATE INDEX approval_rules_live ON approval_rules (agent, tool) WHERE revoked_at IS NULL;
+CREATE INDEX approval_rules_user ON approval_rules (user_id, created_at);
+
+-- The arguments an approved tool call was run with, by its approval request.
+CREATE TABLE tool_executions (
+    request_id TEXT PRIMARY KEY REFERENCES interactions (id),
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    run_id TEXT,
+    executed_at INTEGER NOT NULL
+);
+-- MCP elicitation rounds: each client reply (accept, decline, cancel); a 2026 round's id is
+-- the nonce of its requestState, which makes the state single-use.
+CREATE TABLE mcp_rounds (
+    id TEXT PRIMARY KEY,
+    interaction_id TEXT NOT NULL REFERENCES interactions (id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL,
+    action TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX mcp_rounds_interaction ON mcp_rounds (interaction_id, created_at);
 
 -- Webhooks: subscriptions to the events of a user's requests, and their deliveries.
 CREATE TABLE webhooks (

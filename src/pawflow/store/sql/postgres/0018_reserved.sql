@@ -1,1 +1,0 @@
--- Reserved: numbered for a change made alongside this one.
