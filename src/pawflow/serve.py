@@ -24,12 +24,15 @@ from pawflow.a2a.mounting import mount as mount_a2a
 from pawflow.agent.spec import AgentSpec
 from pawflow.agui.mounting import mount as mount_agui
 from pawflow.channels import (
+    AllowedHosts,
+    AppriseChannel,
     Channel,
     Dispatcher,
     EmailChannel,
     SlackChannel,
     SlackConfig,
     SmtpConfig,
+    WebhookSender,
 )
 from pawflow.channels.replies import ImapConfig, ReplyReader
 from pawflow.chat import answering
@@ -112,7 +115,8 @@ def chat_service(
 
 def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
     """The outbox's dispatcher, with the channels the settings configure."""
-    channels: list[Channel] = []
+    allowed = AllowedHosts.parse(settings.webhook_allowed_hosts)
+    channels: list[Channel] = [AppriseChannel(allowed)]
     if settings.smtp_url:
         channels.append(EmailChannel(SmtpConfig.from_url(settings.smtp_url, settings.mail_from)))
     if settings.slack_bot_token:
@@ -121,7 +125,11 @@ def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
         )
         channels.append(SlackChannel(config))
     return Dispatcher(
-        store, channels, base_url=settings.base_url, interval=settings.outbox_interval
+        store,
+        channels,
+        base_url=settings.base_url,
+        interval=settings.outbox_interval,
+        webhooks=WebhookSender(allowed),
     )
 
 

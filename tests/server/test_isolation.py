@@ -20,13 +20,15 @@ MakeApi = Callable[[str], Api]
 
 @dataclass
 class World:
-    """What one user owns: a conversation, pending requests of two kinds, an upload."""
+    """What one user owns: a conversation, pending requests of two kinds, an upload, a
+    webhook."""
 
     api: Api
     conversation: str
     confirm: str
     text: str
     file: str
+    webhook: str
 
 
 def build(api: Api) -> World:
@@ -41,7 +43,9 @@ def build(api: Api) -> World:
     # and the conversation is offered to someone outside every world
     api.server.token(OUTSIDER)
     api.ok("share_conversation", conversation_id=conversation, user=OUTSIDER, access="read")
-    return World(api, conversation, confirm, text, file_id)
+    # a public address: nothing is sent here (no dispatcher runs), and none may be inward
+    hook = api.ok("create_webhook", url="http://1.1.1.1/hook", events=["interaction.answered"])
+    return World(api, conversation, confirm, text, file_id, hook["webhook"]["id"])
 
 
 OUTSIDER = "outsider"
@@ -59,11 +63,13 @@ def deleted_ids(live: LiveServer, owner: Api) -> dict[str, str]:
         sql(tx).execute("DELETE FROM events WHERE conversation_id = ?", (world.conversation,))
         sql(tx).execute("DELETE FROM conversations WHERE id = ?", (world.conversation,))
         sql(tx).execute("DELETE FROM files WHERE id = ?", (world.file,))
+        sql(tx).execute("DELETE FROM webhooks WHERE id = ?", (world.webhook,))
     return {
         "conversation": world.conversation,
         "confirm": world.confirm,
         "text": world.text,
         "file": world.file,
+        "webhook": world.webhook,
     }
 
 
@@ -82,6 +88,8 @@ ID_ACTIONS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "decline_invitation": ("conversation_id", "conversation", {}),
     "list_interactions": ("conversation_id", "conversation", {}),
     "list_confirmations": ("conversation_id", "conversation", {}),
+    "delete_webhook": ("webhook_id", "webhook", {}),
+    "list_webhook_deliveries": ("webhook_id", "webhook", {}),
 }
 
 
@@ -148,6 +156,7 @@ def test_own_ids_work_and_listings_hold_only_own_records(api: MakeApi) -> None:
         "interactions": [],
         "next_cursor": None,
     }
+    assert [h["id"] for h in alice.ok("list_webhooks")["webhooks"]] == [mine.webhook]
     # the foreign requests are untouched by everything above
     assert bob.ok("get_interaction", request_id=theirs.text)["interaction"]["status"] == "pending"
 

@@ -9,7 +9,9 @@ The one thing JSON Schema cannot state is how the parts of a ``response_schema``
 ``ui_surface`` or a list of ``options`` agree with each other (a minimum not above its
 maximum, one label per enum value, form fields that exist, a surface that fits its kind,
 option values that differ): the contract checks those (docs/contract.md) and names each
-problem in a 422. Only such a 422 may answer a request the document admits."""
+problem in a 422. Nor can it state where a webhook's ``url`` leads (whether its host resolves
+inside the server's network): the server checks that too, with a 422 on ``url``. Only such
+a 422 may answer a request the document admits."""
 
 from __future__ import annotations
 
@@ -35,9 +37,10 @@ pytestmark = pytest.mark.slow
 
 load_all_checks()
 EXAMPLES = 20
-CONTRACT_FIELDS = re.compile(r"(response_schema|ui_surface|options|on_expire)([.\[]|$)")
+CONTRACT_FIELDS = re.compile(r"(response_schema|ui_surface|options|on_expire)([.\[]|$)|url$")
 """Fields whose inner agreement the contract checks, beyond what JSON Schema can say (an
-``on_expire`` answer must be a valid answer of the request, which needs a deadline)."""
+``on_expire`` answer must be a valid answer of the request, which needs a deadline; where a
+webhook's host resolves)."""
 
 
 def schema_valid_requests_are_accepted(ctx: Any, response: Any, case: Any) -> bool | None:

@@ -1,4 +1,4 @@
-"""Channels: reaching people where they are (email and Slack; webhooks, Apprise next).
+"""Channels: reaching people where they are (email, Slack, webhooks, Apprise URLs).
 
 Each channel is an adapter (:class:`Channel`) that renders a request for a recipient,
 sends it once per outbox row, and updates a sent copy when the request is settled. The
@@ -7,6 +7,7 @@ sends it once per outbox row, and updates a sent copy when the request is settle
 :mod:`pawflow.channels.slack_answers` the ones that come back from Slack.
 """
 
+from pawflow.channels.apprise import AppriseChannel
 from pawflow.channels.base import (
     Button,
     Channel,
@@ -18,8 +19,11 @@ from pawflow.channels.base import (
 from pawflow.channels.dispatcher import Dispatcher
 from pawflow.channels.email import EmailChannel, SmtpConfig
 from pawflow.channels.slack import SlackChannel, SlackConfig
+from pawflow.channels.webhooks import AllowedHosts, WebhookSender
 
 __all__ = [
+    "AllowedHosts",
+    "AppriseChannel",
     "Button",
     "Channel",
     "DeliveryError",
@@ -29,6 +33,7 @@ __all__ = [
     "SlackChannel",
     "SlackConfig",
     "SmtpConfig",
+    "WebhookSender",
     "plain_text",
     "settled_text",
 ]

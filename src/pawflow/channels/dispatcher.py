@@ -8,7 +8,8 @@ channel and records the outcome (:mod:`pawflow.store.outbox`). The claim commits
 the send, so a crash between the two sends that row again after its backoff, with the same
 idempotency key, and a crash after the send but before the record does the same: a row is
 never lost, and never sent as two different messages. Settled requests have their sent
-copies updated in the same pass.
+copies updated in the same pass, and the webhook deliveries that are due are sent the same
+way (:mod:`pawflow.channels.webhooks`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing
+from pawflow.channels.webhooks import Attempt, WebhookSender
 from pawflow.loops import Loop
-from pawflow.store import Store, answer_links, leases, outbox
+from pawflow.store import Store, answer_links, leases, outbox, webhooks
 from pawflow.store import Transaction as Tx
 from pawflow.store.outbox import OutboxRow
+from pawflow.store.webhooks import Webhook, WebhookDelivery
 
 log = logging.getLogger("pawflow.channels")
 
@@ -37,7 +40,8 @@ def process_owner() -> str:
 
 
 class Dispatcher:
-    """Sends the outbox through ``channels`` (by name); links point at ``base_url``."""
+    """Sends the outbox through ``channels`` (by name), and webhook deliveries through
+    ``webhooks`` (by default to public hosts only); links point at ``base_url``."""
 
     def __init__(
         self,
@@ -49,6 +53,7 @@ class Dispatcher:
         interval: float = 2.0,
         lease_ttl: float = 30.0,
         batch: int = BATCH,
+        webhooks: WebhookSender | None = None,
     ) -> None:
         self.store = store
         self.channels = {channel.name: channel for channel in channels}
@@ -56,6 +61,7 @@ class Dispatcher:
         self.owner = owner or process_owner()
         self.lease_ttl = timedelta(seconds=lease_ttl)
         self.batch = batch
+        self.webhooks = webhooks or WebhookSender()
         self.loop = Loop("outbox", self.step, interval=interval)
 
     def start(self) -> None:
@@ -73,7 +79,11 @@ class Dispatcher:
         self.loop.wake()
 
     def step(self) -> int:
-        """One pass: send what is due and update what was settled; returns how many rows."""
+        """One pass: send what is due and update what was settled; returns how many rows
+        and webhook deliveries it handled."""
+        return self._outbox() + self._hooks()
+
+    def _outbox(self) -> int:
         done = 0
         while True:
             claimed = self._claim(outbox.claim_due)
@@ -138,6 +148,43 @@ class Dispatcher:
             else:
                 log.warning("delivery %s by %s failed: %s", row.id, row.channel, error.reason)
                 outbox.mark_failed(tx, row, error.reason, now, permanent=error.permanent)
+            return leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl)
+
+    def _hooks(self) -> int:
+        done = 0
+        while True:
+            now = self.store.now()
+            with self.store.transaction() as tx:
+                if not leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl):
+                    return done
+                due = webhooks.claim_due(tx, now, self.batch)
+                claimed = [(delivery, webhooks.webhook_of(tx, delivery)) for delivery in due]
+            for delivery, hook in claimed:
+                if not self._post(delivery, hook):
+                    return done
+            done += len(claimed)
+            if len(claimed) < self.batch:
+                return done
+
+    def _post(self, delivery: WebhookDelivery, hook: Webhook | None) -> bool:
+        """Send one claimed webhook delivery and record it; False once the lease is lost."""
+        if hook is None:
+            attempt = Attempt(None, "the webhook was deleted", permanent=True)
+        else:
+            attempt = self.webhooks.send(hook, delivery, self.store.now())
+        now = self.store.now()
+        with self.store.transaction() as tx:
+            if attempt.error is None:
+                webhooks.mark_sent(tx, delivery, attempt.status or 0, now)
+            else:
+                log.warning("webhook delivery %s failed: %s", delivery.id, attempt.error)
+                webhooks.mark_failed(
+                    tx,
+                    delivery,
+                    attempt.error,
+                    response_status=attempt.status,
+                    permanent=attempt.permanent,
+                )
             return leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl)
 
     def _settle(self, row: OutboxRow) -> None:

@@ -6,7 +6,7 @@ import os
 
 import typer
 
-from pawflow.cli import approvals, chat, demo, flows, governance, mcp, server, sessions
+from pawflow.cli import approvals, chat, demo, flows, governance, mcp, server, sessions, webhooks
 from pawflow.redaction import remember_settings
 
 # Every app of the CLI prints plain help (rich_markup_mode=None): typer's rich panels put a
@@ -25,6 +25,7 @@ sessions.register(app)
 mcp.register(app)
 chat.register(app)
 governance.register(app)
+webhooks.register(app)
 approvals.register(app)
 
 

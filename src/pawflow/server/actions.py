@@ -18,6 +18,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Body, Depends, Request
 from pydantic import BaseModel
 
+from pawflow.channels.webhooks import AllowedHosts, check_url
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Interaction
 from pawflow.server import models as m
@@ -26,7 +27,7 @@ from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.server.markdown import with_html
-from pawflow.store import Store, outbox
+from pawflow.store import Store, outbox, webhooks
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
@@ -242,3 +243,43 @@ def set_notifications(
     with store.transaction() as tx:
         reach = outbox.set_reach(tx, principal.user, now=store.now(), **given)
     return m.Notifications(**reach.to_dict())
+
+
+# -- the caller's webhooks -------------------------------------------------------------------
+
+
+@_action("create_webhook", m.CreatedWebhook, "Subscribe a URL to the events of your requests")
+def create_webhook(body: m.CreateWebhook, principal: Caller, request: Request) -> m.CreatedWebhook:
+    context = context_of(request)
+    url = check_url(body.url, AllowedHosts.parse(context.settings.webhook_allowed_hosts))
+    events = tuple(dict.fromkeys(body.events))
+    with context.store.transaction() as tx:
+        hook = webhooks.create(tx, principal.user, url, events, context.store.now())
+    return m.CreatedWebhook(webhook=m.WebhookOut(**hook.to_dict()), secret=hook.secret)
+
+
+@_action("list_webhooks", m.WebhookList, "Your webhooks (never their secrets)")
+def list_webhooks(
+    principal: Caller,
+    request: Request,
+    body: Annotated[m.ListWebhooks, Body()] = m.ListWebhooks(),  # noqa: B008
+) -> m.WebhookList:
+    with _store(request).transaction(write=False) as tx:
+        hooks = webhooks.list_for(tx, principal.user)
+    return m.WebhookList(webhooks=[m.WebhookOut(**hook.to_dict()) for hook in hooks])
+
+
+@_action("delete_webhook", m.Deleted, "Delete one of your webhooks and its log")
+def delete_webhook(body: m.WebhookRef, principal: Caller, request: Request) -> m.Deleted:
+    with _store(request).transaction() as tx:
+        webhooks.delete(tx, principal.user, body.webhook_id)
+    return m.Deleted(deleted=True)
+
+
+@_action("list_webhook_deliveries", m.WebhookDeliveries, "A webhook's deliveries, newest first")
+def list_webhook_deliveries(
+    body: m.ListWebhookDeliveries, principal: Caller, request: Request
+) -> m.WebhookDeliveries:
+    with _store(request).transaction(write=False) as tx:
+        rows = webhooks.log(tx, principal.user, body.webhook_id, body.limit)
+    return m.WebhookDeliveries(deliveries=[m.WebhookDeliveryOut(**row.to_dict()) for row in rows])

@@ -39,6 +39,10 @@ from pawflow.store.outbox import EMAIL_PATTERN, SLACK_PATTERN, URL_PATTERN
 # the document describes says so (NO_NUL, NOT_BLANK).
 MAX_SAFE_INTEGER = 2**53 - 1
 NotifyChannel = Literal["email", "slack", "webhook", "apprise"]
+WEBHOOK_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#@\\]+([/?#][^\s]*)?$"
+WebhookEvent = Literal[
+    "interaction.created", "interaction.answered", "interaction.expired", "interaction.cancelled"
+]
 NotifyList = Annotated[
     list[NotifyChannel], Field(max_length=4, json_schema_extra={"uniqueItems": True})
 ]
@@ -539,6 +543,70 @@ class Notifications(Out):
     notify: list[NotifyChannel] | None
     channels: list[NotifyChannel]
     """What a request that names no channels is sent through."""
+
+
+class CreateWebhook(Body):
+    url: Annotated[StrictStr, Field(max_length=2000, pattern=WEBHOOK_URL)] = Field(
+        description="An http(s) URL without credentials. Its host must resolve outside the"
+        " server's network unless the server allows it (PAWFLOW_WEBHOOK_ALLOWED_HOSTS): the"
+        " server checks that, beyond this document, with a 422 on url."
+    )
+    events: Annotated[
+        list[WebhookEvent],
+        Field(min_length=1, max_length=4, json_schema_extra={"uniqueItems": True}),
+    ]
+
+
+class ListWebhooks(Body):
+    """Nothing to say: the caller's own webhooks."""
+
+
+class WebhookRef(Body):
+    webhook_id: Id
+
+
+class ListWebhookDeliveries(WebhookRef):
+    limit: Annotated[StrictInt, Field(ge=1, le=200), WHOLE] = 50
+
+
+class WebhookOut(Out):
+    id: str
+    url: str
+    events: list[WebhookEvent]
+    created_at: str
+
+
+class CreatedWebhook(Out):
+    webhook: WebhookOut
+    secret: str = Field(description="The signing secret (whsec_…): shown this once.")
+
+
+class WebhookList(Out):
+    webhooks: list[WebhookOut]
+
+
+class WebhookDeliveryOut(Out):
+    """One event sent (or on its way) to a webhook; ``id`` is its ``webhook-id``."""
+
+    id: str
+    webhook_id: str
+    request_id: str
+    event: WebhookEvent
+    status: Literal["queued", "sent", "failed"]
+    attempts: int
+    error: str | None
+    response_status: int | None
+    created_at: str
+    next_at: str | None
+    sent_at: str | None
+
+
+class WebhookDeliveries(Out):
+    deliveries: list[WebhookDeliveryOut]
+
+
+class Deleted(Out):
+    deleted: bool
 
 
 class InteractionPage(Out):

@@ -84,6 +84,9 @@ class ServerSettings:
     """Seconds between the dispatcher's passes over the outbox."""
     outbox_lease_ttl: float = 30.0
     """Seconds after its last renewal that a dead dispatcher's lease passes to another."""
+    webhook_allowed_hosts: str | None = None
+    """Hosts inside the network (loopback, private) that webhooks and generic Apprise URLs
+    may call: comma-separated names, addresses or networks (``PAWFLOW_WEBHOOK_ALLOWED_HOSTS``)."""
     log_format: str = "text"
     """``text`` or ``json`` (one JSON object per line, with the ids of the work at hand)."""
     extra: Mapping[str, Any] = field(default_factory=dict)

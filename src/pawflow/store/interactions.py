@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,7 +30,7 @@ from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
 from pawflow.interactions.tool_approval import decide, is_tool_approval
 from pawflow.records import CHANNELS, Interaction, Requester
-from pawflow.store import audit, outbox, policies
+from pawflow.store import audit, idempotency, outbox, policies, webhooks
 from pawflow.store.approvals import keep_rule
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
@@ -202,8 +201,8 @@ def request(
         "ui_surface": ui_surface,
     }
     if idempotency_key is not None:
-        _check_key(idempotency_key)
-        first = _asked_before(tx, owner, idempotency_key, asked)
+        idempotency.check_key(idempotency_key)
+        first = idempotency.asked_before(tx, owner, idempotency_key, asked)
         if first is not None:
             return first
     request_id = new_ordered_id()  # requests made in one millisecond still show in order
@@ -234,7 +233,7 @@ def request(
     )
     if row is None:  # the same key, committed meanwhile by a concurrent request
         assert idempotency_key is not None
-        first = _asked_before(tx, owner, idempotency_key, asked)
+        first = idempotency.asked_before(tx, owner, idempotency_key, asked)
         assert first is not None
         return first
     record = Interaction.from_row(row)
@@ -253,45 +252,10 @@ def request(
     log.debug("request %s (%s) asked", record.id, record.kind)
     writers = {user for user, access in members.items() if access != "read"}
     _announce(tx, record, "interaction_request", now, writers)
-    outbox.enqueue(tx, record, notify, now)
+    sent = outbox.enqueue(tx, record, notify, now)
+    if any(r.channel == "webhook" and r.status == "sent" for r in sent):
+        webhooks.on_created(tx, record, now)
     return record
-
-
-MAX_KEY = 255
-_KEY = re.compile(rf"[^\x00-\x1f\x7f]{{1,{MAX_KEY}}}")
-
-
-def _check_key(key: object) -> None:
-    if not isinstance(key, str) or not _KEY.fullmatch(key):
-        raise InvalidInput(
-            "idempotency_key is invalid",
-            [FieldError("idempotency_key", f"1 to {MAX_KEY} characters, no control characters")],
-        )
-
-
-def _asked_before(tx: Tx, owner: str, key: str, asked: dict[str, Any]) -> Interaction | None:
-    """The owner's request made with ``key``, if any; ``Conflict`` if it asked otherwise."""
-    row = sql(tx).one(
-        "SELECT * FROM interactions WHERE owner = ? AND idempotency_key = ?", (owner, key)
-    )
-    if row is None:
-        return None
-    stored = {
-        "conversation_id": row["conversation_id"],
-        "kind": row["kind"],
-        "message": row["message"],
-        "title": row["title"],
-        "options": None if row["options"] is None else json.loads(row["options"]),
-        "response_schema": json.loads(row["response_schema"]),
-        "ui_surface": None if row["ui_surface"] is None else json.loads(row["ui_surface"]),
-    }
-    differing = sorted(name for name, value in asked.items() if stored[name] != value)
-    if differing:
-        raise Conflict(
-            f"idempotency_key {key!r} was used for another request"
-            f" (it differs in {', '.join(differing)})"
-        )
-    return Interaction.from_row(row)
 
 
 def _must(tx: Tx, request_id: str) -> dict[str, Any]:
@@ -451,6 +415,8 @@ def _leave(
     fire_signal(tx, record.signal_id, value, now)
     _announce(tx, record, "interaction_answered", now)
     outbox.settle_request(tx, record, now)
+    if outbox.webhooks_on(tx, record.id):
+        webhooks.on_settled(tx, record, now)
     return record
 
 

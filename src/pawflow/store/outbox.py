@@ -42,7 +42,7 @@ ADDRESS_OF: dict[str, str | None] = {
     "email": "email",
     "slack": "slack",
     "apprise": "notify_url",
-    "webhook": None,  # the user's own webhooks: no address of its own
+    "webhook": None,  # the user's own webhooks (pawflow.store.webhooks): no address
 }
 """Which of a user's addresses each channel sends to."""
 DeliveryStatus = Literal["queued", "sent", "failed", "skipped"]
@@ -74,11 +74,13 @@ class Reach:
     slack: str | None = None
     notify_url: str | None = None
     notify: tuple[str, ...] | None = None
+    webhooks: bool = False
+    """Whether they have a webhook (the ``webhook`` channel's only "address")."""
 
     def address(self, channel: str) -> str | None:
         column = ADDRESS_OF.get(channel)
         if column is None:
-            return "" if channel == "webhook" else None
+            return "" if channel == "webhook" and self.webhooks else None
         value: str | None = getattr(self, column)
         return value
 
@@ -86,7 +88,11 @@ class Reach:
         """The channels a request of theirs goes to when it names none."""
         if self.notify is not None:
             return self.notify
-        return tuple(c for c in NOTIFY_CHANNELS if ADDRESS_OF[c] and self.address(c))
+        return tuple(c for c in NOTIFY_CHANNELS if self.reachable(c))
+
+    def reachable(self, channel: str) -> bool:
+        """Whether they have an address for ``channel`` (for webhooks: a webhook)."""
+        return self.webhooks if channel == "webhook" else bool(self.address(channel))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,10 +126,11 @@ def _check_address(name: str, value: str | None) -> str | None:
 
 def get_reach(tx: Tx, user: str) -> Reach:
     row = sql(tx).one("SELECT * FROM user_channels WHERE user_id = ?", (user,))
+    hooks = sql(tx).one("SELECT 1 AS found FROM webhooks WHERE user_id = ?", (user,)) is not None
     if row is None:
-        return Reach(user)
+        return Reach(user, webhooks=hooks)
     notify = None if row["notify"] is None else tuple(json.loads(row["notify"]))
-    return Reach(user, row["email"], row["slack"], row["notify_url"], notify)
+    return Reach(user, row["email"], row["slack"], row["notify_url"], notify, hooks)
 
 
 _UNSET: Any = object()
@@ -249,7 +256,10 @@ def _event(tx: Tx, row: OutboxRow, conversation_id: str | None, now: datetime) -
 def enqueue(
     tx: Tx, record: Interaction, notify: Sequence[str] | None, now: datetime
 ) -> list[OutboxRow]:
-    """Write the request's rows: its ``notify`` channels, else the owner's own."""
+    """Write the request's rows: its ``notify`` channels, else the owner's own.
+
+    The ``webhook`` row is sent at once: it stands for the request's webhook deliveries
+    (:mod:`pawflow.store.webhooks`), written beside it, which have their own log."""
     reach = get_reach(tx, record.owner)
     channels = reach.channels() if notify is None else check_notify(list(notify))
     written = []
@@ -257,21 +267,24 @@ def enqueue(
         address = reach.address(channel)
         row_id = new_id()
         missing = address is None
+        status = "failed" if missing else "sent" if channel == "webhook" else "queued"
         inserted = sql(tx).one(
             "INSERT INTO outbox (id, request_id, channel, recipient, address, status, attempts,"
-            " next_at, idempotency_key, last_error, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?,"
-            " ?, ?, ?) ON CONFLICT (request_id, channel, recipient) DO NOTHING RETURNING *",
+            " next_at, idempotency_key, last_error, created_at, sent_at) VALUES (?, ?, ?, ?, ?,"
+            " ?, 0, ?, ?, ?, ?, ?) ON CONFLICT (request_id, channel, recipient) DO NOTHING"
+            " RETURNING *",
             (
                 row_id,
                 record.id,
                 channel,
                 record.owner,
                 address or "",
-                "failed" if missing else "queued",
+                status,
                 to_millis(now),
                 f"{row_id}.{record.id}",
-                f"{record.owner} has no {channel} address" if missing else None,
+                _missing(record.owner, channel) if missing else None,
                 to_millis(now),
+                to_millis(now) if status == "sent" else None,
             ),
         )
         if inserted is not None:
@@ -279,6 +292,20 @@ def enqueue(
             _event(tx, row, record.conversation_id, now)
             written.append(row)
     return written
+
+
+def _missing(user: str, channel: str) -> str:
+    return f"{user} has no webhook" if channel == "webhook" else f"{user} has no {channel} address"
+
+
+def webhooks_on(tx: Tx, request_id: str) -> bool:
+    """Whether the request's events go to its owner's webhooks (its ``webhook`` row)."""
+    row = sql(tx).one(
+        "SELECT 1 AS found FROM outbox WHERE request_id = ? AND channel = 'webhook'"
+        " AND status = 'sent'",
+        (request_id,),
+    )
+    return row is not None
 
 
 def deliveries(tx: Tx, request_id: str) -> list[OutboxRow]:
@@ -382,7 +409,8 @@ def mark_settled(tx: Tx, claimed: OutboxRow, *, error: str | None = None) -> boo
 def settle_request(tx: Tx, record: Interaction, now: datetime) -> None:
     """The request left ``pending``: update its sent copies, send none of the others."""
     sql(tx).execute(
-        "UPDATE outbox SET settle = 'due', next_at = ? WHERE request_id = ? AND status = 'sent'",
+        "UPDATE outbox SET settle = 'due', next_at = ? WHERE request_id = ? AND status = 'sent'"
+        " AND channel <> 'webhook'",
         (to_millis(now), record.id),
     )
     skipped = sql(tx).all(

@@ -92,6 +92,10 @@ export function oneOf(names, value) {
  * @property {{body: ShareConversation, result: ConversationEnvelope}} share_conversation
  * @property {{body: GetNotifications, result: Notifications}} get_notifications
  * @property {{body: SetNotifications, result: Notifications}} set_notifications
+ * @property {{body: CreateWebhook, result: CreatedWebhook}} create_webhook
+ * @property {{body: ListWebhooks, result: WebhookList}} list_webhooks
+ * @property {{body: WebhookRef, result: Deleted}} delete_webhook
+ * @property {{body: ListWebhookDeliveries, result: WebhookDeliveries}} list_webhook_deliveries
  * @property {{body: RequestRef, result: InteractionDetails}} get_interaction
  * @property {{body: ClaimBody, result: InteractionDetails}} claim_interaction
  * @property {{body: ClaimBody, result: InteractionDetails}} release_interaction
@@ -233,6 +237,21 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} CreateWebhook
+ * @property {string} url - An http(s) URL without credentials. Its host must resolve outside the
+ *   server's network unless the server allows it (PAWFLOW_WEBHOOK_ALLOWED_HOSTS): the server
+ *   checks that, beyond this document, with a 422 on url.
+ * @property {Array<"interaction.created" | "interaction.answered" | "interaction.expired" |
+ *   "interaction.cancelled">} events
+ */
+
+/**
+ * @typedef {object} CreatedWebhook
+ * @property {WebhookOut} webhook
+ * @property {string} secret - The signing secret (whsec_…): shown this once.
+ */
+
+/**
  * @typedef {object} DelegateBody
  * @property {string} to
  * @property {string} until - ISO-8601 with a timezone: the delegation ends then; a past one is
@@ -251,6 +270,11 @@ export function oneOf(names, value) {
 /**
  * @typedef {object} Delegations
  * @property {Array<Delegation>} delegations
+ */
+
+/**
+ * @typedef {object} Deleted
+ * @property {boolean} deleted
  */
 
 /**
@@ -437,6 +461,14 @@ export function oneOf(names, value) {
 /** @typedef {Record<string, never>} ListInvitations */
 
 /**
+ * @typedef {object} ListWebhookDeliveries
+ * @property {string} webhook_id
+ * @property {number} [limit]
+ */
+
+/** @typedef {Record<string, never>} ListWebhooks */
+
+/**
  * @typedef {object} MessageEnvelope
  * @property {MessageOut} message
  */
@@ -619,4 +651,45 @@ export function oneOf(names, value) {
  * @property {Record<string, unknown>} arguments
  * @property {string | null} run_id
  * @property {string} executed_at
+ */
+
+/**
+ * @typedef {object} WebhookDeliveries
+ * @property {Array<WebhookDeliveryOut>} deliveries
+ */
+
+/**
+ * One event sent (or on its way) to a webhook; `id` is its `webhook-id`.
+ * @typedef {object} WebhookDeliveryOut
+ * @property {string} id
+ * @property {string} webhook_id
+ * @property {string} request_id
+ * @property {"interaction.created" | "interaction.answered" | "interaction.expired" |
+ *   "interaction.cancelled"} event
+ * @property {"queued" | "sent" | "failed"} status
+ * @property {number} attempts
+ * @property {string | null} error
+ * @property {number | null} response_status
+ * @property {string} created_at
+ * @property {string | null} next_at
+ * @property {string | null} sent_at
+ */
+
+/**
+ * @typedef {object} WebhookList
+ * @property {Array<WebhookOut>} webhooks
+ */
+
+/**
+ * @typedef {object} WebhookOut
+ * @property {string} id
+ * @property {string} url
+ * @property {Array<"interaction.created" | "interaction.answered" | "interaction.expired" |
+ *   "interaction.cancelled">} events
+ * @property {string} created_at
+ */
+
+/**
+ * @typedef {object} WebhookRef
+ * @property {string} webhook_id
  */

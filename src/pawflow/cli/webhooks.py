@@ -1,0 +1,87 @@
+"""``pawflow webhooks``: a user's webhooks, straight in the store (like ``pawflow users``).
+
+``add`` prints the signing secret once; the URL is checked as ``create_webhook`` checks it,
+with ``PAWFLOW_WEBHOOK_ALLOWED_HOSTS`` from the environment.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from pawflow.cli.server import DB_OPTION, _say, _user_name
+from pawflow.errors import ConfigError, InvalidInput, NotFound
+
+webhooks_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Manage a user's webhooks (signed events of their requests).",
+    no_args_is_help=True,
+)
+ALL_EVENTS = "interaction.created,interaction.answered,interaction.expired,interaction.cancelled"
+
+
+@webhooks_app.command("add")
+def webhooks_add(
+    name: str = typer.Argument(..., help="The user the webhook is for.", callback=_user_name),
+    url: str = typer.Argument(..., help="The http(s) URL to POST events to."),
+    events: str = typer.Option(ALL_EVENTS, help="The events, comma-separated."),
+    db: str | None = DB_OPTION,
+) -> None:
+    """Subscribe URL to a user's request events; prints the signing secret once."""
+    from pawflow.channels.webhooks import AllowedHosts, check_url
+    from pawflow.server.settings import ServerSettings
+    from pawflow.store import open_store, webhooks
+
+    chosen = tuple(dict.fromkeys(e.strip() for e in events.split(",") if e.strip()))
+    unknown = [e for e in chosen if e not in webhooks.EVENTS]
+    if not chosen or unknown:
+        raise typer.BadParameter(f"events must be among {', '.join(webhooks.EVENTS)}")
+    try:
+        allowed = AllowedHosts.parse(ServerSettings.from_env().webhook_allowed_hosts)
+        check_url(url, allowed)
+    except (InvalidInput, ConfigError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    with open_store(db) as store:
+        store.ensure_user(name)
+        with store.transaction() as tx:
+            hook = webhooks.create(tx, name, url, chosen, store.now())
+    _say(f"webhook {hook.id} for {name}: {hook.url}")
+    _say(f"events: {', '.join(hook.events)}")
+    _say(f"secret (shown once): {hook.secret}")
+
+
+@webhooks_app.command("list")
+def webhooks_list(
+    name: str = typer.Argument(..., help="The user whose webhooks to list."),
+    db: str | None = DB_OPTION,
+) -> None:
+    """List a user's webhooks (never their secrets)."""
+    from pawflow.store import open_store, webhooks
+
+    with open_store(db) as store, store.transaction(write=False) as tx:
+        hooks = webhooks.list_for(tx, name)
+    for hook in hooks:
+        _say(f"{hook.id}  {hook.url}  {','.join(hook.events)}")
+    if not hooks:
+        _say(f"{name} has no webhook")
+
+
+@webhooks_app.command("remove")
+def webhooks_remove(
+    name: str = typer.Argument(..., help="The user the webhook is for."),
+    webhook_id: str = typer.Argument(..., help="The webhook's id (pawflow webhooks list)."),
+    db: str | None = DB_OPTION,
+) -> None:
+    """Delete one of a user's webhooks and its delivery log."""
+    from pawflow.store import open_store, webhooks
+
+    try:
+        with open_store(db) as store, store.transaction() as tx:
+            webhooks.delete(tx, name, webhook_id)
+    except NotFound:
+        typer.echo(f"{name} has no webhook {webhook_id}", err=True)
+        raise typer.Exit(1) from None
+    _say(f"removed webhook {webhook_id} of {name}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(webhooks_app, name="webhooks")

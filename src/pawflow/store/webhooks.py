@@ -1,0 +1,269 @@
+"""Webhooks: a user's subscriptions to the events of their requests, and every delivery.
+
+A webhook is a URL, the events it wants (:data:`EVENTS`) and a signing secret (``whsec_…``,
+shown once when it is made, kept as it is: a Standard Webhooks signature is an HMAC, so the
+sender needs the secret itself). Each is its user's own: another user's webhook is as
+unknown as one that does not exist.
+
+When a request of theirs is published (:func:`on_created`) or settled (:func:`on_settled`),
+one delivery per subscribed webhook is written in that same transaction, its body fixed
+then: the event's name, its time, and the request's record as it is at that moment. Its
+``id`` is the ``webhook-id`` every attempt carries, so a receiver that saw it once can
+ignore it again. The dispatcher claims due deliveries exactly as it claims outbox rows
+(each claim counts an attempt and moves ``next_at`` past the backoff before anything is
+sent) and records each outcome; the deliveries are the webhook's log.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from pawflow.clock import from_millis, iso, to_millis
+from pawflow.errors import NotFound
+from pawflow.ids import new_id
+from pawflow.records import Interaction
+from pawflow.store.database import Tx, sql
+from pawflow.store.outbox import MAX_ATTEMPTS, backoff
+
+EVENTS: tuple[str, ...] = (
+    "interaction.created",
+    "interaction.answered",
+    "interaction.expired",
+    "interaction.cancelled",
+)
+"""What a webhook may subscribe to."""
+DeliveryStatus = Literal["queued", "sent", "failed"]
+LOG_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class Webhook:
+    id: str
+    user: str
+    url: str
+    events: tuple[str, ...]
+    secret: str
+    created_at: datetime
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Webhook:
+        return cls(
+            id=row["id"],
+            user=row["user_id"],
+            url=row["url"],
+            events=tuple(json.loads(row["events"])),
+            secret=row["secret"],
+            created_at=from_millis(int(row["created_at"])),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``list_webhooks`` shows it: never the secret."""
+        return {
+            "id": self.id,
+            "url": self.url,
+            "events": list(self.events),
+            "created_at": iso(self.created_at),
+        }
+
+
+@dataclass(frozen=True)
+class WebhookDelivery:
+    """One event on its way to one webhook."""
+
+    id: str
+    webhook_id: str
+    request_id: str
+    event: str
+    payload: str
+    status: DeliveryStatus
+    attempts: int
+    next_at: datetime
+    last_error: str | None
+    response_status: int | None
+    created_at: datetime
+    sent_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> WebhookDelivery:
+        return cls(
+            id=row["id"],
+            webhook_id=row["webhook_id"],
+            request_id=row["request_id"],
+            event=row["event"],
+            payload=row["payload"],
+            status=row["status"],
+            attempts=int(row["attempts"]),
+            next_at=from_millis(int(row["next_at"])),
+            last_error=row["last_error"],
+            response_status=row["response_status"],
+            created_at=from_millis(int(row["created_at"])),
+            sent_at=None if row["sent_at"] is None else from_millis(int(row["sent_at"])),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "webhook_id": self.webhook_id,
+            "request_id": self.request_id,
+            "event": self.event,
+            "status": self.status,
+            "attempts": self.attempts,
+            "error": self.last_error,
+            "response_status": self.response_status,
+            "created_at": iso(self.created_at),
+            "next_at": None if self.status != "queued" else iso(self.next_at),
+            "sent_at": None if self.sent_at is None else iso(self.sent_at),
+        }
+
+
+# -- the subscriptions -------------------------------------------------------------------------
+
+
+def new_secret() -> str:
+    """``whsec_`` and 32 random bytes in base64, as Standard Webhooks writes a secret."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
+
+
+def create(tx: Tx, user: str, url: str, events: tuple[str, ...], now: datetime) -> Webhook:
+    """A new webhook (``url`` and ``events`` already checked); the result has its secret."""
+    row = sql(tx).one(
+        "INSERT INTO webhooks (id, user_id, url, events, secret, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
+        (new_id(), user, url, json.dumps(list(events)), new_secret(), to_millis(now)),
+    )
+    assert row is not None
+    return Webhook.from_row(row)
+
+
+def list_for(tx: Tx, user: str) -> list[Webhook]:
+    rows = sql(tx).all("SELECT * FROM webhooks WHERE user_id = ? ORDER BY created_at, id", (user,))
+    return [Webhook.from_row(row) for row in rows]
+
+
+def get(tx: Tx, user: str, webhook_id: str) -> Webhook:
+    """The caller's webhook; another's is as unknown as none (:class:`NotFound`)."""
+    row = sql(tx).one("SELECT * FROM webhooks WHERE id = ? AND user_id = ?", (webhook_id, user))
+    if row is None:
+        raise NotFound("webhook")
+    return Webhook.from_row(row)
+
+
+def delete(tx: Tx, user: str, webhook_id: str) -> None:
+    """Forget the caller's webhook and its log (what was queued is not sent)."""
+    get(tx, user, webhook_id)
+    sql(tx).execute("DELETE FROM webhook_deliveries WHERE webhook_id = ?", (webhook_id,))
+    sql(tx).execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,))
+
+
+def has_any(tx: Tx, user: str) -> bool:
+    return sql(tx).one("SELECT 1 AS found FROM webhooks WHERE user_id = ?", (user,)) is not None
+
+
+def log(tx: Tx, user: str, webhook_id: str, limit: int = LOG_LIMIT) -> list[WebhookDelivery]:
+    """The webhook's deliveries, newest first."""
+    get(tx, user, webhook_id)
+    rows = sql(tx).all(
+        "SELECT * FROM webhook_deliveries WHERE webhook_id = ?"
+        " ORDER BY created_at DESC, id DESC LIMIT ?",
+        (webhook_id, max(1, min(limit, LOG_LIMIT))),
+    )
+    return [WebhookDelivery.from_row(row) for row in rows]
+
+
+# -- the events ----------------------------------------------------------------------------------
+
+
+def _enqueue(tx: Tx, record: Interaction, event: str, now: datetime) -> int:
+    body = json.dumps(
+        {"type": event, "timestamp": iso(now), "data": {"interaction": record.to_dict()}},
+        separators=(",", ":"),
+    )
+    written = 0
+    for hook in list_for(tx, record.owner):
+        if event not in hook.events or hook.created_at > record.created_at:
+            continue  # a webhook hears of the requests published after it was made
+        inserted = sql(tx).one(
+            "INSERT INTO webhook_deliveries (id, webhook_id, request_id, event, payload, status,"
+            " attempts, next_at, created_at) VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)"
+            " ON CONFLICT (webhook_id, request_id, event) DO NOTHING RETURNING id",
+            ("msg_" + new_id(), hook.id, record.id, event, body, to_millis(now), to_millis(now)),
+        )
+        written += inserted is not None
+    return written
+
+
+def on_created(tx: Tx, record: Interaction, now: datetime) -> int:
+    return _enqueue(tx, record, "interaction.created", now)
+
+
+def on_settled(tx: Tx, record: Interaction, now: datetime) -> int:
+    return _enqueue(tx, record, f"interaction.{record.status}", now)
+
+
+def claim_due(tx: Tx, now: datetime, limit: int) -> list[WebhookDelivery]:
+    """Claim due deliveries: each claim counts an attempt and moves ``next_at`` past its
+    backoff, committed before anything is sent."""
+    rows = sql(tx).all(
+        "SELECT id, attempts FROM webhook_deliveries WHERE status = 'queued' AND next_at <= ?"
+        " ORDER BY next_at, id LIMIT ?" + sql(tx).skip_locked,
+        (to_millis(now), limit),
+    )
+    claimed = []
+    for row in rows:
+        attempts = int(row["attempts"]) + 1
+        updated = sql(tx).one(
+            "UPDATE webhook_deliveries SET attempts = ?, next_at = ? WHERE id = ?"
+            " AND attempts = ? AND status = 'queued' RETURNING *",
+            (attempts, to_millis(now + backoff(attempts)), row["id"], attempts - 1),
+        )
+        if updated is not None:
+            claimed.append(WebhookDelivery.from_row(updated))
+    return claimed
+
+
+def webhook_of(tx: Tx, delivery: WebhookDelivery) -> Webhook | None:
+    row = sql(tx).one("SELECT * FROM webhooks WHERE id = ?", (delivery.webhook_id,))
+    return None if row is None else Webhook.from_row(row)
+
+
+def mark_sent(tx: Tx, claimed: WebhookDelivery, response_status: int, now: datetime) -> bool:
+    return (
+        sql(tx).execute(
+            "UPDATE webhook_deliveries SET status = 'sent', sent_at = ?, response_status = ?,"
+            " last_error = NULL WHERE id = ? AND attempts = ? AND status = 'queued'",
+            (to_millis(now), response_status, claimed.id, claimed.attempts),
+        )
+        > 0
+    )
+
+
+def mark_failed(
+    tx: Tx,
+    claimed: WebhookDelivery,
+    reason: str,
+    *,
+    response_status: int | None = None,
+    permanent: bool = False,
+) -> bool:
+    """A failed attempt: tried again after the backoff, unless ``permanent`` or the attempts
+    are spent (then ``failed``)."""
+    final = permanent or claimed.attempts >= MAX_ATTEMPTS
+    return (
+        sql(tx).execute(
+            "UPDATE webhook_deliveries SET last_error = ?, response_status = ?, status = ?"
+            " WHERE id = ? AND attempts = ? AND status = 'queued'",
+            (
+                reason[:1000],
+                response_status,
+                "failed" if final else "queued",
+                claimed.id,
+                claimed.attempts,
+            ),
+        )
+        > 0
+    )
