@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from pawflow.channels.webhooks import AllowedHosts, check_url
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Interaction
+from pawflow.server import channel_models as cm
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
@@ -223,63 +224,65 @@ def share_conversation(
 # -- where the caller is reached -------------------------------------------------------------
 
 
-@_action("get_notifications", m.Notifications, "Where the caller is notified of requests")
+@_action("get_notifications", cm.Notifications, "Where the caller is notified of requests")
 def get_notifications(
     principal: Caller,
     request: Request,
-    body: Annotated[m.GetNotifications, Body()] = m.GetNotifications(),  # noqa: B008
-) -> m.Notifications:
+    body: Annotated[cm.GetNotifications, Body()] = cm.GetNotifications(),  # noqa: B008
+) -> cm.Notifications:
     store = _store(request)
     with store.transaction(write=False) as tx:
-        return m.Notifications(**outbox.get_reach(tx, principal.user).to_dict())
+        return cm.Notifications(**outbox.get_reach(tx, principal.user).to_dict())
 
 
-@_action("set_notifications", m.Notifications, "Change where the caller is notified")
+@_action("set_notifications", cm.Notifications, "Change where the caller is notified")
 def set_notifications(
-    body: m.SetNotifications, principal: Caller, request: Request
-) -> m.Notifications:
+    body: cm.SetNotifications, principal: Caller, request: Request
+) -> cm.Notifications:
     store = _store(request)
     given: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set}
     with store.transaction() as tx:
         reach = outbox.set_reach(tx, principal.user, now=store.now(), **given)
-    return m.Notifications(**reach.to_dict())
+    return cm.Notifications(**reach.to_dict())
 
 
 # -- the caller's webhooks -------------------------------------------------------------------
 
 
-@_action("create_webhook", m.CreatedWebhook, "Subscribe a URL to the events of your requests")
-def create_webhook(body: m.CreateWebhook, principal: Caller, request: Request) -> m.CreatedWebhook:
+@_action("create_webhook", cm.CreatedWebhook, "Subscribe a URL to the events of your requests")
+def create_webhook(
+    body: cm.CreateWebhook, principal: Caller, request: Request
+) -> cm.CreatedWebhook:
     context = context_of(request)
     url = check_url(body.url, AllowedHosts.parse(context.settings.webhook_allowed_hosts))
     events = tuple(dict.fromkeys(body.events))
     with context.store.transaction() as tx:
         hook = webhooks.create(tx, principal.user, url, events, context.store.now())
-    return m.CreatedWebhook(webhook=m.WebhookOut(**hook.to_dict()), secret=hook.secret)
+    return cm.CreatedWebhook(webhook=cm.WebhookOut(**hook.to_dict()), secret=hook.secret)
 
 
-@_action("list_webhooks", m.WebhookList, "Your webhooks (never their secrets)")
+@_action("list_webhooks", cm.WebhookList, "Your webhooks (never their secrets)")
 def list_webhooks(
     principal: Caller,
     request: Request,
-    body: Annotated[m.ListWebhooks, Body()] = m.ListWebhooks(),  # noqa: B008
-) -> m.WebhookList:
+    body: Annotated[cm.ListWebhooks, Body()] = cm.ListWebhooks(),  # noqa: B008
+) -> cm.WebhookList:
     with _store(request).transaction(write=False) as tx:
         hooks = webhooks.list_for(tx, principal.user)
-    return m.WebhookList(webhooks=[m.WebhookOut(**hook.to_dict()) for hook in hooks])
+    return cm.WebhookList(webhooks=[cm.WebhookOut(**hook.to_dict()) for hook in hooks])
 
 
-@_action("delete_webhook", m.Deleted, "Delete one of your webhooks and its log")
-def delete_webhook(body: m.WebhookRef, principal: Caller, request: Request) -> m.Deleted:
+@_action("delete_webhook", cm.Deleted, "Delete one of your webhooks and its log")
+def delete_webhook(body: cm.WebhookRef, principal: Caller, request: Request) -> cm.Deleted:
     with _store(request).transaction() as tx:
         webhooks.delete(tx, principal.user, body.webhook_id)
-    return m.Deleted(deleted=True)
+    return cm.Deleted(deleted=True)
 
 
-@_action("list_webhook_deliveries", m.WebhookDeliveries, "A webhook's deliveries, newest first")
+@_action("list_webhook_deliveries", cm.WebhookDeliveries, "A webhook's deliveries, newest first")
 def list_webhook_deliveries(
-    body: m.ListWebhookDeliveries, principal: Caller, request: Request
-) -> m.WebhookDeliveries:
+    body: cm.ListWebhookDeliveries, principal: Caller, request: Request
+) -> cm.WebhookDeliveries:
     with _store(request).transaction(write=False) as tx:
         rows = webhooks.log(tx, principal.user, body.webhook_id, body.limit)
-    return m.WebhookDeliveries(deliveries=[m.WebhookDeliveryOut(**row.to_dict()) for row in rows])
+    return cm.WebhookDeliveries(deliveries=[cm.WebhookDeliveryOut(**row.to_dict()) for row in rows])
