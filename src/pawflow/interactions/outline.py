@@ -47,7 +47,7 @@ KEYWORD_VALUES: Final[dict[str, Any]] = {
     "exclusiveMinimum": _A_NUMBER,
     "exclusiveMaximum": _A_NUMBER,
     "multipleOf": {"type": "number", "exclusiveMinimum": 0},
-    "pattern": {"type": "string", "maxLength": 1000},
+    "pattern": {"type": "string", "maxLength": 1000, "pattern": NO_NUL},
     "format": {"enum": ["email", "uri", "date", "date-time"]},
     "enum": {"type": "array", "minItems": 1},
     "enumNames": {"type": "array", "items": _WORDS},

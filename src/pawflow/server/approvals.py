@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, StrictBool
 
 from pawflow.errors import NotFound
 from pawflow.interactions.tool_approval import is_tool_approval
@@ -37,7 +37,7 @@ _STATUSES = (400, 401, 404, 413, 422, 429, 503)
 class ListApprovalRules(m.Body):
     conversation_id: m.Id | None = None
     agent: m.Name | None = None
-    include_revoked: bool = False
+    include_revoked: StrictBool = False
 
 
 class RuleRef(m.Body):

@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     GetJsonSchemaHandler,
     PlainValidator,
+    StrictBool,
     StrictInt,
     StrictStr,
 )
@@ -38,7 +39,7 @@ from pawflow.records import ClientChannel, Conversation, FileRef, Interaction, M
 # the document describes says so (NO_NUL, NOT_BLANK).
 MAX_SAFE_INTEGER = 2**53 - 1
 NotifyChannel = Literal["email", "slack", "webhook", "apprise"]
-WEBHOOK_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#@\\]+([/?#][^\s]*)?$"
+WEBHOOK_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#@\\\x00-\x1f\x7f]+([/?#][^\s\x00-\x1f\x7f]*)?$"
 WebhookEvent = Literal[
     "interaction.created", "interaction.answered", "interaction.expired", "interaction.cancelled"
 ]
@@ -302,6 +303,46 @@ class EscalationStep(Body):
     to: Assignees
 
 
+def _on_expire_schema(schema: dict[str, Any]) -> None:
+    """``on_expire``'s three shapes, each with exactly its keys; the answer any JSON value."""
+    [value] = [s for s in schema.pop("anyOf") if s.get("type") != "null"]
+    schema["anyOf"] = [
+        {"const": "cancel"},
+        {
+            "type": "object",
+            "required": ["cancel"],
+            "properties": {"cancel": {"const": True}},
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "required": ["answer"],
+            "properties": {"answer": value},
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "required": ["extend"],
+            "properties": {
+                "extend": {"type": "string", "maxLength": 40, "pattern": POSITIVE_DURATION},
+                "escalate": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 100,
+                    "items": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200,
+                        "pattern": NOT_BLANK,
+                    },
+                },
+            },
+            "additionalProperties": False,
+        },
+        {"type": "null"},
+    ]
+
+
 class RequestInteraction(Body):
     """Ask the caller (or whoever answers in the conversation) something."""
 
@@ -364,7 +405,7 @@ class RequestInteraction(Body):
         description="Who may answer: users and group:NAME entries (docs/governance.md);"
         " absent: the requester and the conversation's writers.",
     )
-    requester_may_answer: bool | None = Field(
+    requester_may_answer: StrictBool | None = Field(
         default=None, description="false: the requester may not answer (no self-approval)."
     )
     reassign_to: Assignees | None = Field(
@@ -387,35 +428,7 @@ class RequestInteraction(Body):
         default=None,
         description="At the deadline: cancel, {answer: VALUE} (checked now against the"
         " request, which needs a deadline) or {escalate: [...], extend: DURATION}.",
-        json_schema_extra={
-            "anyOf": [
-                {"const": "cancel"},
-                {
-                    "type": "object",
-                    "required": ["cancel"],
-                    "properties": {"cancel": {"const": True}},
-                },
-                {"type": "object", "required": ["answer"]},
-                {
-                    "type": "object",
-                    "required": ["extend"],
-                    "properties": {
-                        "extend": {"type": "string", "maxLength": 40, "pattern": POSITIVE_DURATION},
-                        "escalate": {
-                            "type": "array",
-                            "minItems": 1,
-                            "maxItems": 100,
-                            "items": {
-                                "type": "string",
-                                "minLength": 1,
-                                "maxLength": 200,
-                                "pattern": NOT_BLANK,
-                            },
-                        },
-                    },
-                },
-            ]
-        },
+        json_schema_extra=_on_expire_schema,
     )
 
     def policy(self) -> dict[str, Any]:

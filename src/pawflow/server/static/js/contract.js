@@ -554,9 +554,9 @@ export function oneOf(names, value) {
  * @property {string | null} [remind_every] - Remind the assignees this often while it waits.
  * @property {Array<EscalationStep> | null} [escalate] - Steps that add assignees as time passes
  *   since the request.
- * @property {"cancel" | {cancel: true} | Record<string, unknown> | {extend: string, escalate?:
- *   Array<string>}} [on_expire] - At the deadline: cancel, {answer: VALUE} (checked now against
- *   the request, which needs a deadline) or {escalate: [...], extend: DURATION}.
+ * @property {"cancel" | {cancel: true} | {answer: unknown} | {extend: string, escalate?:
+ *   Array<string>} | null} [on_expire] - At the deadline: cancel, {answer: VALUE} (checked now
+ *   against the request, which needs a deadline) or {escalate: [...], extend: DURATION}.
  */
 
 /**
