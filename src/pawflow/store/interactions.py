@@ -252,7 +252,9 @@ def request(
     log.debug("request %s (%s) asked", record.id, record.kind)
     writers = {user for user, access in members.items() if access != "read"}
     _announce(tx, record, "interaction_request", now, writers)
-    sent = outbox.enqueue(tx, record, notify, now)
+    governed = policies.load(tx, record.id)
+    deciders = [] if governed is None else policies.deciders(tx, row, governed)
+    sent = outbox.enqueue(tx, record, notify, now, deciders)
     if any(r.channel == "webhook" and r.status == "sent" for r in sent):
         webhooks.on_created(tx, record, now)
     return record

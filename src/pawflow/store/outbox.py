@@ -27,12 +27,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, Literal
 
 from pawflow.clock import from_millis, iso, to_millis
 from pawflow.errors import FieldError, InvalidInput
 from pawflow.ids import new_id
 from pawflow.records import Interaction
+from pawflow.store import audit
 from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_event
 
@@ -254,44 +256,92 @@ def _event(tx: Tx, row: OutboxRow, conversation_id: str | None, now: datetime) -
 
 
 def enqueue(
-    tx: Tx, record: Interaction, notify: Sequence[str] | None, now: datetime
+    tx: Tx,
+    record: Interaction,
+    notify: Sequence[str] | None,
+    now: datetime,
+    deciders: Sequence[str] = (),
 ) -> list[OutboxRow]:
-    """Write the request's rows: its ``notify`` channels, else the owner's own.
+    """Write the request's rows: its ``notify`` channels, else each recipient's own. The
+    recipient is the owner, or, for a request with assignees, each person who may decide
+    (``deciders``); the owner's webhooks follow the request either way.
 
     The ``webhook`` row is sent at once: it stands for the request's webhook deliveries
     (:mod:`pawflow.store.webhooks`), written beside it, which have their own log."""
-    reach = get_reach(tx, record.owner)
-    channels = reach.channels() if notify is None else check_notify(list(notify))
+    wanted = None if notify is None else check_notify(list(notify))
+    owner = get_reach(tx, record.owner)
+    plan: list[tuple[Reach, str]] = []
+    for reach in [owner] if not deciders else [owner, *map(partial(get_reach, tx), deciders)]:
+        channels = reach.channels() if wanted is None else wanted
+        plan += [
+            (reach, c)
+            for c in channels
+            if not deciders or (c == "webhook") == (reach is owner)  # the owner's: webhooks
+        ]
     written = []
-    for channel in channels:
-        address = reach.address(channel)
-        row_id = new_id()
-        missing = address is None
-        status = "failed" if missing else "sent" if channel == "webhook" else "queued"
-        inserted = sql(tx).one(
-            "INSERT INTO outbox (id, request_id, channel, recipient, address, status, attempts,"
-            " next_at, idempotency_key, last_error, created_at, sent_at) VALUES (?, ?, ?, ?, ?,"
-            " ?, 0, ?, ?, ?, ?, ?) ON CONFLICT (request_id, channel, recipient) DO NOTHING"
-            " RETURNING *",
-            (
-                row_id,
-                record.id,
-                channel,
-                record.owner,
-                address or "",
-                status,
-                to_millis(now),
-                f"{row_id}.{record.id}",
-                _missing(record.owner, channel) if missing else None,
-                to_millis(now),
-                to_millis(now) if status == "sent" else None,
-            ),
-        )
-        if inserted is not None:
-            row = OutboxRow.from_row(inserted)
+    for reach, channel in dict.fromkeys(plan):
+        row = _insert(tx, record, reach, channel, now)
+        if row is not None:
             _event(tx, row, record.conversation_id, now)
             written.append(row)
     return written
+
+
+def renotify(tx: Tx, record: Interaction, recipients: Sequence[str], now: datetime) -> int:
+    """Send the pending request again to ``recipients`` by their own channels (a reminder, an
+    escalation, a reassignment): a copy already sent or failed is queued again under a new
+    idempotency key; one still queued goes once. Returns how many rows were queued."""
+    queued = 0
+    for user in dict.fromkeys(recipients):
+        reach = get_reach(tx, user)
+        for channel in reach.channels():
+            if channel == "webhook":  # a webhook follows its owner's requests, not people
+                continue
+            row = _insert(tx, record, reach, channel, now)
+            if row is None and reach.address(channel) is not None:
+                key = new_id()
+                found = sql(tx).one(
+                    "UPDATE outbox SET status = 'queued', attempts = 0, next_at = ?,"
+                    " idempotency_key = id || '.' || ?, last_error = NULL, sent_at = NULL"
+                    " WHERE request_id = ? AND channel = ? AND recipient = ?"
+                    " AND status <> 'queued' RETURNING *",
+                    (to_millis(now), key, record.id, channel, user),
+                )
+                row = None if found is None else OutboxRow.from_row(found)
+            if row is not None:
+                _event(tx, row, record.conversation_id, now)
+                queued += row.status == "queued"
+    return queued
+
+
+def _insert(
+    tx: Tx, record: Interaction, reach: Reach, channel: str, now: datetime
+) -> OutboxRow | None:
+    """The new row for ``reach``'s user by ``channel``; None if the request has one."""
+    address = reach.address(channel)
+    row_id = new_id()
+    missing = address is None
+    status = "failed" if missing else "sent" if channel == "webhook" else "queued"
+    inserted = sql(tx).one(
+        "INSERT INTO outbox (id, request_id, channel, recipient, address, status, attempts,"
+        " next_at, idempotency_key, last_error, created_at, sent_at) VALUES (?, ?, ?, ?, ?,"
+        " ?, 0, ?, ?, ?, ?, ?) ON CONFLICT (request_id, channel, recipient) DO NOTHING"
+        " RETURNING *",
+        (
+            row_id,
+            record.id,
+            channel,
+            reach.user,
+            address or "",
+            status,
+            to_millis(now),
+            f"{row_id}.{record.id}",
+            _missing(reach.user, channel) if missing else None,
+            to_millis(now),
+            to_millis(now) if status == "sent" else None,
+        ),
+    )
+    return None if inserted is None else OutboxRow.from_row(inserted)
 
 
 def _missing(user: str, channel: str) -> str:
@@ -368,7 +418,11 @@ def mark_sent(tx: Tx, claimed: OutboxRow, external_ref: str | None, now: datetim
     )
     if updated is None:
         return False
-    _event(tx, OutboxRow.from_row(updated), _conversation(tx, claimed.request_id), now)
+    row = OutboxRow.from_row(updated)
+    _event(tx, row, _conversation(tx, claimed.request_id), now)
+    if row.channel != "webhook":  # a webhook's own deliveries keep their log
+        detail = {"to": row.recipient}
+        audit.record(tx, row.request_id, "delivered", now, via=row.channel, detail=detail)
     return True
 
 

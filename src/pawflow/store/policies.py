@@ -20,7 +20,8 @@ from pawflow import durations
 from pawflow.clock import from_millis, iso, to_millis
 from pawflow.errors import FieldError, Forbidden, InvalidInput, NotFound
 from pawflow.interactions import Kind, normalize_answer
-from pawflow.store import audit, groups
+from pawflow.records import Interaction
+from pawflow.store import audit, groups, outbox
 from pawflow.store.conversations import conversation_access, may_write
 from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_event
@@ -43,19 +44,25 @@ NOTICE_EVENT = "interaction_notice"
 Reason = Literal["remind", "escalate", "reassign", "claim", "release"]
 
 
+CHANNEL_REASONS = frozenset({"remind", "escalate", "reassign"})
+"""The notices that also go out by the recipients' channels."""
+
+
 def notify(
     tx: Tx, row: dict[str, Any], recipients: list[str], reason: Reason, now: datetime
 ) -> None:
     """Tell ``recipients`` about the request ``row`` (a reminder, an escalation, a
     reassignment, a claim), in the transaction of the step.
 
-    This is the one seam to the outbox: today it logs an ``interaction_notice`` event for
-    each recipient (every client's event stream shows it); an outbox enqueues its channel
-    deliveries here, in the same transaction, so a notice is sent if and only if the step
-    committed.
+    Every recipient's event stream shows an ``interaction_notice``; a reminder, an
+    escalation or a reassignment also goes out by their channels (the outbox, in this same
+    transaction: a notice is sent if and only if the step committed). A claim or a release
+    is told in the clients only.
     """
     data = {"request_id": row["id"], "reason": reason, "recipients": sorted(set(recipients))}
     append_event(tx, recipients, row["conversation_id"], NOTICE_EVENT, data, now)
+    if reason in CHANNEL_REASONS:
+        outbox.renotify(tx, Interaction.from_row(row), recipients, now)
 
 
 def _span(value: object, name: str) -> timedelta:
