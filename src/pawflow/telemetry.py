@@ -263,6 +263,12 @@ DELIVERIES = Counter(
     " target kind (flow, agent, …).",
     ("target", "result"),
 )
+NOTIFICATIONS = Counter(
+    "pawflow_notifications",
+    "Copies of requests sent to people by a channel (email, slack, apprise, …): result sent,"
+    " retried (an attempt failed; another follows after a backoff) or failed (for good).",
+    ("channel", "result"),
+)
 RESUME_LATENCY = Histogram(
     "pawflow_resume_latency_seconds",
     "From a request leaving pending (answered, cancelled, expired) to its requester resuming"

@@ -10,7 +10,7 @@ import pytest
 from pawflow import telemetry
 from pawflow.clock import FakeClock
 from pawflow.errors import InvalidInput
-from pawflow.store import Delivery, Store
+from pawflow.store import Delivery, Store, outbox
 from pawflow.store.database import sql
 from pawflow.store.metrics import QUERIES, GaugeQuery, StoreGauges, add_gauges, read
 from pawflow.telemetry import Family, Sample
@@ -170,7 +170,39 @@ def test_no_part_of_the_scrape_scans_a_table_that_keeps_history(sqlite_store: St
             params.extend(query.params(0))
         plan = sql(tx).all("EXPLAIN QUERY PLAN " + " UNION ALL ".join(parts), params)
     details = [str(row["detail"]) for row in plan]
-    for table in ("interactions", "continuations", "chat_turns"):
+    for table in ("interactions", "continuations", "chat_turns", "outbox"):
         reads = [d for d in details if f" {table}" in d]
         assert reads, details
         assert all("USING INDEX" in d or "USING COVERING INDEX" in d for d in reads), reads
+
+
+def test_the_outbox_shows_what_waits_by_channel_and_counts_what_was_sent(
+    store: Store, clock: FakeClock
+) -> None:
+    store.ensure_user("mia")
+    with store.transaction() as tx:
+        outbox.set_reach(tx, "mia", email="mia@example.org", now=store.now())
+    conversation = store.create_conversation("mia", "m")
+    for n in range(2):
+        store.request_interaction("mia", conversation.id, "confirm", f"Ship {n}?")
+    clock.advance("90s")
+
+    def gauge(name: str) -> float:
+        [found] = [
+            s.value
+            for s in StoreGauges(store, ttl=timedelta(0)).samples()
+            if s.name == name and s.labels == {"channel": "email"}
+        ]
+        return found
+
+    assert gauge("pawflow_outbox_queued") == 2
+    assert gauge("pawflow_outbox_oldest_seconds") == 90
+    sent = telemetry.NOTIFICATIONS.value(channel="email", result="sent")
+    retried = telemetry.NOTIFICATIONS.value(channel="email", result="retried")
+    with store.transaction() as tx:
+        first, second = outbox.claim_due(tx, store.now(), 10)
+        outbox.mark_sent(tx, first, None, store.now())
+        outbox.mark_failed(tx, second, "SMTP 451", store.now())
+    assert telemetry.NOTIFICATIONS.value(channel="email", result="sent") == sent + 1
+    assert telemetry.NOTIFICATIONS.value(channel="email", result="retried") == retried + 1
+    assert gauge("pawflow_outbox_queued") == 1  # the one to try again

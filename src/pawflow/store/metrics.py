@@ -6,7 +6,7 @@ are waiting — pending requests, resolved continuations not yet delivered, queu
 FlowFiles in flow queues, live leases — through the partial indexes on them, never the
 history: a store with a million answered requests costs a scrape what one with a thousand
 does. Another module adds its own part with :func:`add_gauges` (the outbox's depth by
-channel will be one).
+channel is one, :mod:`pawflow.store.outbox`).
 
 **Counters** of outcomes are kept in this process (:mod:`pawflow.telemetry`); a change
 counts them with :func:`count`, which applies the count once its transaction commits (and

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Literal
 
+from pawflow import telemetry
 from pawflow.clock import from_millis, iso, to_millis
 from pawflow.errors import FieldError, InvalidInput
 from pawflow.ids import new_id
@@ -37,6 +38,8 @@ from pawflow.records import Interaction
 from pawflow.store import audit
 from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_event
+from pawflow.store.metrics import GaugeQuery, Rows, add_gauges, count
+from pawflow.telemetry import Family, Sample
 
 NOTIFY_CHANNELS: tuple[str, ...] = ("email", "slack", "webhook", "apprise")
 """The channels a user or a request may name in ``notify``."""
@@ -420,6 +423,7 @@ def mark_sent(tx: Tx, claimed: OutboxRow, external_ref: str | None, now: datetim
         return False
     row = OutboxRow.from_row(updated)
     _event(tx, row, _conversation(tx, claimed.request_id), now)
+    count(tx, telemetry.NOTIFICATIONS, channel=row.channel, result="sent")
     if row.channel != "webhook":  # a webhook's own deliveries keep their log
         detail = {"to": row.recipient}
         audit.record(tx, row.request_id, "delivered", now, via=row.channel, detail=detail)
@@ -440,6 +444,8 @@ def mark_failed(
     if updated is None:
         return False
     _event(tx, OutboxRow.from_row(updated), _conversation(tx, claimed.request_id), now)
+    result = "failed" if final else "retried"
+    count(tx, telemetry.NOTIFICATIONS, channel=claimed.channel, result=result)
     return True
 
 
@@ -487,3 +493,43 @@ def find_by_key(tx: Tx, idempotency_key: str) -> OutboxRow | None:
     """The row whose message carried ``idempotency_key`` (a reply names it)."""
     row = sql(tx).one("SELECT * FROM outbox WHERE idempotency_key = ?", (idempotency_key,))
     return None if row is None else OutboxRow.from_row(row)
+
+
+# -- what /metrics shows of it ---------------------------------------------------------------
+
+OUTBOX_QUEUED = Family(
+    "pawflow_outbox_queued",
+    "gauge",
+    "Notifications waiting to be sent (or tried again), by channel.",
+    ("channel",),
+)
+OUTBOX_OLDEST = Family(
+    "pawflow_outbox_oldest_seconds",
+    "gauge",
+    "Age of the oldest notification still waiting to be sent, by channel (0: none).",
+    ("channel",),
+)
+
+
+def _outbox_samples(rows: Rows, now: int) -> list[Sample]:
+    found = {str(row["a"]): (int(row["n"]), row["t"]) for row in rows["outbox"]}
+    channels = sorted({*NOTIFY_CHANNELS, *found} - {"webhook"})
+    samples = []
+    for channel in channels:
+        queued, oldest = found.get(channel, (0, None))
+        age = 0.0 if oldest is None else max(0.0, (now - int(oldest)) / 1000)
+        samples.append(Sample(OUTBOX_QUEUED.name, {"channel": channel}, queued))
+        samples.append(Sample(OUTBOX_OLDEST.name, {"channel": channel}, age))
+    return samples
+
+
+add_gauges(
+    GaugeQuery(
+        "outbox",
+        # The partial index on queued rows: what waits, never the history of what was sent.
+        "SELECT channel AS a, '' AS b, '' AS c, COUNT(*) AS n, MIN(created_at) AS t,"
+        " CAST(NULL AS BIGINT) AS s FROM outbox WHERE status = 'queued' GROUP BY channel",
+        (OUTBOX_QUEUED, OUTBOX_OLDEST),
+        _outbox_samples,
+    )
+)
