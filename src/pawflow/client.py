@@ -183,6 +183,15 @@ class Client:
         items = [Interaction.model_validate(item) for item in page["interactions"]]
         return items, page["next_cursor"]
 
+    def list_inbox(self, which: str = "all") -> list[tuple[Interaction, str]]:
+        """The pending requests waiting for the caller as an assignee, soonest due first,
+        each with why: ``mine``, ``groups`` or ``claimed`` (``which`` keeps one of them)."""
+        found = self.action("list_inbox", filter=which)
+        return [
+            (Interaction.model_validate(item["interaction"]), str(item["why"]))
+            for item in found["items"]
+        ]
+
     def iter_interactions(self, **filters: Any) -> Iterator[Interaction]:
         """Every matching interaction, page after page."""
         cursor = None

@@ -25,7 +25,7 @@ from pawflow.tui.approvals import rules_command
 from pawflow.tui.blocks import RequestBlock
 from pawflow.tui.live import CONNECTION_TEXT, Connection, LiveHandlers, LiveStream
 from pawflow.tui.state import ChatState
-from pawflow.tui.views import ConversationList, ConversationView, InboxScreen
+from pawflow.tui.views import AssignedScreen, ConversationList, ConversationView, InboxScreen
 
 INTERACTION_EVENTS = frozenset({"interaction_request", "interaction_answered"})
 
@@ -56,6 +56,7 @@ class ChatApp(App[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+p", "pending", "Pending inbox"),
+        Binding("ctrl+g", "assigned", "Assigned to me"),
         Binding("ctrl+n", "next_request", "Next request"),
         Binding("ctrl+l", "focus_list", "Conversations"),
         Binding("ctrl+o", "new_conversation", "New conversation"),
@@ -107,8 +108,16 @@ class ChatApp(App[None]):
         yield Footer()
 
     def inbox(self) -> InboxScreen | None:
+        """The pending inbox, if open (not the assigned list)."""
         for screen in self.screen_stack:
-            if isinstance(screen, InboxScreen):
+            if type(screen) is InboxScreen:
+                return screen
+        return None
+
+    def assigned(self) -> AssignedScreen | None:
+        """The list of what is assigned to the user, if open."""
+        for screen in self.screen_stack:
+            if isinstance(screen, AssignedScreen):
                 return screen
         return None
 
@@ -214,6 +223,9 @@ class ChatApp(App[None]):
         inbox = self.inbox()
         if inbox is not None and self.state.mine(current):
             await inbox.add_or_update(current)
+        assigned = self.assigned()
+        if assigned is not None:
+            await assigned.add_or_update(current)
         await self.refresh_lists()
 
     # -- the live stream ---------------------------------------------------------------------
@@ -277,6 +289,17 @@ class ChatApp(App[None]):
             return
         await self.push_screen(InboxScreen(self, self.state.pending()))
 
+    async def action_assigned(self) -> None:
+        if isinstance(self.screen, AssignedScreen):
+            self.pop_screen()
+            return
+        try:
+            items = await asyncio.to_thread(self.client.list_inbox)
+        except PawFlowError as exc:
+            self.notify(f"Not loaded: {exc}", severity="error")
+            return
+        await self.push_screen(AssignedScreen(self, items))
+
     def action_focus_list(self) -> None:
         self.conversation_list.focus()
 
@@ -292,7 +315,7 @@ class ChatApp(App[None]):
 
     def action_next_request(self) -> None:
         """Focus the answer of the next pending request after the focused one (wrapping)."""
-        inbox = self.inbox()
+        inbox = self.screen if isinstance(self.screen, InboxScreen) else self.inbox()
         blocks: list[RequestBlock] = inbox.blocks() if inbox is not None else self.view.blocks()
         open_blocks = [b for b in blocks if b.record.status == "pending"]
         if not open_blocks:

@@ -187,6 +187,42 @@ class InboxScreen(Screen[None]):
         return list(self.query(RequestBlock))
 
 
+WHY = {"mine": "assigned to you", "groups": "assigned to your group", "claimed": "claimed by you"}
+
+
+class AssignedScreen(InboxScreen):
+    """The pending requests assigned to the user (by name, through a group, or claimed by
+    them), soonest due first, each under why it waits for them."""
+
+    def __init__(self, host: Host, items: list[tuple[Interaction, str]]) -> None:
+        super().__init__(host, [record for record, _ in items])
+        self.why = {record.id: why for record, why in items}
+
+    async def refill(self, pending: list[Interaction]) -> None:
+        inbox = self.query_one("#inbox", VerticalScroll)
+        await inbox.remove_children()
+        self.set_count(len(pending))
+        if not pending:
+            await inbox.mount(Static("Nothing is assigned to you.", id="inbox-empty"))
+            return
+        widgets: list[Static | RequestBlock] = []
+        for record in pending:
+            why = WHY.get(self.why.get(record.id, ""), "")
+            widgets.append(Static(f"[dim]{why}[/dim]", classes="why"))
+            widgets.append(RequestBlock(record, self.host, in_inbox=True))
+        await inbox.mount_all(widgets)
+
+    def set_count(self, count: int) -> None:
+        self.query_one("#inbox-title", Static).update(
+            f"[b]Assigned[/b] · {count} waiting for you, your groups or your claim (Esc goes back)"
+        )
+
+    async def add_or_update(self, record: Interaction) -> None:
+        """Only what is shown changes here: a new request may not be assigned to them."""
+        for block in self.query(f"#request-{record.id}").results(RequestBlock):
+            block.update_record(record)
+
+
 class ConversationList(ListView):
     """The user's conversations, with how many requests wait in each."""
 
