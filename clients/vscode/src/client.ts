@@ -9,6 +9,8 @@ import type {
   ErrorBody,
   FieldError,
   FileRef,
+  InboxBody,
+  InboxItem,
   Interaction,
   Json,
   InteractionPage,
@@ -167,6 +169,11 @@ export class PawflowClient {
   /** The caller's pending requests across all conversations: what the Pending view shows. */
   listPending(): Promise<Interaction[]> {
     return this.listAll({ status: "pending" });
+  }
+
+  /** What waits for the caller as an assignee (`list_inbox`), soonest due first. */
+  async inbox(filter: NonNullable<InboxBody["filter"]> = "all"): Promise<InboxItem[]> {
+    return (await this.action("list_inbox", { filter })).items;
   }
 
   async get(requestId: string): Promise<Interaction> {

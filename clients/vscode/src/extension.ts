@@ -5,10 +5,10 @@ import * as vscode from "vscode";
 
 import { PawflowClient } from "./client";
 import { EventStream } from "./events";
-import { summary } from "./kinds";
+import { summary, whyText } from "./kinds";
 import { PendingModel, type ConversationGroup } from "./pending";
 import { Answerer, OpenAnswers } from "./ui";
-import { EVENTS, type Interaction, type NotificationData } from "./wire";
+import { EVENTS, type InboxItem, type Interaction, type NotificationData } from "./wire";
 
 const TOKEN_KEY = "pawflow.token";
 
@@ -197,6 +197,29 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     vscode.commands.registerCommand("pawflow.refresh", () => connection.start()),
     vscode.commands.registerCommand("pawflow.answer", answerById),
+    vscode.commands.registerCommand("pawflow.assigned", async () => {
+      const client = connection.client;
+      if (!client) return;
+      let items: InboxItem[];
+      try {
+        items = await client.inbox("all");
+      } catch (error) {
+        void vscode.window.showErrorMessage(`PawFlow: ${error instanceof Error ? error.message : String(error)}`);
+        return;
+      }
+      if (!items.length) {
+        void vscode.window.showInformationMessage("PawFlow: nothing is assigned to you.");
+        return;
+      }
+      const picks = items.map(({ interaction, why }) => ({
+        label: summary(interaction),
+        description: `${whyText(why)} · ${interaction.kind}`,
+        detail: model.titles.get(interaction.conversation_id),
+        record: interaction,
+      }));
+      const chosen = await vscode.window.showQuickPick(picks, { title: "PawFlow: assigned to me" });
+      if (chosen) await answerer.answer(chosen.record);
+    }),
     vscode.commands.registerCommand("pawflow.focus", () => vscode.commands.executeCommand("pawflow.pending.focus")),
     vscode.commands.registerCommand("pawflow.openInWebChat", async (node?: Node) => {
       const record = node && "request" in node ? node.request : await pickPending(model);

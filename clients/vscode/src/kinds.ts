@@ -2,8 +2,8 @@
 // every surface case is decided (and tested) in one place. Nothing here validates an answer:
 // the server does, and its refusals are shown back where the person typed.
 
-import type { Interaction, Json, JsonObject, Kind } from "./wire";
-import { KINDS, SURFACE_CONTRACT } from "./wire";
+import type { InboxWhy, Interaction, Json, JsonObject, Kind, ToolDecision } from "./wire";
+import { KINDS, SURFACE_CONTRACT, TOOL_DECISIONS } from "./wire";
 
 export interface PickItem {
   label: string;
@@ -34,7 +34,26 @@ const RENDERED_SURFACES: Record<string, readonly Kind[]> = {
   // A table answers by picking rows; a card by its action buttons.
   table: ["choice", "multi"],
   card: ["confirm", "choice"],
+  // A tool approval answers its confirm with a decision (approve, edit, reject, respond).
+  tool_approval: ["confirm"],
 };
+
+const WHY: Record<InboxWhy, string> = {
+  mine: "assigned to you",
+  groups: "assigned to your group",
+  claimed: "claimed by you",
+};
+
+/** Why an inbox item waits for the person, in words. */
+export function whyText(why: InboxWhy): string {
+  return WHY[why] ?? why;
+}
+
+/** The decisions a tool approval offers, in the order they are shown (known ones only). */
+export function toolDecisions(surface: JsonObject): ToolDecision[] {
+  const offered = Array.isArray(surface.decisions) ? surface.decisions : [...TOOL_DECISIONS];
+  return TOOL_DECISIONS.filter((d) => offered.includes(d));
+}
 
 const PLACEHOLDERS: Partial<Record<Kind, string>> = {
   text: "Your answer",

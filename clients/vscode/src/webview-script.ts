@@ -160,6 +160,7 @@ export function webviewMain(): void {
   }
 
   let fields: Field[] = [];
+  const toolApproval = Boolean(record.ui_surface && record.ui_surface.type === "tool_approval");
   let formError: HTMLElement | null = null;
   const buttons: HTMLButtonElement[] = [];
 
@@ -186,8 +187,9 @@ export function webviewMain(): void {
     for (const e of errors) {
       // A path names the field first ("replicas", "tags.0"): the error goes beside it.
       const name = e.path.split(/[.[]/, 1)[0];
-      const target = record.kind === "form" ? fields.find((f) => f.name === name) : fields[0];
-      if (target && (e.path !== "" || record.kind !== "form")) {
+      const byName = record.kind === "form" || toolApproval;
+      const target = byName ? fields.find((f) => f.name === name) : fields[0];
+      if (target && (e.path !== "" || !byName)) {
         target.error.textContent = target.error.textContent ? `${target.error.textContent}; ${e.message}` : e.message;
         target.error.hidden = false;
         target.invalid(true);
@@ -294,6 +296,80 @@ export function webviewMain(): void {
     root.append(card);
   }
 
+  function box(name: string, label: string, value: string, rows: number, hint: string | null = null): Field {
+    const id = uid(name);
+    const error = h("p", { class: "field-error", id: `${id}-error`, hidden: true, role: "alert" });
+    const area = h("textarea", { id, name, rows: String(rows), spellcheck: "false" }) as HTMLTextAreaElement;
+    area.value = value;
+    const element = h("div", { class: "field" }, h("label", { for: id }, label), hint ? h("p", { class: "hint" }, hint) : null, area, error);
+    return {
+      name,
+      kind: "multiline",
+      element,
+      read: () => area.value,
+      error,
+      focus: () => area.focus(),
+      invalid: (on: boolean) => {
+        if (on) {
+          area.setAttribute("aria-invalid", "true");
+          area.setAttribute("aria-describedby", `${id}-error`);
+        } else area.removeAttribute("aria-invalid");
+      },
+    };
+  }
+
+  function renderToolApproval(surface: any) {
+    const known = ["approve", "edit", "reject", "respond"];
+    const offered: string[] = (Array.isArray(surface.decisions) ? surface.decisions : known).filter((d: string) => known.includes(d));
+    const proposed = JSON.stringify(surface.arguments ?? {}, null, 2);
+    const args = box("arguments", `Arguments of ${surface.tool}`, proposed, Math.min(16, proposed.split("\n").length + 1), offered.includes("edit") ? "Edit them as JSON to run the call with other arguments." : null);
+    const area = args.element.querySelector("textarea") as HTMLTextAreaElement;
+    if (!offered.includes("edit")) area.readOnly = true;
+    const reason = box("reason", "Reason (optional)", "", 2);
+    const text = box("text", "Result to give instead", "", 3);
+    fields = [args];
+    const section = h(
+      "section",
+      { class: "card tool-approval" },
+      h("h2", {}, surface.title || `Run ${surface.tool}?`),
+      h("p", { class: "subtitle" }, `Tool: ${surface.tool}`),
+      surface.description ? h("p", { class: "message" }, surface.description) : null,
+      args.element,
+    );
+    const actions = h("div", { class: "actions" });
+    if (offered.includes("approve")) actions.append(button("Approve", () => submit({ decision: "approve" }), "primary"));
+    if (offered.includes("edit")) {
+      actions.append(
+        button("Approve with my edits", () => {
+          let edited: Json;
+          try {
+            edited = JSON.parse(area.value);
+          } catch (e) {
+            showErrors("", [{ path: "arguments", message: `not valid JSON: ${(e as Error).message}` }]);
+            return;
+          }
+          submit({ decision: "edit", arguments: edited });
+        }),
+      );
+    }
+    section.append(actions);
+    if (offered.includes("reject")) {
+      fields.push(reason);
+      section.append(
+        reason.element,
+        h("div", { class: "actions" }, button("Reject", () => {
+          const why = (reason.read() as string).trim();
+          submit(why ? { decision: "reject", reason: why } : { decision: "reject" });
+        }, "danger")),
+      );
+    }
+    if (offered.includes("respond")) {
+      fields.push(text);
+      section.append(text.element, h("div", { class: "actions" }, button("Respond instead", () => submit({ decision: "respond", text: text.read() }))));
+    }
+    root.append(section);
+  }
+
   function render() {
     root.append(h("h1", {}, record.title || "A question for you"), h("p", { class: "message" }, record.message));
     if (note) root.append(h("p", { class: "note" }, note));
@@ -302,6 +378,7 @@ export function webviewMain(): void {
     const surface = record.ui_surface;
     if (surface && surface.type === "table") return renderTable(surface);
     if (surface && surface.type === "card") return renderCard(surface);
+    if (toolApproval) return renderToolApproval(surface);
     if (record.kind === "multiline") {
       const f = field("answer", "multiline", record.response_schema, "Your answer", true);
       fields = [f];

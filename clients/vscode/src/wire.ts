@@ -174,6 +174,40 @@ export interface RequestInteraction {
   on_expire?: unknown;
 }
 
+/** InboxBody: the body of `list_inbox`. */
+export interface InboxBody {
+  /** mine: assigned to the caller (or whom they stand in for); groups: through a group;
+   * claimed: claimed by the caller. */
+  filter?: "all" | "mine" | "groups" | "claimed";
+}
+
+/** Why a request is in the caller's inbox. */
+export type InboxWhy = "mine" | "groups" | "claimed";
+
+/** InboxItem */
+export interface InboxItem {
+  interaction: Interaction;
+  why: InboxWhy;
+}
+
+/** Inbox: what `list_inbox` gives back, soonest due first. */
+export interface Inbox {
+  items: InboxItem[];
+}
+
+/** ToolApprovalAnswer: the answer to a `tool_approval` surface (docs/agents.md). */
+export interface ToolApprovalAnswer {
+  decision: ToolDecision;
+  arguments?: JsonObject;
+  reason?: string;
+  text?: string;
+  always?: "conversation" | "agent";
+}
+
+export const TOOL_APPROVAL = "tool_approval";
+export const TOOL_DECISIONS = ["approve", "edit", "reject", "respond"] as const;
+export type ToolDecision = (typeof TOOL_DECISIONS)[number];
+
 /** CreateConversation */
 export interface CreateConversation {
   title?: string;
@@ -188,6 +222,7 @@ export interface Actions {
   cancel_interaction: [RequestRef, InteractionEnvelope];
   create_conversation: [CreateConversation, ConversationEnvelope];
   list_conversations: [Record<string, never>, ConversationList];
+  list_inbox: [InboxBody, Inbox];
 }
 export type ActionName = keyof Actions;
 
@@ -318,6 +353,9 @@ export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
     ["conversation_id", "kind", "message"],
   ),
   CreateConversation: schema<CreateConversation>()(["title"], []),
+  InboxBody: schema<InboxBody>()(["filter"], []),
+  InboxItem: schema<InboxItem>()(["interaction", "why"], ["interaction", "why"]),
+  Inbox: schema<Inbox>()(["items"], ["items"]),
 };
 
 /** The action names this module declares, each a path of the OpenAPI document. */
@@ -329,4 +367,5 @@ export const ACTION_NAMES: readonly ActionName[] = [
   "cancel_interaction",
   "create_conversation",
   "list_conversations",
+  "list_inbox",
 ];

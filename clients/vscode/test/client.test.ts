@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 
 import { InvalidInput, NotFound, NotPending, PawflowClient, Unreachable } from "../src/client";
 import type { InteractionPage } from "../src/wire";
+import { whyText } from "../src/kinds";
 import { Served } from "./server";
 
 let served: Served;
@@ -217,5 +218,31 @@ describe("the client", { timeout: 120_000 }, () => {
       assert.match(error.message, /cannot reach the PawFlow server at http:\/\/127\.0\.0\.1:9/);
       return true;
     });
+  });
+
+  test("lists what is assigned to the user, with why, and nothing of others'", async () => {
+    const dan = await served.user("dan");
+    const danClient = new PawflowClient(served.url, dan.token);
+    const chat = await conversation(ann, "Assigned");
+    const assigned = (
+      await ann.action("request_interaction", {
+        conversation_id: chat,
+        kind: "confirm",
+        message: "Ship it?",
+        assignees: [dan.name],
+      })
+    ).interaction;
+    await ann.action("request_interaction", { conversation_id: chat, kind: "text", message: "Not for dan" });
+    const items = await danClient.inbox();
+    assert.deepEqual(
+      items.map((i) => [i.interaction.id, i.why, whyText(i.why)]),
+      [[assigned.id, "mine", "assigned to you"]],
+    );
+    assert.deepEqual((await danClient.inbox("mine")).map((i) => i.interaction.id), [assigned.id]);
+    assert.deepEqual(await danClient.inbox("claimed"), []);
+    assert.deepEqual(await danClient.inbox("groups"), []);
+    // Answered, it leaves the inbox.
+    await danClient.respond(assigned.id, true);
+    assert.deepEqual(await danClient.inbox(), []);
   });
 });

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { PawflowClient } from "../src/client";
-import { parseTyped, uiFor, type UiDescriptor } from "../src/kinds";
+import { parseTyped, toolDecisions, uiFor, whyText, type UiDescriptor } from "../src/kinds";
 import type { Interaction, JsonObject, Kind, RequestInteraction } from "../src/wire";
 import { KINDS } from "../src/wire";
 import { Served } from "./server";
@@ -132,6 +132,28 @@ describe("surfaces", { timeout: 120_000 }, () => {
       assert.equal(ui.surface, "render", `${kind} with a ${String(surface.type)}`);
       assert.ok(ui.ui === "webview" && ui.view === "surface");
     }
+  });
+
+  test("a tool approval is drawn in the panel; its decisions and the inbox's why in words", async () => {
+    const surface: JsonObject = {
+      contract: "pawflow.ui-surface.v1",
+      type: "tool_approval",
+      fallback: "confirm",
+      tool: "deploy",
+      agent: "releaser",
+      description: "Deploy.",
+      arguments: { environment: "production" },
+      schema: { type: "object" },
+      decisions: ["reject", "approve", "respond"],
+    };
+    const ui = uiFor(await ask("confirm", { ui_surface: surface }));
+    assert.equal(ui.surface, "render");
+    assert.ok(ui.ui === "webview" && ui.view === "surface");
+    assert.deepEqual(toolDecisions(surface), ["approve", "reject", "respond"]);
+    assert.deepEqual(
+      (["mine", "groups", "claimed"] as const).map(whyText),
+      ["assigned to you", "assigned to your group", "claimed by you"],
+    );
   });
 
   test("a surface this editor cannot draw falls back to the kind's own UI, saying so", async () => {

@@ -12,7 +12,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { submitFromPage, toPage } from "../src/answer";
 import { PawflowClient } from "../src/client";
 import { renderPage, type FromPage } from "../src/webview";
-import type { Interaction, RequestInteraction } from "../src/wire";
+import type { Interaction, JsonObject, RequestInteraction } from "../src/wire";
 import { Served, eventually } from "./server";
 
 const CHROMIUM = process.env.PAWFLOW_CHROMIUM ?? "/usr/bin/chromium";
@@ -252,4 +252,85 @@ describe("the webview page", { skip: missing ? `${CHROMIUM} is missing` : false,
       await page.close();
     }
   });
+
+  test("a tool approval: an edit refused in place, then run with the edited arguments", async () => {
+    const record = await ask({ kind: "confirm", message: "Allow releaser to run deploy?", ui_surface: deploySurface() });
+    const { page } = await open(record);
+    try {
+      assert.match((await page.locator(".tool-approval h2").textContent()) ?? "", /releaser wants to run deploy/);
+      assert.match((await page.locator(".tool-approval .subtitle").textContent()) ?? "", /deploy/);
+      const args = page.getByLabel("Arguments of deploy");
+      assert.deepEqual(JSON.parse(await args.inputValue()), { environment: "production", version: "1.2" });
+      for (const name of ["Approve", "Approve with my edits", "Reject", "Respond instead"]) {
+        assert.equal(await page.getByRole("button", { name, exact: true }).count(), 1, name);
+      }
+
+      // Not JSON: said beside the arguments, nothing sent.
+      await args.fill("{environment:");
+      await page.getByRole("button", { name: "Approve with my edits" }).click();
+      const error = page.locator(".field", { has: args }).locator(".field-error");
+      await error.waitFor({ state: "visible" });
+      assert.match((await error.textContent()) ?? "", /not valid JSON/);
+
+      // Against the tool's schema: the server's field error beside the arguments, still pending.
+      await args.fill(JSON.stringify({ environment: "moon", version: "1.3" }));
+      await page.getByRole("button", { name: "Approve with my edits" }).click();
+      await eventually(async () => /arguments\.environment|moon|one of/.test((await error.textContent()) ?? "") || undefined, {
+        what: "the server's field error",
+      });
+      assert.equal(await args.getAttribute("aria-invalid"), "true");
+      assert.equal((await ann.get(record.id)).status, "pending");
+
+      await args.fill(JSON.stringify({ environment: "staging", version: "1.3" }));
+      await page.getByRole("button", { name: "Approve with my edits" }).click();
+      await page.getByRole("status").waitFor();
+      assert.equal(await page.getByRole("status").textContent(), "Answered.");
+      const answer = (await ann.get(record.id)).answer as { [key: string]: unknown };
+      assert.equal(answer.decision, "edit");
+      assert.deepEqual(answer.arguments, { environment: "staging", version: "1.3" });
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("a tool approval: rejected with a reason; only the offered decisions are shown", async () => {
+    const record = await ask({
+      kind: "confirm",
+      message: "Allow releaser to run deploy?",
+      ui_surface: deploySurface(["approve", "reject"]),
+    });
+    const { page } = await open(record);
+    try {
+      assert.equal(await page.getByRole("button", { name: "Approve with my edits" }).count(), 0);
+      assert.equal(await page.getByRole("button", { name: "Respond instead" }).count(), 0);
+      assert.equal(await page.getByLabel("Arguments of deploy").getAttribute("readonly"), "");
+      await page.getByLabel("Reason (optional)").fill("use staging first");
+      await page.getByRole("button", { name: "Reject" }).click();
+      await page.getByRole("status").waitFor();
+      const answer = (await ann.get(record.id)).answer as { [key: string]: unknown };
+      assert.equal(answer.decision, "reject");
+      assert.equal(answer.reason, "use staging first");
+    } finally {
+      await page.close();
+    }
+  });
 });
+
+function deploySurface(decisions = ["approve", "edit", "reject", "respond"]): JsonObject {
+  return {
+    contract: "pawflow.ui-surface.v1",
+    type: "tool_approval",
+    fallback: "confirm",
+    title: "releaser wants to run deploy",
+    tool: "deploy",
+    agent: "releaser",
+    description: "Deploy a version of the service to an environment.",
+    arguments: { environment: "production", version: "1.2" },
+    schema: {
+      type: "object",
+      properties: { environment: { enum: ["staging", "production"] }, version: { type: "string" } },
+      required: ["environment", "version"],
+    },
+    decisions,
+  };
+}
