@@ -48,7 +48,8 @@ def test_restart_rehydrates_pending_from_the_server(served: Served) -> None:
             await until(pilot, lambda: block_of(app, second.id))
             await until(pilot, lambda: block_of(app, first.id).record.status == "answered")
             assert [r.id for r in app.state.pending()] == [second.id]
-            assert "Pending  1 " in str(app.status.render())
+            # The header follows the state once the lists are refreshed.
+            await until(pilot, lambda: "Pending  1 " in str(app.status.render()))
 
     try:
         asyncio.run(scenario())
