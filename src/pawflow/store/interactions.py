@@ -252,8 +252,10 @@ def request(
     log.debug("request %s (%s) asked", record.id, record.kind)
     writers = {user for user, access in members.items() if access != "read"}
     _announce(tx, record, "interaction_request", now, writers)
-    governed = policies.load(tx, record.id)
-    deciders = [] if governed is None else policies.deciders(tx, row, governed)
+    deciders = []  # the policy just attached, as checked: no need to read it back
+    if policy is not None and policy.assignees:
+        kept = {"assignees": policy.assignees, "requester_may_answer": policy.requester_may_answer}
+        deciders = policies.deciders(tx, row, kept)
     sent = outbox.enqueue(tx, record, notify, now, deciders)
     if any(r.channel == "webhook" and r.status == "sent" for r in sent):
         webhooks.on_created(tx, record, now)
