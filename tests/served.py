@@ -99,6 +99,31 @@ class Served:
             self.process.stdout.close()
         self.process = None
 
+    def stop(self) -> int:
+        """Stop as an operator would (SIGTERM) and wait; returns the exit code."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=60)
+        if self._reader is not None:
+            self._reader.join(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.process = None
+        return code
+
+    def children(self) -> list[int]:
+        """The ids of the processes this server started (``--workers``' workers among them)."""
+        assert self.process is not None
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == self.process.pid:
+                    found.append(int(entry.name))
+        return found
+
     def printed(self, prefix: str) -> str:
         """What the server printed after ``prefix`` (``export PAWFLOW_TOKEN=`` with --demo)."""
         found = eventually(lambda: [line for line in self.output if prefix in line])

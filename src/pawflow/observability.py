@@ -114,12 +114,21 @@ class Observed:
     tracing: bool = False
 
 
-def setup(store: Store, settings: ServerSettings, env: Mapping[str, str] | None = None) -> Observed:
+def setup(
+    store: Store,
+    settings: ServerSettings,
+    env: Mapping[str, str] | None = None,
+    *,
+    metrics_server: bool = True,
+) -> Observed:
     """Tracing from the environment; the metrics as the settings ask (``/metrics`` on the
-    app, or a port of their own)."""
+    app, or a port of their own — which only one process serves: without
+    ``metrics_server`` it is left to another, as the workers of ``serve --workers`` leave it
+    to their supervisor)."""
     observed = Observed(tracing=configure_tracing(env))
     if settings.metrics and settings.metrics_port is not None:
-        observed.services.append(metrics.MetricsServer(store, settings))
+        if metrics_server:
+            observed.services.append(metrics.MetricsServer(store, settings))
     elif settings.metrics:
         observed.endpoints.append(metrics.mount)
     return observed

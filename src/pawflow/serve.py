@@ -10,10 +10,13 @@ plugins (the planner, the organizer, the inbox) with their conversations.
 
 from __future__ import annotations
 
+import os
+import secrets
 import shutil
 import socket
 import sysconfig
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,9 +50,10 @@ from pawflow.flow.service import FlowService
 from pawflow.loops import Service
 from pawflow.mcp.mounting import mount as mount_mcp
 from pawflow.records import Interaction
+from pawflow.redaction import redact_logs
 from pawflow.server.app import create_app
 from pawflow.server.credentials import issue_signin_link, issue_token
-from pawflow.server.running import serve_app
+from pawflow.server.running import serve_app, serve_workers
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store, open_store
 
@@ -161,46 +165,23 @@ def prepare(
     demo: bool = False,
     store: Store | None = None,
     agents: Sequence[AgentSpec] = (),
+    greet: bool = True,
+    metrics_server: bool = True,
 ) -> Prepared:
-    """Everything up to serving. On an empty database a local user is created and gets a
-    one-time sign-in link; ``demo`` also installs the demo agents and plugins and makes the
-    demo conversations and an API token. ``agents`` come from ``pawflow serve --agents``."""
+    """Everything up to serving. With ``greet`` (the default), on an empty database a local
+    user is created and gets a one-time sign-in link; ``demo`` also makes the demo
+    conversations and an API token (see :func:`greeting`). ``demo`` installs the demo agents
+    and plugins; ``agents`` come from ``pawflow serve --agents``. Without
+    ``metrics_server``, a metrics port of the settings is left to another process."""
     store = store or open_store(settings.db)
     try:
         flows = flow_service(store, settings)
         chat = chat_service(store, settings, agents, demo=demo)
-        fresh = not store.has_users()
-        local = settings.local_user
-        lines = []
-        if fresh or demo:
-            store.ensure_user(local)
-        if demo:
-            setup_demo(store, chat, local, settings)
-        on_path = [f"  {line}" for line in command_hint()]
-        if fresh or demo:
-            link = issue_signin_link(
-                store, local, base_url=settings.base_url, ttl=settings.signin_ttl
-            )
-            lines += [f"Sign in as {local!r} from a browser with this one-time link:", f"  {link}"]
-        else:
-            lines.append("Sign in from a browser with a link from: pawflow users signin-link NAME")
-            if on_path:
-                lines += ["The pawflow command is not on your PATH; to put it there:", *on_path]
-        if demo:
-            token = issue_token(store, local, label="demo")
-            lines += [
-                "The terminal chat: in another terminal, run",
-                *on_path,
-                f"  export PAWFLOW_SERVER={settings.base_url}",
-                f"  export PAWFLOW_TOKEN={token}",
-                "  pawflow chat    # or: pawflow inbox, pawflow answer ID VALUE",
-            ]
-        if settings.db.startswith("sqlite:///"):
-            lines.append(f"Database: {settings.db.removeprefix('sqlite:///')} (--db or PAWFLOW_DB)")
+        lines = greeting(store, chat, settings, demo=demo) if greet else []
         # Loaded only to serve: no other command pays for the tracing SDK or prometheus.
         from pawflow import observability  # noqa: PLC0415
 
-        observed = observability.setup(store, settings)
+        observed = observability.setup(store, settings, metrics_server=metrics_server)
         app = create_app(
             store,
             settings=settings,
@@ -221,6 +202,39 @@ def prepare(
         store.close()
         raise
     return Prepared(store, app, lines, flows, chat)
+
+
+def greeting(store: Store, chat: ChatService, settings: ServerSettings, *, demo: bool) -> list[str]:
+    """What a start does once, whatever the number of server processes: on an empty
+    database the local user and its sign-in link; with ``demo`` the demo conversations and a
+    token. Returns what to tell the operator, one line each."""
+    fresh = not store.has_users()
+    local = settings.local_user
+    lines = []
+    if fresh or demo:
+        store.ensure_user(local)
+    if demo:
+        setup_demo(store, chat, local, settings)
+    on_path = [f"  {line}" for line in command_hint()]
+    if fresh or demo:
+        link = issue_signin_link(store, local, base_url=settings.base_url, ttl=settings.signin_ttl)
+        lines += [f"Sign in as {local!r} from a browser with this one-time link:", f"  {link}"]
+    else:
+        lines.append("Sign in from a browser with a link from: pawflow users signin-link NAME")
+        if on_path:
+            lines += ["The pawflow command is not on your PATH; to put it there:", *on_path]
+    if demo:
+        token = issue_token(store, local, label="demo")
+        lines += [
+            "The terminal chat: in another terminal, run",
+            *on_path,
+            f"  export PAWFLOW_SERVER={settings.base_url}",
+            f"  export PAWFLOW_TOKEN={token}",
+            "  pawflow chat    # or: pawflow inbox, pawflow answer ID VALUE",
+        ]
+    if settings.db.startswith("sqlite:///"):
+        lines.append(f"Database: {settings.db.removeprefix('sqlite:///')} (--db or PAWFLOW_DB)")
+    return lines
 
 
 def setup_demo(store: Store, chat: ChatService, user: str, settings: ServerSettings) -> None:
@@ -264,3 +278,92 @@ def run(
         serve_app(prepared.app, settings, log_level=log_level, sock=sock)
     finally:
         prepared.store.close()
+
+
+# -- several worker processes (``pawflow serve --workers N``) -----------------------------------
+
+MCP_STATE_KEYS = "PAWFLOW_MCP_STATE_KEYS"
+"""The keys sealing MCP ``requestState`` (:mod:`pawflow.mcp.rounds`): every worker must share
+them, since a client's next round may reach another worker."""
+
+
+def greet_once(settings: ServerSettings, *, demo: bool = False) -> list[str]:
+    """Before the workers start: the store migrated, and :func:`greeting` done once."""
+    with open_store(settings.db) as store:
+        return greeting(store, chat_service(store, settings, demo=demo), settings, demo=demo)
+
+
+@dataclass(frozen=True)
+class WorkerApp:
+    """How each worker process of ``serve --workers`` builds its app: pickled to it, so
+    plain data. The worker runs the same services as a lone server (leases share their
+    work out), greets nobody (:func:`greet_once` did) and leaves a metrics port to the
+    supervisor."""
+
+    settings: ServerSettings
+    demo: bool = False
+    agents: str | None = None
+    log_level: str = "info"
+
+    def __call__(self) -> FastAPI:
+        from pawflow.telemetry import configure_logging  # noqa: PLC0415
+
+        configure_logging(self.log_level, self.settings.log_format)
+        redact_logs()
+        connections = ExitStack()  # the agents' MCP sessions, open while the worker serves
+        try:
+            specs: list[AgentSpec] = []
+            if self.agents is not None:
+                from pawflow.agent.config import load_agents  # noqa: PLC0415
+
+                specs = load_agents(self.agents, connections=connections)
+            prepared = prepare(
+                self.settings, demo=self.demo, agents=specs, greet=False, metrics_server=False
+            )
+        except BaseException:
+            connections.close()
+            raise
+        _close_after_serving(prepared, connections)
+        return prepared.app
+
+
+def _close_after_serving(prepared: Prepared, connections: ExitStack) -> None:
+    """Close the store and the agents' sessions when the app's lifespan ends (a worker's
+    last step: it exits right after)."""
+    inner = prepared.app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[Any]:
+        try:
+            async with inner(app) as state:
+                yield state
+        finally:
+            prepared.store.close()
+            connections.close()
+
+    prepared.app.router.lifespan_context = lifespan
+
+
+def run_workers(
+    settings: ServerSettings,
+    *,
+    workers: int,
+    sock: socket.socket,
+    demo: bool = False,
+    agents: str | None = None,
+    log_level: str = "info",
+) -> bool:
+    """Serve on ``sock`` with ``workers`` processes until SIGINT or SIGTERM (after
+    :func:`greet_once`); False when a worker could not start. This process supervises them
+    and serves the metrics port, if the settings name one."""
+    os.environ.setdefault(MCP_STATE_KEYS, secrets.token_hex(32))
+    with ExitStack() as stack:
+        if settings.metrics and settings.metrics_port is not None:
+            from pawflow.server.metrics import MetricsServer  # noqa: PLC0415
+
+            store = stack.enter_context(open_store(settings.db))
+            server = MetricsServer(store, settings)
+            server.start()
+            stack.callback(server.stop)
+        app = WorkerApp(settings, demo=demo, agents=agents, log_level=log_level)
+        return serve_workers(app, settings, workers=workers, log_level=log_level, sock=sock)

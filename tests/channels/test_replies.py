@@ -67,3 +67,19 @@ def test_a_reply_answers_its_request_through_the_readers(store: Store) -> None:
     assert (answered.answer, answered.answered_via) == (True, "email")
     assert store.get_interaction(pick.id, user="ada").answer == "us"
     assert store.get_interaction(count.id, user="ada").status == "pending"
+
+
+def test_of_two_readers_on_one_store_one_reads_the_mailbox(store: Store) -> None:
+    """Several server processes on one store (``serve --workers``): the lease holder reads,
+    the other leaves the mailbox alone until the lease is given up."""
+    with imap_server() as imap:
+        config = ImapConfig.from_url(imap.url)
+        first, second = ReplyReader(store, config, _read), ReplyReader(store, config, _read)
+        imap.deliver(b"From: someone@example.org\r\nSubject: hello\r\n\r\nhi\r\n")
+        assert first.step() == ["not a reply"]
+        imap.deliver(b"From: someone@example.org\r\nSubject: again\r\n\r\nhi\r\n")
+        assert second.step() == []  # not its turn: the mail stays unseen
+        assert imap.seen() == [True, False]
+        first.stop()
+        assert second.step() == ["not a reply"]
+        assert imap.seen() == [True, True]

@@ -6,7 +6,9 @@ random and known only to the mail's recipients, and the reply must come from the
 row was sent to. Its own words (the quoted mail is left out) are read by the same readers as
 a chat message ("yes", "the 2nd one", a number, a date), injected by ``pawflow.serve``, and
 answer through ``respond_interaction`` (``answered_via: "email"``), so the request's
-validation decides. Whatever is read is marked seen: a mail is read once.
+validation decides. Whatever is read is marked seen: a mail is read once. Of several
+processes on one store (``pawflow serve --workers``), the one holding the lease
+``channels:mail-replies`` reads the mailbox.
 
 ``PAWFLOW_IMAP_URL`` is ``imap://user:pass@host:port/MAILBOX`` (``imaps://`` for TLS;
 the mailbox defaults to ``INBOX``).
@@ -22,11 +24,13 @@ import re
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from email.message import EmailMessage
 from email.utils import parseaddr
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from pawflow.channels.dispatcher import process_owner
 from pawflow.errors import ConfigError, InvalidInput, NotFound, NotPending
 from pawflow.loops import Loop
 from pawflow.records import Interaction
@@ -37,6 +41,7 @@ log = logging.getLogger("pawflow.channels.replies")
 
 ReadReply = Callable[[Interaction, str], Any]
 """The answer a reply's text gives to a request, or None when it gives none."""
+LEASE = "channels:mail-replies"
 _ID = re.compile(r"<([^<>@\s]+)@[^<>\s]+>")
 _QUOTE_START = re.compile(r"^\s*(>|On .+ wrote:\s*$|-----\s*Original Message)", re.IGNORECASE)
 
@@ -94,6 +99,8 @@ class ReplyReader:
         self.store = store
         self.config = config
         self.read = read
+        self.owner = process_owner()
+        self.lease_ttl = timedelta(seconds=max(60.0, 3 * interval))
         self.loop = Loop("mail-replies", self.step, interval=interval)
 
     def start(self) -> None:
@@ -101,9 +108,16 @@ class ReplyReader:
 
     def stop(self) -> None:
         self.loop.stop()
+        try:
+            self.store.leases.release(LEASE, self.owner)
+        except Exception:  # the lease runs out by itself
+            log.warning("could not release the mail replies lease", exc_info=True)
 
     def step(self) -> list[str]:
-        """One pass over the unseen mail; returns what became of each."""
+        """One pass over the unseen mail, if this process holds the lease (else none);
+        returns what became of each."""
+        if not self.store.leases.acquire(LEASE, self.owner, self.lease_ttl):
+            return []
         outcomes = []
         with self._connect() as imap:
             imap.login(self.config.username, self.config.password)

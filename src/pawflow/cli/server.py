@@ -18,10 +18,13 @@ from pawflow.errors import ApiError, ConfigError, InvalidInput, NotFound, NotPen
 from pawflow.redaction import redact_logs
 
 if TYPE_CHECKING:
+    from socket import socket
+
     from rich.console import Console
 
     from pawflow.client import Client
     from pawflow.records import Interaction
+    from pawflow.server.settings import ServerSettings
 
 
 class Printer:
@@ -88,8 +91,19 @@ def serve(
     ),
     log_level: str = typer.Option("info", envvar="PAWFLOW_LOG_LEVEL", help="Server log level."),
     agents: Path | None = AGENTS_OPTION,
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        envvar="PAWFLOW_WORKERS",
+        min=1,
+        help="Server processes sharing the port and the store (about one per core); each"
+        " runs the background work too, shared out by leases.",
+    ),
 ) -> None:
     """Run the server: web chat at /, the API under /api, /healthz, /openapi.json.
+
+    With --workers N, N processes serve one port and one store under a supervisor that
+    replaces a worker that dies and stops them all on SIGINT or SIGTERM.
 
     Other settings come from PAWFLOW_* variables (PAWFLOW_SWEEP_INTERVAL, PAWFLOW_MAX_BODY,
     PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, PAWFLOW_METRICS, PAWFLOW_LOG_FORMAT, …; see
@@ -114,6 +128,10 @@ def serve(
         raise typer.Exit(1) from None
     configure_logging(log_level, settings.log_format)
     redact_logs()
+    if workers > 1:
+        with closing(sock):
+            _serve_workers(settings, sock, workers, demo=demo, agents=agents, log_level=log_level)
+        return
     # The agents' MCP sessions stay open while the server runs.
     with closing(sock), ExitStack() as connections:
         try:
@@ -128,6 +146,42 @@ def serve(
         for line in prepared.lines:
             _say(line)
         serving.run(prepared, settings, log_level=log_level, sock=sock)
+
+
+def _serve_workers(
+    settings: ServerSettings,
+    sock: socket,
+    workers: int,
+    *,
+    demo: bool,
+    agents: Path | None,
+    log_level: str,
+) -> None:
+    """``serve --workers N``: the agents file read and the greeting made here, once; each
+    worker then opens the agents' sessions and builds its app itself."""
+    from pawflow import serve as serving
+
+    if agents is not None:
+        from pawflow.agent.config import parse
+
+        try:
+            parse(agents.read_text("utf-8"), source=agents.name)
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot read {agents}: {exc}", param_hint="--agents") from exc
+        except InvalidInput as exc:
+            raise typer.BadParameter(exc.message, param_hint="--agents") from exc
+    for line in serving.greet_once(settings, demo=demo):
+        _say(line)
+    if not serving.run_workers(
+        settings,
+        workers=workers,
+        sock=sock,
+        demo=demo,
+        agents=None if agents is None else str(agents.resolve()),
+        log_level=log_level,
+    ):
+        errors.print("[red]Cannot serve:[/] a server process could not start (see its log).")
+        raise typer.Exit(1)
 
 
 # -- users -------------------------------------------------------------------------------------

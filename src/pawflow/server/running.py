@@ -7,25 +7,41 @@ recognizes (a ``token=``, ``access_token=``, ``api_key=``, ``password=`` in a qu
 string, a configured key, a URL's password).
 The listening socket is bound first (:func:`listen`), so a port that is taken is reported
 before anything else happens.
+
+Several worker processes (:func:`serve_workers`) are uvicorn's own supervisor: it passes
+the bound socket to each worker, pings them, replaces one that dies, and on SIGINT or
+SIGTERM stops them all and waits for them. Each worker builds its app itself, from a
+factory that travels to it pickled (workers are spawned, not forked: no thread, lock or
+connection of the parent is inherited).
 """
 
 from __future__ import annotations
 
 import errno
+import logging
+import signal
 import socket
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
 import h11
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.supervisors import Multiprocess
 
 from pawflow.errors import ConfigError
 from pawflow.redaction import redact_logs
 from pawflow.server.settings import ServerSettings
 
 _TOO_LARGE = b"Request Header Fields Too Large"
+
+log = logging.getLogger("pawflow.server")
 
 
 class BoundedH11Protocol(H11Protocol):
@@ -71,7 +87,9 @@ class BoundedH11Protocol(H11Protocol):
         self.transport.close()
 
 
-def server_config(app: FastAPI, settings: ServerSettings, **options: Any) -> uvicorn.Config:
+def server_config(
+    app: FastAPI | Callable[[], FastAPI], settings: ServerSettings, **options: Any
+) -> uvicorn.Config:
     """uvicorn's configuration for ``app``: bounded headers, a masked access log (in JSON
     logs, uvicorn's lines go through the root logger's JSON handler like every other)."""
     if settings.log_format == "json":
@@ -147,3 +165,64 @@ def serve_app(
     settings' host and port."""
     config = server_config(app, settings, log_level=log_level.lower(), timeout_graceful_shutdown=5)
     Server(config, app).run(sockets=None if sock is None else [sock])
+
+
+@dataclass(frozen=True)
+class Worker:
+    """The app factory a worker process calls (``build`` must pickle: a module-level class
+    or function and plain data). A build that fails stops every worker rather than being
+    retried for ever, and the worker ends its event streams as soon as it is told to stop."""
+
+    build: Callable[[], FastAPI]
+
+    def __call__(self) -> FastAPI:
+        try:
+            app = self.build()
+        except Exception:
+            log.exception("this server process could not start")
+            sys.exit(STARTUP_FAILURE)  # the supervisor stops instead of starting another
+        _end_streams_on_exit(app)
+        return app
+
+
+def _end_streams_on_exit(app: FastAPI) -> None:
+    """Chain the stop signals' handlers (uvicorn's, installed before the app is built) with
+    the ending of the event streams, which never end on their own and would hold the
+    shutdown until its timeout (what :class:`Server` does in one process)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(sig)
+        if not callable(previous):
+            continue
+
+        def handler(
+            number: int, frame: FrameType | None, previous: Callable[..., Any] = previous
+        ) -> None:
+            app.state.pawflow.hub.close_streams()
+            previous(number, frame)
+
+        signal.signal(sig, handler)
+
+
+def serve_workers(
+    build: Callable[[], FastAPI],
+    settings: ServerSettings,
+    *,
+    workers: int,
+    log_level: str = "info",
+    sock: socket.socket,
+) -> bool:
+    """Serve on ``sock`` with ``workers`` processes, each with the app ``build()`` makes,
+    until SIGINT or SIGTERM; False when a worker could not start (the others are stopped)."""
+    config = server_config(
+        Worker(build),
+        settings,
+        log_level=log_level.lower(),
+        timeout_graceful_shutdown=5,
+        workers=workers,
+        factory=True,
+    )
+    supervisor = Multiprocess(config, sockets=[sock])
+    supervisor.run()
+    return all(process.exitcode != STARTUP_FAILURE for process in supervisor.processes)
