@@ -35,6 +35,8 @@ class Run:
     repeats: int = 3
     postgres: bool = field(default_factory=postgres_available)
     lines: list[str] = field(default_factory=list)
+    results: dict[str, tuple[str, bool | None]] = field(default_factory=dict)
+    """What was measured for each row of :data:`goals.GOALS`, and whether it meets it."""
 
     def n(self, full: int, quick: int) -> int:
         """A count: ``full`` normally, ``quick`` under ``--quick``."""
@@ -67,6 +69,10 @@ class Run:
         if goal:
             text += f"  (goal: {goal})"
         self.say(text)
+
+    def row(self, key: str, measured: str, met: bool | None) -> None:
+        """Record the figure for one row of the goals' table (printed at the end)."""
+        self.results[key] = (measured, met)
 
     def skip(self, name: str, reason: str) -> None:
         self.say(f"{name}: skipped ({reason})")
@@ -132,8 +138,11 @@ class ServerProcess:
 
 
 @contextlib.contextmanager
-def pawflow_serve(run: Run, db_url: str | None = None) -> Iterator[ServerProcess]:
-    """Run ``pawflow serve`` on loopback with the rate limit out of the way; stop it after."""
+def pawflow_serve(
+    run: Run, db_url: str | None = None, *, workers: int = 1
+) -> Iterator[ServerProcess]:
+    """Run ``pawflow serve`` (with ``--workers``) on loopback with the rate limit out of the
+    way; stop it after."""
     db_url = db_url or f"sqlite:///{run.path('serve')}.db"
     env = dict(os.environ)
     # The benchmark is one user sending as fast as it can: the per-user limit would measure
@@ -168,6 +177,8 @@ def pawflow_serve(run: Run, db_url: str | None = None) -> Iterator[ServerProcess
             db_url,
             "--log-level",
             "warning",
+            "--workers",
+            str(workers),
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -189,7 +200,7 @@ def pawflow_serve(run: Run, db_url: str | None = None) -> Iterator[ServerProcess
     finally:
         process.terminate()
         try:
-            process.wait(timeout=20)
+            process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)

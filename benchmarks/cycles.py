@@ -138,6 +138,11 @@ def sqlite_section(run: Run) -> None:
         ratio=ours / floor,
         goal=">= 0.33x of the floor",
     )
+    run.row(
+        "sqlite_floor",
+        f"{ours / floor:.2f}x ({ours:,.0f} vs {floor:,.0f} cycles/s)",
+        ours >= floor / 3,
+    )
     if not run.peers:
         return
     peer_counts = {
@@ -196,6 +201,12 @@ def postgres_section(run: Run) -> None:
         against=f"1 thread {ours:,.0f}",
         ratio=ours8 / ours,
         goal=">= 4x the one-thread figure",
+    )
+    run.row(
+        "pg_threads",
+        f"{ours8 / ours:.2f}x ({ours8:,.0f} vs {ours:,.0f} cycles/s;"
+        f" raw floor {floor8 / floor:.2f}x)",
+        ours8 >= 4 * ours,
     )
     if not run.peers:
         return

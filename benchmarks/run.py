@@ -35,6 +35,7 @@ import costs
 import cycles
 import flow_queues
 import footprint
+import goals
 import latency
 import metrics
 import sse
@@ -103,6 +104,9 @@ def main(argv: list[str] | None = None) -> None:
                     failed.append(name)
                     run.say(f"{name} section FAILED: {type(exc).__name__}: {exc}")
                 run.say(f"({name}: {time.perf_counter() - started:.0f} s)")
+        run.heading("Each row of the goals, beside what this run measured")
+        for line in goals.table(run.results):
+            run.say(line)
         if failed:
             raise SystemExit(f"failed sections: {', '.join(failed)}")
 

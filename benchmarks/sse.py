@@ -98,3 +98,4 @@ def section(run: Run) -> None:
         against=f"p99 {p99:,.0f} ms, last {ms(max(latencies)):,.0f} ms over {events} events",
         goal="p50 <= 50 ms at 1,000 streams",
     )
+    run.row("sse", f"p50 {p50:,.0f} ms, p99 {p99:,.0f} ms ({streams} streams)", p50 <= 50)

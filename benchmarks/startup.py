@@ -71,7 +71,8 @@ def _samples(repeats: int, measure: Callable[[], Sample]) -> list[Sample]:
     return [measure() for _ in range(repeats)]
 
 
-def _row(run: Run, name: str, samples: list[Sample], goal: float) -> None:
+def _row(run: Run, name: str, samples: list[Sample], key: str) -> None:
+    goal = GOALS[key]
     walls = [wall for wall, _ in samples]
     median = statistics.median(walls)
     cpu = statistics.median(cpu for _, cpu in samples)
@@ -83,6 +84,7 @@ def _row(run: Run, name: str, samples: list[Sample], goal: float) -> None:
         f" CPU {cpu:.2f} s",
         goal=f"<= {goal} s, {'met' if median <= goal else 'missed'}",
     )
+    run.row(key, f"{median:.2f} s (CPU {cpu:.2f} s)", median <= goal)
 
 
 def _modules(statement: str) -> tuple[int, float]:
@@ -143,20 +145,20 @@ def section(run: Run) -> None:
         f" pawflow.serve (load average {load})"
     )
     help_ = _samples(repeats, lambda: _timed([*_command(), "--help"], env))
-    _row(run, "pawflow --help", help_, GOALS["help"])
+    _row(run, "pawflow --help", help_, "help")
 
     db_url = f"sqlite:///{run.path('startup')}.db"
     with pawflow_serve(run, db_url) as server:
         pending = _ask(db_url, "bench", repeats + 1)
         client_env = {**env, "PAWFLOW_SERVER": server.url, "PAWFLOW_TOKEN": server.token}
         inbox = _samples(repeats, lambda: _timed([*_command(), "inbox"], client_env))
-        _row(run, "pawflow inbox (running server)", inbox, GOALS["inbox"])
+        _row(run, "pawflow inbox (running server)", inbox, "inbox")
 
         def answer() -> Sample:
             return _timed([*_command(), "answer", pending.pop(), "yes"], client_env)
 
-        _row(run, "pawflow answer (running server)", _samples(repeats, answer), GOALS["answer"])
+        _row(run, "pawflow answer (running server)", _samples(repeats, answer), "answer")
 
     run.figure("import pawflow.serve alone", serve_import, "s", against="one fresh interpreter")
     serve = _samples(repeats, lambda: _serve_to_healthz(db_url, env))
-    _row(run, "pawflow serve -> /healthz 200", serve, GOALS["serve"])
+    _row(run, "pawflow serve -> /healthz 200", serve, "serve")
