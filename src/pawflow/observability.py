@@ -33,7 +33,7 @@ from opentelemetry.trace import Span
 from pawflow.errors import ConfigError
 from pawflow.loops import Service
 from pawflow.redaction import redact
-from pawflow.server import metrics
+from pawflow.server import metrics, tallies
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
 
@@ -126,6 +126,9 @@ def setup(
     ``metrics_server`` it is left to another, as the workers of ``serve --workers`` leave it
     to their supervisor)."""
     observed = Observed(tracing=configure_tracing(env))
+    shared = tallies.shared_dir()
+    if settings.metrics and shared is not None:  # a worker: its tallies, for the others
+        observed.services.append(tallies.TallyWriter(shared))
     if settings.metrics and settings.metrics_port is not None:
         if metrics_server:
             observed.services.append(metrics.MetricsServer(store, settings))

@@ -15,6 +15,7 @@ import secrets
 import shutil
 import socket
 import sysconfig
+import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -358,6 +359,11 @@ def run_workers(
     and serves the metrics port, if the settings name one."""
     os.environ.setdefault(MCP_STATE_KEYS, secrets.token_hex(32))
     with ExitStack() as stack:
+        if settings.metrics:  # the workers add up their tallies through this folder
+            from pawflow.server.tallies import SHARED_ENV  # noqa: PLC0415
+
+            shared = stack.enter_context(tempfile.TemporaryDirectory(prefix="pawflow-tallies-"))
+            os.environ[SHARED_ENV] = shared
         if settings.metrics and settings.metrics_port is not None:
             from pawflow.server.metrics import MetricsServer  # noqa: PLC0415
 

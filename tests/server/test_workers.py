@@ -37,6 +37,19 @@ def _streams(url: str, token: str) -> Iterator[list[Iterator[ServerEvent]]]:
         yield opened
 
 
+def _counted(url: str) -> tuple[float, float]:
+    """(requests created, requests answered through the API) in one scrape, on a new
+    connection (so of either worker)."""
+    text = httpx.get(f"{url}/metrics", timeout=30).text
+    created = answered = 0.0
+    for line in text.splitlines():
+        if line.startswith('pawflow_requests_created_total{kind="confirm"}'):
+            created = float(line.split()[-1])
+        elif line.startswith("pawflow_requests_closed_total{") and 'outcome="answered"' in line:
+            answered += float(line.split()[-1])
+    return created, answered
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -55,7 +68,7 @@ def test_two_workers_serve_one_store_and_stop_on_sigterm(
         store_url(store, tmp_path),
         tmp_path,
         args=["--workers", "2"],
-        env={"PAWFLOW_SWEEP_INTERVAL": "0.05"},
+        env={"PAWFLOW_SWEEP_INTERVAL": "0.05", "PAWFLOW_METRICS": "on"},
     )
     served.start()
     try:
@@ -97,6 +110,10 @@ def test_two_workers_serve_one_store_and_stop_on_sigterm(
                     assert seen[-1].data["id"] == asked[0]
                     seen = until(events, "confirmation_answered")
                     assert seen[-1].data["id"] == asked[1]
+
+        # /metrics adds up the workers' tallies: whichever worker a scrape reaches, it
+        # counts the two requests asked, and the one answer taken through the API.
+        eventually(lambda: all(_counted(served.url) == (2.0, 1.0) for _ in range(6)), timeout=30)
 
         # The sweepers of both workers ran many passes: every step fired once, none twice.
         eventually(

@@ -8,7 +8,9 @@ files). Every metric is described in ``docs/operations.md``.
 
 :func:`mount` adds the route to an app made by ``create_app``; with ``metrics_port`` set,
 :class:`MetricsServer` serves the same metrics on a port of their own instead. With
-``metrics_token`` set, both answer only ``Authorization: Bearer <metrics_token>``.
+``metrics_token`` set, both answer only ``Authorization: Bearer <metrics_token>``. Under
+``pawflow serve --workers`` the tallies are those of every worker, added up
+(:mod:`pawflow.server.tallies`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from pawflow import telemetry
+from pawflow.server import tallies
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
 from pawflow.store.metrics import StoreGauges, zero_counters
@@ -46,14 +49,16 @@ _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="pawflow-metrics"'}
 
 
 class PawFlowCollector(Collector):
-    """The tallies of this process and the store's gauges, at each collection."""
+    """The tallies of this process (and of its fellow workers) and the store's gauges, at
+    each collection."""
 
     def __init__(self, gauges: StoreGauges) -> None:
         self.gauges = gauges
 
     def collect(self) -> Iterator[Metric]:
+        counted = tallies.merged()
         for instrument in list(telemetry.INSTRUMENTS):
-            yield from _metrics([instrument.family], instrument.samples())
+            yield from _metrics([instrument.family], counted.get(instrument.family.name, []))
         yield from _metrics(self.gauges.families(), self.gauges.samples())
 
 
