@@ -23,7 +23,9 @@ from cycles import sqlite_floor
 
 from pawflow import Delivery, Store, open_store
 
-_WRITTEN = re.compile(r"^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)", re.IGNORECASE)
+_WRITTEN = re.compile(r"\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)", re.IGNORECASE)
+"""The tables a statement writes (a ``WITH`` statement may write several; ``DO UPDATE SET``
+names none)."""
 
 
 class Counts:
@@ -44,9 +46,9 @@ def instrument(store: Store) -> Counts:
 
     def counting_run(cursor: Any, sql: str, params: Any) -> None:
         counts.statements += 1
-        written = _WRITTEN.match(sql)
-        if written:
-            counts.tables[written.group(1).lower()] += 1
+        for table in _WRITTEN.findall(sql):
+            if table.upper() != "SET":
+                counts.tables[table.lower()] += 1
         counts.locks += "pg_advisory_xact_lock" in sql
         counts.notifies += "pg_notify" in sql
         run(cursor, sql, params)

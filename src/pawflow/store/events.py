@@ -82,6 +82,9 @@ def _write(tx: Tx, staged: list[tuple[list[str], _Event]]) -> None:
     for recipients, _ in staged:
         for user in recipients:
             counts[user] = counts.get(user, 0) + 1
+    if tx.dialect == "postgres":
+        _write_numbered(tx, staged, counts)
+        return
     last: dict[str, int] = {}
     for user in sorted(counts):
         row = sql(tx).one(
@@ -101,6 +104,40 @@ def _write(tx: Tx, staged: list[tuple[list[str], _Event]]) -> None:
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (user, last[user], conversation_id, type_, encoded, ref, at),
             )
+    staged.clear()
+
+
+def _write_numbered(tx: Tx, staged: list[tuple[list[str], _Event]], counts: dict[str, int]) -> None:
+    """PostgreSQL: each user's counter taken and their events inserted in one statement
+    (one round trip per user, not one per event and one more for the counter), the users
+    in the same sorted order."""
+    for user in sorted(counts):
+        mine = [event for recipients, event in staged if user in recipients]
+        conversations, types, data, refs, ats = (list(column) for column in zip(*mine, strict=True))
+        sql(tx).execute(
+            "WITH counter AS ("
+            " INSERT INTO event_counters (user_id, last_seq) VALUES (?, ?)"
+            " ON CONFLICT (user_id) DO UPDATE SET last_seq = event_counters.last_seq + ?"
+            " RETURNING last_seq)"
+            " INSERT INTO events (user_id, user_seq, conversation_id, type, data, ref, created_at)"
+            " SELECT ?, counter.last_seq - ? + e.n, e.conversation_id, e.type, e.data, e.ref,"
+            " e.created_at FROM counter,"
+            " unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[]) WITH ORDINALITY"
+            " AS e(conversation_id, type, data, ref, created_at, n) ORDER BY e.n",
+            (
+                user,
+                counts[user],
+                counts[user],
+                user,
+                counts[user],
+                conversations,
+                types,
+                data,
+                refs,
+                ats,
+            ),
+        )
+        tx.notify(event_notice(user))
     staged.clear()
 
 

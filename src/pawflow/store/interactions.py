@@ -418,8 +418,7 @@ def _leave(
         value.update(answered_via=via, waited=policies.waited(row))
     fire_signal(tx, record.signal_id, value, now)
     _announce(tx, record, "interaction_answered", now)
-    outbox.settle_request(tx, record, now)
-    if outbox.webhooks_on(tx, record.id):
+    if outbox.settle_request(tx, record, now):
         webhooks.on_settled(tx, record, now)
     return record
 

@@ -378,14 +378,24 @@ class Store:
         also: Callable[[Tx, Interaction], None] | None = None,
     ) -> Interaction:
         """Answer a pending request as ``user`` (owner or writer; of a kind in ``kinds`` if given)
-        from ``via`` (``seq``: a chat answer's message), checked in a read transaction first;
-        ``also(tx, record)`` runs in the writing one. ``NotPending`` once it left ``pending``."""
+        from ``via`` (``seq``: a chat answer's message), checked first (on SQLite in a read
+        transaction of its own); ``also(tx, record)`` runs in the writing one. ``NotPending``
+        once it left ``pending``."""
         now = self.now()
-        with self.db.transaction(write=False) as tx:
-            normalized = inter.prepare_answer(
-                tx, request_id, answer, user=user, now=now, kinds=kinds
-            )
+        # SQLite: the check runs before the write lock is taken. PostgreSQL has no such lock
+        # (rows are locked as they are written), so the check runs in the writing
+        # transaction, and a read transaction's two round trips are saved.
+        prepared = self.dialect == "sqlite"
+        if prepared:
+            with self.db.transaction(write=False) as tx:
+                normalized = inter.prepare_answer(
+                    tx, request_id, answer, user=user, now=now, kinds=kinds
+                )
         with self.db.transaction() as tx:
+            if not prepared:
+                normalized = inter.prepare_answer(
+                    tx, request_id, answer, user=user, now=now, kinds=kinds
+                )
             outcome = inter.respond(
                 tx, request_id, normalized, user=user, now=now, kinds=kinds, via=via, seq=seq
             )
