@@ -4,7 +4,8 @@ Each client is one kept-alive connection to a real ``pawflow serve`` (a child pr
 store, loopback) asking a question and answering it, over and over:
 ``request_interaction`` then ``respond_interaction`` — two writes, the API's hot path. A
 fixed budget of requests is shared among the clients, so every level ends in bounded time.
-Then the same at 1 and 64 clients on ``pawflow serve --workers N`` (one process per core).
+Then the same at 1 and 64 clients on ``pawflow serve --workers N`` (one process per core),
+on SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 import os
 import time
 
-from common import Run, ServerProcess, ms, pawflow_serve, percentile
+from common import Run, ServerProcess, ms, pawflow_serve, percentile, postgres_db
 from wire import Connection
 
 LEVELS = (1, 64, 256)
@@ -101,15 +102,20 @@ def _levels(
 
 
 def section(run: Run) -> None:
-    run.heading("HTTP actions on a real pawflow serve (SQLite, loopback)")
+    run.heading("HTTP actions on a real pawflow serve (loopback; SQLite unless named)")
     run.say(f"load average {', '.join(f'{v:.1f}' for v in os.getloadavg())}")
     with pawflow_serve(run) as server:
         one = _levels(run, server, LEVELS, "")
     with pawflow_serve(run, workers=WORKERS) as server:
         many = _levels(run, server, (1, 64), f" (--workers {WORKERS})")
+    measured_on = [("1 process", one), (f"--workers {WORKERS}", many)]
+    if run.postgres:  # no file lock shared by every writer of every worker
+        with postgres_db() as url, pawflow_serve(run, url, workers=WORKERS) as server:
+            label = f"PostgreSQL, --workers {WORKERS}"
+            measured_on.append((label, _levels(run, server, (1, 64), f" ({label})")))
     measured = []
     met = False
-    for label, found in (("1 process", one), (f"--workers {WORKERS}", many)):
+    for label, found in measured_on:
         rate, p99 = found[64]
         measured.append(f"{label}: {rate:,.0f} req/s ({rate / TODAY_RPS:.2f}x), p99 {p99:,.0f} ms")
         met = met or (rate >= 2 * TODAY_RPS and p99 < 100)
