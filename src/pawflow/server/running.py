@@ -33,7 +33,6 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.supervisors import Multiprocess
 
 from pawflow.errors import ConfigError
 from pawflow.redaction import redact_logs
@@ -223,6 +222,8 @@ def serve_workers(
         workers=workers,
         factory=True,
     )
+    from uvicorn.supervisors import Multiprocess  # noqa: PLC0415 - only with workers
+
     supervisor = Multiprocess(config, sockets=[sock])
     supervisor.run()
     return all(process.exitcode != STARTUP_FAILURE for process in supervisor.processes)
