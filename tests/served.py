@@ -40,7 +40,7 @@ class Served:
         self.output: list[str] = []
         self._reader: threading.Thread | None = None
 
-    def start(self) -> None:
+    def start(self, timeout: float = 30) -> None:
         env = {
             **os.environ,
             "PAWFLOW_SWEEP_INTERVAL": "3600",
@@ -82,7 +82,7 @@ class Served:
                 return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
             return False
 
-        eventually(up, timeout=30, interval=0.05)
+        eventually(up, timeout=timeout, interval=0.05)
 
     def _db(self) -> list[str]:
         return [] if self.db is None else ["--db", self.db]

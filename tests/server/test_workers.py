@@ -22,6 +22,9 @@ from tests.store.test_concurrency import store_url
 
 pytestmark = pytest.mark.slow
 
+DEADLINE = 120.0
+"""Seconds each step may take: three Python processes start on a busy 2-core machine."""
+
 STREAMS = 4
 REQUESTS = 6
 
@@ -40,7 +43,7 @@ def _streams(url: str, token: str) -> Iterator[list[Iterator[ServerEvent]]]:
 def _counted(url: str) -> tuple[float, float]:
     """(requests created, requests answered through the API) in one scrape, on a new
     connection (so of either worker)."""
-    text = httpx.get(f"{url}/metrics", timeout=30).text
+    text = httpx.get(f"{url}/metrics", timeout=DEADLINE).text
     created = answered = 0.0
     for line in text.splitlines():
         if line.startswith('pawflow_requests_created_total{kind="confirm"}'):
@@ -58,6 +61,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # a zombie has ended: only its exit code is left to collect
 
 
+@pytest.mark.timeout(600)
 def test_two_workers_serve_one_store_and_stop_on_sigterm(
     store: Store, tmp_path: Path, clock: FakeClock
 ) -> None:
@@ -70,7 +74,7 @@ def test_two_workers_serve_one_store_and_stop_on_sigterm(
         args=["--workers", "2"],
         env={"PAWFLOW_SWEEP_INTERVAL": "0.05", "PAWFLOW_METRICS": "on"},
     )
-    served.start()
+    served.start(timeout=DEADLINE)
     try:
         token = served.token("ann")
         auth = {"Authorization": f"Bearer {token}"}
@@ -78,9 +82,9 @@ def test_two_workers_serve_one_store_and_stop_on_sigterm(
         # The supervisor's two workers, and multiprocessing's resource tracker.
         assert len(children) == 3, served.output
         # Each worker runs the flow service: two live presences, two owners.
-        eventually(lambda: len(store.leases.live("flow-process:")) == 2, timeout=30)
+        eventually(lambda: len(store.leases.live("flow-process:")) == 2, timeout=DEADLINE)
 
-        with httpx.Client(base_url=served.url, headers=auth, timeout=30) as api:
+        with httpx.Client(base_url=served.url, headers=auth, timeout=DEADLINE) as api:
             made = api.post("/api/actions/create_conversation", json={})
             assert made.status_code == 200, made.text
             conversation_id = made.json()["conversation"]["id"]
@@ -98,7 +102,7 @@ def test_two_workers_serve_one_store_and_stop_on_sigterm(
                 asked.append(reply.json()["interaction"]["id"])
             with _streams(served.url, token) as streams:
                 # Answered on a connection of its own (either worker), then by this process.
-                with httpx.Client(base_url=served.url, headers=auth, timeout=30) as other:
+                with httpx.Client(base_url=served.url, headers=auth, timeout=DEADLINE) as other:
                     answered = other.post(
                         "/api/actions/respond_interaction",
                         json={"request_id": asked[0], "answer": True},
@@ -113,7 +117,9 @@ def test_two_workers_serve_one_store_and_stop_on_sigterm(
 
         # /metrics adds up the workers' tallies: whichever worker a scrape reaches, it
         # counts the two requests asked, and the one answer taken through the API.
-        eventually(lambda: all(_counted(served.url) == (2.0, 1.0) for _ in range(6)), timeout=30)
+        eventually(
+            lambda: all(_counted(served.url) == (2.0, 1.0) for _ in range(6)), timeout=DEADLINE
+        )
 
         # The sweepers of both workers ran many passes: every step fired once, none twice.
         eventually(
@@ -121,14 +127,14 @@ def test_two_workers_serve_one_store_and_stop_on_sigterm(
                 len(_steps(store)) == REQUESTS
                 and all(len(s) >= len(EXPECTED) for s in _steps(store).values())
             ),
-            timeout=60,
+            timeout=DEADLINE,
         )
         steps = _steps(store)
         assert sorted(steps) == sorted(due)
         assert all(sorted(found) == EXPECTED for found in steps.values()), steps
 
         assert served.stop() == 0
-        eventually(lambda: not any(_alive(pid) for pid in children), timeout=30)
+        eventually(lambda: not any(_alive(pid) for pid in children), timeout=DEADLINE)
     finally:
         if served.process is not None:
             served.kill()
