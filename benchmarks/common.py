@@ -137,6 +137,10 @@ class ServerProcess:
     process: subprocess.Popen[bytes]
 
 
+START_WITHIN = 180.0
+"""Seconds a server (all its workers) may take to answer ``/healthz`` on a busy machine."""
+
+
 @contextlib.contextmanager
 def pawflow_serve(
     run: Run, db_url: str | None = None, *, workers: int = 1
@@ -186,7 +190,7 @@ def pawflow_serve(
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + START_WITHIN
         while True:
             if process.poll() is not None:
                 raise SystemExit(f"pawflow serve exited early; see {log.name}")
@@ -194,7 +198,7 @@ def pawflow_serve(
                 if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
                     break
             if time.monotonic() > deadline:
-                raise SystemExit("pawflow serve did not start within 60 s")
+                raise SystemExit(f"pawflow serve did not start within {START_WITHIN:.0f} s")
             time.sleep(0.1)
         yield ServerProcess(url, "127.0.0.1", port, token, process)
     finally:
