@@ -42,6 +42,9 @@ _TOO_LARGE = b"Request Header Fields Too Large"
 
 log = logging.getLogger("pawflow.server")
 
+WORKER_HEALTHCHECK = 60
+"""Seconds a worker may take to answer the supervisor's ping before it counts as hung."""
+
 
 class BoundedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, answering 431 (not 400) to oversized request headers."""
@@ -221,6 +224,10 @@ def serve_workers(
         timeout_graceful_shutdown=5,
         workers=workers,
         factory=True,
+        # A worker answers the supervisor's pings once it has loaded the server's modules:
+        # on a busy machine that takes longer than uvicorn's 5 s, and a worker still
+        # loading would be killed and replaced again and again.
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK,
     )
     from uvicorn.supervisors import Multiprocess  # noqa: PLC0415 - only with workers
 
