@@ -188,3 +188,9 @@ def test_a_stranger_cannot_decide(slack: Slack) -> None:
     press_as = click(asked, "tool_approve", "", user="U0STRANGER")
     assert slack.post(press_as).status_code == 200
     assert slack.status(asked) == "pending"
+
+
+def test_a_yes_button_of_a_message_sent_as_a_confirm_still_approves(slack: Slack) -> None:
+    asked = ask(slack)
+    press(slack, asked, {"action_id": "pick", "value": "0"})  # Yes, as a confirm is asked
+    assert answer(slack, asked)["decision"] == "approve"

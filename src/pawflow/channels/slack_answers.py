@@ -183,8 +183,9 @@ class SlackAnswers:
         if not request.pending:
             self._tell(payload, slack_id, slack.settled_line(request) + ".")
             return
-        if is_tool_approval(request.ui_surface):
-            self._tool_action(payload, slack_id, user, request, action)
+        if action_id in (slack_approvals.APPROVE, slack_approvals.DECIDE):
+            if is_tool_approval(request.ui_surface):
+                self._tool_action(payload, slack_id, user, request, action)
             return
         if action_id == slack.OPEN_FORM:
             try:
@@ -215,8 +216,6 @@ class SlackAnswers:
         if action.get("action_id") == slack_approvals.APPROVE:
             answer = {"decision": "approve", **({"digest": value} if value else {})}
             self._answer(payload, slack_id, user, request, answer)
-            return
-        if action.get("action_id") != slack_approvals.DECIDE:
             return
         if value not in slack_approvals.BLOCKS or value not in slack_approvals.offered(surface):
             return
