@@ -82,7 +82,8 @@ def list_for(
         where.append("state = ?")
         params.append(state)
     rows = sql(tx).all(
-        "SELECT id, context_id, state, task FROM a2a_tasks WHERE " + " AND ".join(where)
+        "SELECT id, context_id, state, task FROM a2a_tasks WHERE "
+        + " AND ".join(where)
         + " ORDER BY updated_at DESC, id DESC LIMIT ?",
         (*params, LIST_LIMIT),
     )

@@ -294,7 +294,13 @@ def record_failed(
         sql(tx).execute(
             f"UPDATE {table} SET last_error = ?, response_status = ?, status = ?"
             " WHERE id = ? AND attempts = ? AND status = 'queued'",
-            (reason[:1000], response_status, "failed" if final else "queued", delivery_id, attempts),
+            (
+                reason[:1000],
+                response_status,
+                "failed" if final else "queued",
+                delivery_id,
+                attempts,
+            ),
         )
         > 0
     )
