@@ -31,6 +31,7 @@ from a2a.server.tasks.task_store import TaskStore
 from a2a.types.a2a_pb2 import (
     ListTasksRequest,
     ListTasksResponse,
+    StreamResponse,
     Task,
     TaskPushNotificationConfig,
     TaskState,
@@ -40,7 +41,10 @@ from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE
 from a2a.utils.errors import InvalidParamsError
 from a2a.utils.proto_utils import to_stream_response
 from a2a.utils.task import ListTasksCursor, decode_list_tasks_cursor, encode_list_tasks_cursor
-from google.protobuf.json_format import MessageToJson, Parse
+from google.protobuf.json_format import (  # type: ignore[import-untyped]
+    MessageToJson,
+    Parse,
+)
 
 from pawflow.channels.webhooks import AllowedHosts, check_url
 from pawflow.errors import InvalidInput
@@ -48,8 +52,8 @@ from pawflow.store import Store, a2a_push, a2a_tasks
 from pawflow.store.a2a_tasks import PushConfig
 
 
-def _json(message: Task | TaskPushNotificationConfig) -> str:
-    return MessageToJson(message, indent=None)
+def _json(message: Task | TaskPushNotificationConfig | StreamResponse) -> str:
+    return str(MessageToJson(message, indent=None))
 
 
 def _sort_key(task: Task) -> tuple[bool, int, str]:
@@ -213,7 +217,7 @@ class OutboxPushes(PushNotificationSender):
             name = TaskState.Name(event.status.state)
         else:
             name = "TASK_ARTIFACT_UPDATE"
-        payload = MessageToJson(to_stream_response(event), indent=None)
+        payload = _json(to_stream_response(event))
 
         def write() -> int:
             with self.store.transaction() as tx:
