@@ -82,7 +82,13 @@ class Served:
                 return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
             return False
 
-        eventually(up, timeout=30, interval=0.05)
+        try:
+            # A bound for a machine that is busy many times over, not a speed: start-up takes
+            # about 1.5 s alone.
+            eventually(up, timeout=120, interval=0.05)
+        except BaseException:
+            self.kill()  # never leave a server behind a failed start
+            raise
 
     def _db(self) -> list[str]:
         return [] if self.db is None else ["--db", self.db]

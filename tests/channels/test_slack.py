@@ -304,7 +304,7 @@ def test_slack_refusing_a_message_fails_its_row_with_the_reason(slack: Slack) ->
 
 
 def test_without_a_signing_secret_the_endpoint_is_not_there(store: Store, tmp_path: Path) -> None:
-    with live_server(store, settings=QUIET) as server, httpx.Client() as http:
+    with live_server(store, settings=QUIET) as server, httpx.Client(timeout=60) as http:
         body = urlencode({"payload": "{}"})
         found = http.post(server.url + PATH, content=body, headers=sign(SECRET, 0, body))
     assert found.status_code == 404
