@@ -40,7 +40,7 @@ class Served:
         self.output: list[str] = []
         self._reader: threading.Thread | None = None
 
-    def start(self, timeout: float = 30) -> None:
+    def start(self, timeout: float = 120) -> None:
         env = {
             **os.environ,
             "PAWFLOW_SWEEP_INTERVAL": "3600",
@@ -82,7 +82,13 @@ class Served:
                 return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
             return False
 
-        eventually(up, timeout=timeout, interval=0.05)
+        try:
+            # A bound for a machine that is busy many times over, not a speed: start-up takes
+            # about 1.5 s alone.
+            eventually(up, timeout=timeout, interval=0.05)
+        except BaseException:
+            self.kill()  # never leave a server behind a failed start
+            raise
 
     def _db(self) -> list[str]:
         return [] if self.db is None else ["--db", self.db]

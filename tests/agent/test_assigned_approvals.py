@@ -84,3 +84,35 @@ def test_a_quorum_on_a_tool_call_counts_decisions(store: Store) -> None:
     approved, rejected = (store.get_interaction(a.id, user=USER) for a in asks)
     assert approved.answer["decision"] == "approve"
     assert rejected.answer["decision"] == "reject"
+
+
+def test_a_quorum_takes_votes_not_edits_and_the_deciding_no_keeps_its_reason(
+    store: Store,
+) -> None:
+    conversation = store.create_conversation(USER, "Quorum").id
+    surface = make_surface(
+        tool="delete_files",
+        agent="helper",
+        description="Delete.",
+        arguments={"path": "/tmp"},
+        schema={"type": "object", "properties": {"path": {"type": "string"}}},
+    )
+    policy = {"assignees": ["ada", "bob", "cy"], "required_approvals": 2, "reject": "majority"}
+    ask = store.request_interaction(
+        USER, conversation, "confirm", "Allow?", ui_surface=surface, policy=policy
+    )
+    for decision in (
+        {"decision": "edit", "arguments": {"path": "/var/tmp"}},
+        {"decision": "respond", "text": "done by hand"},
+    ):
+        with pytest.raises(InvalidInput) as refused:
+            store.respond_interaction(ask.id, decision, user="ada")
+        assert [e.path for e in refused.value.errors] == ["decision"]
+        assert "needs 2 approvals" in refused.value.message
+    assert store.get_interaction(ask.id, user=USER).status == "pending"  # no vote was taken
+    store.respond_interaction(ask.id, {"decision": "reject", "reason": "not yet"}, user="ada")
+    store.respond_interaction(ask.id, {"decision": "reject", "reason": "use dist/"}, user="bob")
+    record = store.get_interaction(ask.id, user=USER)
+    assert record.answer["decision"] == "reject"
+    assert record.answer["reason"] == "use dist/"
+    assert record.answer["by"] == "bob"

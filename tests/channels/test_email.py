@@ -70,7 +70,7 @@ def test_a_mail_is_sent_and_its_link_answers_only_on_post(
     assert yes.endswith("/confirm?pick=0") and no.endswith("/confirm?pick=1")
     assert yes in html_of(mail) and ">Yes<" in html_of(mail)
 
-    with httpx.Client() as http:
+    with httpx.Client(timeout=60) as http:
         # Opening the page and the one-click confirm page answers nothing (mail scanners).
         shown = http.get(page)
         assert shown.status_code == 200 and "Deploy to production?" in shown.text
@@ -136,7 +136,7 @@ def test_every_kind_has_controls_and_a_refusal_keeps_the_link(
     }
     dispatcher.step()
     links = {str(m["X-PawFlow-Request"]): _links(text_of(m)) for m in inbox.received()}
-    with httpx.Client() as http:
+    with httpx.Client(timeout=60) as http:
         choice = links[asked["choice"]]
         assert len(choice) == 3  # the page and one button per option
         assert ">red</button>" in http.get(choice[-1]).text
@@ -231,7 +231,7 @@ def test_a_link_expires_with_its_request_and_tells_an_answer_from_elsewhere(
     links = {str(m["X-PawFlow-Request"]): _links(text_of(m))[0] for m in inbox.received()}
     store.respond_interaction(elsewhere, "from the chat", user="ada", via="chat")
     clock.advance("2h")
-    with httpx.Client() as http:
+    with httpx.Client(timeout=60) as http:
         assert "expired" in http.get(links[soon]).text
         refused = http.post(links[soon], data={"answer": "late"})
         assert refused.status_code == 409

@@ -5,90 +5,20 @@ backends)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
-import pytest
 
-from pawflow.channels import Dispatcher, SlackChannel, SlackConfig
 from pawflow.clock import FakeClock
 from pawflow.redaction import redact
 from pawflow.serve import dispatcher
-from pawflow.server.settings import ServerSettings
-from pawflow.server.testing import LiveServer, live_server
+from pawflow.server.testing import live_server
 from pawflow.store import Store, outbox
-from pawflow.testing import temporary_store
-from tests.channels.slack_api import SlackApi, sign, slack_api
-from tests.conftest import require_postgres
-
-SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
-TOKEN = "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy"
-ADA = "U0ADA0001"
-PATH = "/integrations/slack/interactions"
-QUIET = ServerSettings(sweep_interval=3600, rate_limit=100_000, rate_burst=100_000)
-
-
-class Slack:
-    """The test's hands: a server, the Slack it talks to, and the dispatcher."""
-
-    def __init__(self, server: LiveServer, api: SlackApi, dispatcher: Dispatcher) -> None:
-        self.server = server
-        self.api = api
-        self.dispatcher = dispatcher
-        self.store = server.store
-        self.http = httpx.Client(timeout=30)
-
-    def post(
-        self, payload: dict[str, Any], *, age: int = 0, secret: str = SECRET
-    ) -> httpx.Response:
-        """Post ``payload`` as Slack does: form-encoded, signed ``age`` seconds ago."""
-        body = urlencode({"payload": json.dumps(payload)})
-        timestamp = int(self.store.now().timestamp()) - age
-        headers = sign(secret, timestamp, body)
-        return self.http.post(self.server.url + PATH, content=body, headers=headers)
-
-    def message(self, request_id: str) -> dict[str, Any]:
-        (sent,) = [
-            m
-            for m in self.api.called("chat.postMessage")
-            if m["metadata"]["event_payload"]["request_id"] == request_id
-        ]
-        return sent
-
-    def ask(self, kind: str, message: str, **kwargs: Any) -> str:
-        conversation = self.store.create_conversation("ada", "slack")
-        return self.store.request_interaction("ada", conversation.id, kind, message, **kwargs).id
-
-    def status(self, request_id: str) -> str:
-        return self.store.get_interaction(request_id, user="ada").status
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def slack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Slack]:
-    if request.param == "postgres":
-        require_postgres()
-    with (
-        temporary_store(request.param, tmp_path, clock=FakeClock()) as store,
-        slack_api() as api,
-    ):
-        settings = QUIET.replace(
-            slack_bot_token=TOKEN, slack_signing_secret=SECRET, slack_api_url=api.url
-        )
-        with live_server(store, settings=settings) as server:
-            store.ensure_user("ada")
-            with store.transaction() as tx:
-                outbox.set_reach(tx, "ada", slack=ADA, now=store.now())
-            channel = SlackChannel(SlackConfig(TOKEN, SECRET, api.url))
-            dispatcher = Dispatcher(store, [channel], base_url=server.url, owner="test")
-            hands = Slack(server, api, dispatcher)
-            try:
-                yield hands
-            finally:
-                hands.http.close()
+from tests.channels.conftest import ADA, PATH, QUIET, SECRET, TOKEN, Slack, click
+from tests.channels.slack_api import sign
 
 
 def _blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -100,26 +30,8 @@ def _elements(message: dict[str, Any]) -> list[dict[str, Any]]:
     return found + [b["element"] for b in _blocks(message, "input")]
 
 
-def _click(request_id: str, action: str, value: str, *, user: str = ADA) -> dict[str, Any]:
-    return {
-        "type": "block_actions",
-        "user": {"id": user, "username": "ada"},
-        "trigger_id": "13345224609.738474920.8088930838d88f008e0",
-        "channel": {"id": "D" + ADA[1:]},
-        "container": {"type": "message", "channel_id": "D" + ADA[1:]},
-        "actions": [
-            {
-                "type": "button",
-                "action_id": action,
-                "block_id": f"pawflow:{request_id}",
-                "value": value,
-            }
-        ],
-    }
-
-
 def _submit(request_id: str, state: dict[str, Any]) -> dict[str, Any]:
-    payload = _click(request_id, "submit", request_id)
+    payload = click(request_id, "submit", request_id)
     payload["state"] = {"values": {"pawflow_answer": {"value": state}}}
     return payload
 
@@ -210,24 +122,24 @@ def test_a_signature_that_is_bad_stale_or_missing_is_refused_and_changes_nothing
 ) -> None:
     asked = slack.ask("confirm", "Deploy?")
     slack.dispatcher.step()
-    click = _click(asked, "pick", "0")
-    assert slack.post(click, secret="not-the-signing-secret-of-this-app").status_code == 401
-    assert slack.post(click, age=301).status_code == 401
-    assert slack.post(click, age=-301).status_code == 401
-    body = urlencode({"payload": json.dumps(click)})
+    clicked = click(asked, "pick", "0")
+    assert slack.post(clicked, secret="not-the-signing-secret-of-this-app").status_code == 401
+    assert slack.post(clicked, age=301).status_code == 401
+    assert slack.post(clicked, age=-301).status_code == 401
+    body = urlencode({"payload": json.dumps(clicked)})
     bare = slack.http.post(slack.server.url + PATH, content=body)
     assert bare.status_code == 401
     assert slack.status(asked) == "pending"
     assert slack.api.called("chat.postEphemeral") == []
     # Within the window it answers.
-    assert slack.post(click, age=299).status_code == 200
+    assert slack.post(clicked, age=299).status_code == 200
     assert slack.status(asked) == "answered"
 
 
 def test_a_button_answers_and_every_copy_is_updated_in_place(slack: Slack) -> None:
     asked = slack.ask("choice", "Which?", options=["red", "blue"])
     slack.dispatcher.step()
-    assert slack.post(_click(asked, "pick", "1")).status_code == 200
+    assert slack.post(click(asked, "pick", "1")).status_code == 200
     record = slack.store.get_interaction(asked, user="ada")
     assert (record.answer, record.answered_by, record.answered_via) == ("blue", "ada", "slack")
 
@@ -241,7 +153,7 @@ def test_a_button_answers_and_every_copy_is_updated_in_place(slack: Slack) -> No
     assert "actions" not in {b["type"] for b in update["blocks"]}
 
     # A second click on a settled request answers nothing and says so.
-    assert slack.post(_click(asked, "pick", "0")).status_code == 200
+    assert slack.post(click(asked, "pick", "0")).status_code == 200
     assert slack.store.get_interaction(asked, user="ada").answer == "blue"
     (told,) = slack.api.called("chat.postEphemeral")
     assert told["user"] == ADA and told["text"].startswith("Answered by ada in Slack")
@@ -281,7 +193,7 @@ def test_a_form_opens_a_modal_whose_refusal_keeps_it_open_with_field_errors(
 ) -> None:
     asked = slack.ask("form", "Details?", title="Expense", response_schema=FORM)
     slack.dispatcher.step()
-    assert slack.post(_click(asked, "open_form", asked)).status_code == 200
+    assert slack.post(click(asked, "open_form", asked)).status_code == 200
     (opened,) = slack.api.called("views.open")
     view = opened["view"]
     assert opened["trigger_id"] and view["private_metadata"] == asked
@@ -334,7 +246,7 @@ def test_a_form_opens_a_modal_whose_refusal_keeps_it_open_with_field_errors(
 def test_an_unknown_slack_user_is_refused_politely(slack: Slack) -> None:
     asked = slack.ask("confirm", "Deploy?")
     slack.dispatcher.step()
-    assert slack.post(_click(asked, "pick", "0", user="U0STRANGER")).status_code == 200
+    assert slack.post(click(asked, "pick", "0", user="U0STRANGER")).status_code == 200
     assert slack.status(asked) == "pending"
     (told,) = slack.api.called("chat.postEphemeral")
     assert told["user"] == "U0STRANGER" and "not linked to a PawFlow user" in told["text"]
@@ -342,7 +254,7 @@ def test_an_unknown_slack_user_is_refused_politely(slack: Slack) -> None:
     slack.store.ensure_user("bo")
     with slack.store.transaction() as tx:
         outbox.set_reach(tx, "bo", slack="U0BO00001", now=slack.store.now())
-    slack.post(_click(asked, "pick", "0", user="U0BO00001"))
+    slack.post(click(asked, "pick", "0", user="U0BO00001"))
     assert slack.status(asked) == "pending"
     assert "not one you can answer" in slack.api.called("chat.postEphemeral")[-1]["text"]
     # A modal sent by a stranger is refused on its first field; the link button does nothing.
@@ -357,7 +269,7 @@ def test_an_unknown_slack_user_is_refused_politely(slack: Slack) -> None:
     }
     refused = slack.post(stranger).json()
     assert refused["response_action"] == "errors" and "not linked" in refused["errors"]["name"]
-    assert slack.post(_click(asked, "open_page", "")).status_code == 200
+    assert slack.post(click(asked, "open_page", "")).status_code == 200
     assert slack.status(asked) == "pending" and len(slack.api.called("chat.postEphemeral")) == 2
 
 
@@ -392,7 +304,7 @@ def test_slack_refusing_a_message_fails_its_row_with_the_reason(slack: Slack) ->
 
 
 def test_without_a_signing_secret_the_endpoint_is_not_there(store: Store, tmp_path: Path) -> None:
-    with live_server(store, settings=QUIET) as server, httpx.Client() as http:
+    with live_server(store, settings=QUIET) as server, httpx.Client(timeout=60) as http:
         body = urlencode({"payload": "{}"})
         found = http.post(server.url + PATH, content=body, headers=sign(SECRET, 0, body))
     assert found.status_code == 404

@@ -109,6 +109,7 @@ ROUNDS = 3
 PARALLEL = 4  # conversations per round: one per turn worker, so every wakeup is mid-call
 
 
+@pytest.mark.timeout(600)  # six server starts: a hang guard that a busy machine stays under
 def test_a_wakeup_killed_mid_call_answers_the_answer_before_the_next_message(
     backend: str, tmp_path: Path
 ) -> None:

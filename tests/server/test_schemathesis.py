@@ -33,7 +33,7 @@ from pawflow.server.testing import LiveServer, live_server
 from pawflow.testing import temporary_store
 from tests.server.conftest import QUIET
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # a hang guard, not a speed
 
 load_all_checks()
 EXAMPLES = 20

@@ -5,8 +5,10 @@ stops every process."""
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
 import httpx
@@ -136,5 +138,24 @@ def test_two_workers_serve_one_store_and_stop_on_sigterm(
         assert served.stop() == 0
         eventually(lambda: not any(_alive(pid) for pid in children), timeout=DEADLINE)
     finally:
-        if served.process is not None:
+        if served.process is not None:  # a failure: the supervisor and its workers go
+            leftovers = served.children()
             served.kill()
+            for pid in leftovers:
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.timeout(600)
+def test_workers_stop_when_their_supervisor_is_killed(tmp_path: Path) -> None:
+    """A supervisor killed outright (SIGKILL, a crash) leaves no worker serving on."""
+    served = Served(f"sqlite:///{tmp_path / 'orphans.db'}", tmp_path, args=["--workers", "2"])
+    served.start(timeout=DEADLINE)
+    children = served.children()
+    try:
+        served.kill()
+        eventually(lambda: not any(_alive(pid) for pid in children), timeout=DEADLINE)
+    finally:
+        for pid in children:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

@@ -336,8 +336,14 @@ export function webviewMain(): void {
       surface.description ? h("p", { class: "message" }, surface.description) : null,
       args.element,
     );
+    // As in the web chat: an approval may ask not to be asked again for this very call here.
+    const always = h("input", { type: "checkbox", id: uid("always"), name: "always" }) as HTMLInputElement;
+    const alwaysPart = (): Record<string, Json> => (always.checked ? { always: "conversation" } : {});
+    if (offered.includes("approve") || offered.includes("edit")) {
+      section.append(h("p", { class: "always" }, always, h("label", { for: always.id }, "Always allow this call in this conversation")));
+    }
     const actions = h("div", { class: "actions" });
-    if (offered.includes("approve")) actions.append(button("Approve", () => submit({ decision: "approve" }), "primary"));
+    if (offered.includes("approve")) actions.append(button("Approve", () => submit({ decision: "approve", ...alwaysPart() }), "primary"));
     if (offered.includes("edit")) {
       actions.append(
         button("Approve with my edits", () => {
@@ -348,7 +354,7 @@ export function webviewMain(): void {
             showErrors("", [{ path: "arguments", message: `not valid JSON: ${(e as Error).message}` }]);
             return;
           }
-          submit({ decision: "edit", arguments: edited });
+          submit({ decision: "edit", arguments: edited, ...alwaysPart() });
         }),
       );
     }

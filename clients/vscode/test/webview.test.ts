@@ -314,6 +314,48 @@ describe("the webview page", { skip: missing ? `${CHROMIUM} is missing` : false,
       await page.close();
     }
   });
+
+  test("a tool approval: approved with always allow, the rule kept for the conversation", async () => {
+    const record = await ask({ kind: "confirm", message: "Allow releaser to run deploy?", ui_surface: deploySurface() });
+    const { page } = await open(record);
+    try {
+      const always = page.getByLabel("Always allow this call in this conversation");
+      assert.equal(await always.isChecked(), false);
+      await always.check();
+      await page.getByRole("button", { name: "Approve", exact: true }).click();
+      await page.getByRole("status").waitFor();
+      const answer = (await ann.get(record.id)).answer as { [key: string]: unknown };
+      assert.equal(answer.decision, "approve");
+      assert.equal(answer.always, "conversation");
+      const listed = await fetch(`${served.url}/api/actions/list_approval_rules`, {
+        method: "POST",
+        headers: { Authorization: ann.authorization, "Content-Type": "application/json" },
+        body: JSON.stringify({ conversation_id: conversation }),
+      });
+      const { rules } = (await listed.json()) as { rules: { tool: string; scope: string; request_id: string }[] };
+      const rule = rules.find((r) => r.request_id === record.id);
+      assert.ok(rule, "the always-allow rule is listed");
+      assert.equal(rule.tool, "deploy");
+      assert.equal(rule.scope, "conversation");
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("a tool approval: a reject with the always-allow box checked makes no rule", async () => {
+    const record = await ask({ kind: "confirm", message: "Allow releaser to run deploy?", ui_surface: deploySurface(["approve", "reject"]) });
+    const { page } = await open(record);
+    try {
+      await page.getByLabel("Always allow this call in this conversation").check();
+      await page.getByRole("button", { name: "Reject" }).click();
+      await page.getByRole("status").waitFor();
+      const answer = (await ann.get(record.id)).answer as { [key: string]: unknown };
+      assert.equal(answer.decision, "reject");
+      assert.equal("always" in answer, false);
+    } finally {
+      await page.close();
+    }
+  });
 });
 
 function deploySurface(decisions = ["approve", "edit", "reject", "respond"]): JsonObject {

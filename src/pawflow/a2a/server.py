@@ -21,6 +21,10 @@ fails it keeps the task input-required, the error in the status message, and the
 pending. A request answered meanwhile from anywhere else is no longer asked: the next
 message on the task (any text) carries the task on from there. Cancelling the task cancels
 the requests its context still asks.
+
+Tasks are kept in the store (:mod:`pawflow.a2a.tasks`): an input-required task is answered
+after a restart as before it. A task's push-notification configs are kept there too, and
+each update of the task goes to them through the outbox, as webhook deliveries do.
 """
 
 from __future__ import annotations
@@ -42,7 +46,6 @@ from a2a.server.request_handlers import DefaultRequestHandlerV2
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes.common import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
-from a2a.server.tasks.inmemory_task_store import InMemoryTaskStore
 from a2a.server.tasks.task_updater import TaskUpdater
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
@@ -60,7 +63,9 @@ from a2a.utils.constants import PROTOCOL_VERSION_CURRENT, TransportProtocol
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from pawflow.a2a.tasks import OutboxPushes, StoredPushConfigs, StoredTasks, push_url_check
 from pawflow.agent_runs import AgentThread, caller
+from pawflow.channels.webhooks import AllowedHosts
 from pawflow.errors import InvalidInput, NotFound, PawFlowError
 from pawflow.records import Interaction
 from pawflow.server.auth import Principal
@@ -224,7 +229,7 @@ class A2AFace:
                 )
             ],
             version="1",
-            capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+            capabilities=AgentCapabilities(streaming=True, push_notifications=True),
             security_schemes={
                 "bearer": SecurityScheme(
                     http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="bearer")
@@ -239,10 +244,15 @@ class A2AFace:
     def _dispatcher(self, agent: str) -> JsonRpcDispatcher:
         found = self._dispatchers.get(agent)
         if found is None:
+            store = self.ctx.store
+            allowed = AllowedHosts.parse(self.ctx.settings.webhook_allowed_hosts)
             handler = DefaultRequestHandlerV2(
                 agent_executor=_Executor(self.ctx, agent),
-                task_store=InMemoryTaskStore(),  # each agent's own tasks
+                task_store=StoredTasks(store, agent),  # each agent's own tasks, in the store
                 agent_card=self._card(agent),
+                push_config_store=StoredPushConfigs(store),
+                push_sender=OutboxPushes(store),
+                push_url_validator=push_url_check(allowed),
             )
             found = JsonRpcDispatcher(request_handler=handler, context_builder=_Calls())
             self._dispatchers[agent] = found

@@ -9,7 +9,8 @@ the send, so a crash between the two sends that row again after its backoff, wit
 idempotency key, and a crash after the send but before the record does the same: a row is
 never lost, and never sent as two different messages. Settled requests have their sent
 copies updated in the same pass, and the webhook deliveries that are due are sent the same
-way (:mod:`pawflow.channels.webhooks`).
+way (:mod:`pawflow.channels.webhooks`), and so are the A2A push notifications
+(:mod:`pawflow.store.a2a_push`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from datetime import datetime, timedelta
 from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing
 from pawflow.channels.webhooks import Attempt, WebhookSender
 from pawflow.loops import Loop
-from pawflow.store import Store, answer_links, leases, outbox, webhooks
+from pawflow.store import Store, a2a_push, answer_links, leases, outbox, webhooks
 from pawflow.store import Transaction as Tx
+from pawflow.store.a2a_push import PushDelivery
+from pawflow.store.a2a_tasks import PushConfig
 from pawflow.store.outbox import OutboxRow
 from pawflow.store.webhooks import Webhook, WebhookDelivery
 
@@ -81,7 +84,7 @@ class Dispatcher:
     def step(self) -> int:
         """One pass: send what is due and update what was settled; returns how many rows
         and webhook deliveries it handled."""
-        return self._outbox() + self._hooks()
+        return self._outbox() + self._hooks() + self._pushes()
 
     def _outbox(self) -> int:
         done = 0
@@ -179,6 +182,43 @@ class Dispatcher:
             else:
                 log.warning("webhook delivery %s failed: %s", delivery.id, attempt.error)
                 webhooks.mark_failed(
+                    tx,
+                    delivery,
+                    attempt.error,
+                    response_status=attempt.status,
+                    permanent=attempt.permanent,
+                )
+            return leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl)
+
+    def _pushes(self) -> int:
+        done = 0
+        while True:
+            now = self.store.now()
+            with self.store.transaction() as tx:
+                if not leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl):
+                    return done
+                due = a2a_push.claim_due(tx, now, self.batch)
+                claimed = [(delivery, a2a_push.config_of(tx, delivery)) for delivery in due]
+            for delivery, config in claimed:
+                if not self._push(delivery, config):
+                    return done
+            done += len(claimed)
+            if len(claimed) < self.batch:
+                return done
+
+    def _push(self, delivery: PushDelivery, config: PushConfig | None) -> bool:
+        """Send one claimed A2A push and record it; False once the lease is lost."""
+        if config is None:
+            attempt = Attempt(None, "the push config was deleted", permanent=True)
+        else:
+            attempt = self.webhooks.push(config, delivery, self.store.now())
+        now = self.store.now()
+        with self.store.transaction() as tx:
+            if attempt.error is None:
+                a2a_push.mark_sent(tx, delivery, attempt.status or 0, now)
+            else:
+                log.warning("A2A push %s failed: %s", delivery.id, attempt.error)
+                a2a_push.mark_failed(
                     tx,
                     delivery,
                     attempt.error,

@@ -12,6 +12,8 @@ message (``chat.postMessage`` to the user's id) whose controls fit its kind:
 - integer and decimal: a ``number_input`` (a decimal stays text: ``12.50`` is not 12.5);
 - date and datetime: a ``datepicker`` / ``datetimepicker``; text: a ``plain_text_input``;
 - form: a button that opens a modal of ``input`` blocks, one per field;
+- a tool approval: the call and a button per decision the tool offers
+  (:mod:`pawflow.channels.slack_approvals`);
 - file (and a form with a file): a button to the answer link's page.
 
 The message's metadata carries the outbox row's idempotency key: a row tried again after a
@@ -32,9 +34,12 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from pawflow.channels import slack_approvals
 from pawflow.channels.base import DeliveryError, Outgoing
 from pawflow.interactions import Kind
 from pawflow.interactions.kinds import kind_of_property
+from pawflow.interactions.tool_approval import is_tool_approval
+from pawflow.interactions.tool_approval import outcome as decision_text
 from pawflow.records import Interaction
 from pawflow.redaction import remember
 from pawflow.store.outbox import OutboxRow
@@ -227,6 +232,9 @@ def controls(message: Outgoing) -> list[dict[str, Any]]:
     kind = request.kind
     actions_id = ACTIONS_PREFIX + request.id
     danger = _danger(request)
+    if is_tool_approval(request.ui_surface):
+        surface = request.ui_surface or {}
+        return slack_approvals.message_blocks(surface, actions_id, _link(message, "More"))
     if kind == Kind.CONFIRM:
         card = _card_actions(request)
         yes = str(card.get("true", {}).get("label") or "Yes")
@@ -318,8 +326,16 @@ def settled_line(request: Interaction, *, plain: bool = False) -> str:
 
 
 def settled_blocks(request: Interaction) -> list[dict[str, Any]]:
-    line = {"type": "section", "text": {"type": "mrkdwn", "text": f"*{settled_line(request)}*"}}
-    return [*question_blocks(request), line]
+    """The question and how it ended (a tool approval: the call, and what was decided)."""
+    said = f"*{settled_line(request)}*"
+    call: list[dict[str, Any]] = []
+    if is_tool_approval(request.ui_surface):
+        call = slack_approvals.call_blocks(request.ui_surface or {})
+        decided = decision_text(request.answer) if request.status == "answered" else ""
+        if decided:
+            said += "\n" + _mrkdwn(decided, 2900)["text"]
+    line = {"type": "section", "text": {"type": "mrkdwn", "text": said}}
+    return [*question_blocks(request), *call, line]
 
 
 def reference(channel: str, ts: str) -> str:

@@ -8,7 +8,11 @@ request's message makes:
   an input (its value is read from the message's ``state``), the **Answer…** button of a form
   (which opens the form's modal with ``views.open``), or the link to the answer page (nothing
   to do);
-- ``view_submission``: the form's modal.
+- ``view_submission``: the form's modal;
+
+and those of a tool approval (:mod:`pawflow.channels.slack_approvals`): **Approve** answers at
+once, **Edit…**, **Reject…** and **Respond…** open their modal, whose submission is the
+decision.
 
 The Slack user is mapped to the PawFlow user whose Slack id it is; an unknown one is told so
 in an ephemeral message, and nothing changes. Every answer goes through
@@ -26,10 +30,11 @@ from typing import Any
 
 from slack_sdk.errors import SlackClientError
 
-from pawflow.channels import slack
+from pawflow.channels import slack, slack_approvals
 from pawflow.errors import InvalidInput, NotFound, NotPending
 from pawflow.interactions import Kind
 from pawflow.interactions.kinds import kind_of_property
+from pawflow.interactions.tool_approval import is_tool_approval
 from pawflow.records import Interaction
 from pawflow.store import Store, outbox
 
@@ -178,6 +183,10 @@ class SlackAnswers:
         if not request.pending:
             self._tell(payload, slack_id, slack.settled_line(request) + ".")
             return
+        if action_id in (slack_approvals.APPROVE, slack_approvals.DECIDE):
+            if is_tool_approval(request.ui_surface):
+                self._tool_action(payload, slack_id, user, request, action)
+            return
         if action_id == slack.OPEN_FORM:
             try:
                 self.client.views_open(trigger_id=payload.get("trigger_id"), view=modal(request))
@@ -192,6 +201,29 @@ class SlackAnswers:
         else:
             return
         self._answer(payload, slack_id, user, request, answer)
+
+    def _tool_action(
+        self,
+        payload: dict[str, Any],
+        slack_id: str,
+        user: str,
+        request: Interaction,
+        action: dict[str, Any],
+    ) -> None:
+        """Approve at once, or open the modal of another decision the tool offers."""
+        surface = request.ui_surface or {}
+        value = str(action.get("value", ""))
+        if action.get("action_id") == slack_approvals.APPROVE:
+            answer = {"decision": "approve", **({"digest": value} if value else {})}
+            self._answer(payload, slack_id, user, request, answer)
+            return
+        if value not in slack_approvals.BLOCKS or value not in slack_approvals.offered(surface):
+            return
+        view = slack_approvals.modal(request.id, surface, value)
+        try:
+            self.client.views_open(trigger_id=payload.get("trigger_id"), view=view)
+        except SlackClientError:
+            log.warning("could not open the %s modal of request %s in Slack", value, request.id)
 
     @staticmethod
     def _pick(request: Interaction, value: str) -> Any:
@@ -216,6 +248,8 @@ class SlackAnswers:
 
     def _submission(self, payload: dict[str, Any]) -> Response:
         view = payload.get("view") or {}
+        if view.get("callback_id") == slack_approvals.CALLBACK:
+            return self._decision(payload, view)
         if view.get("callback_id") != slack.FORM_CALLBACK:
             return None
         request_id = str(view.get("private_metadata", ""))
@@ -244,4 +278,32 @@ class SlackAnswers:
             settled = self.store.get_interaction(request_id, user=user)
             line = slack.settled_line(settled, plain=True)
             return {"response_action": "errors", "errors": {first: line}}
+        return None
+
+    def _decision(self, payload: dict[str, Any], view: dict[str, Any]) -> Response:
+        """A tool approval's modal: the decision it carries, checked by the store."""
+        meta = slack_approvals.metadata(view)
+        if not meta:
+            return None
+        block = slack_approvals.BLOCKS[meta["decision"]]
+        slack_id, user = self._user(payload)
+        if user is None:
+            refusal = UNKNOWN_USER.format(slack_id=slack_id or "U…")
+            return {"response_action": "errors", "errors": {block: refusal[:2000]}}
+        values = (view.get("state") or {}).get("values") or {}
+        try:
+            request = self.store.get_interaction(meta.get("request", ""), user=user)
+            if not is_tool_approval(request.ui_surface):
+                raise NotFound()
+            answer = slack_approvals.decision_from(meta, values)
+            self.store.respond_interaction(request.id, answer, user=user, via="slack")
+        except NotFound:
+            return {"response_action": "errors", "errors": {block: NOT_YOURS}}
+        except InvalidInput as exc:
+            errors = slack_approvals.field_errors(meta["decision"], exc)
+            return {"response_action": "errors", "errors": errors}
+        except NotPending:
+            settled = self.store.get_interaction(request.id, user=user)
+            line = slack.settled_line(settled, plain=True)
+            return {"response_action": "errors", "errors": {block: line}}
         return None

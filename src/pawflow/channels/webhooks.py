@@ -15,6 +15,11 @@ with ``webhook-id`` (the same on every attempt: the receiver's key to ignore a r
 the ``standardwebhooks`` package, so its ``Webhook(secret).verify(body, headers)`` checks
 them. A 2xx is sent; anything else, or no answer within the timeout, is tried again after
 the outbox's backoff; a 410 Gone stops at once.
+
+An A2A push notification goes the same way, to its config's URL under the same checks: the
+update's JSON, with the config's token in ``X-A2A-Notification-Token`` and its credentials
+(``scheme credentials``) in ``Authorization``, as A2A has it, besides ``webhook-id`` and
+``webhook-timestamp``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ import httpx
 from standardwebhooks import Webhook as Signer
 
 from pawflow.errors import FieldError, InvalidInput
+from pawflow.store.a2a_push import PushDelivery
+from pawflow.store.a2a_tasks import PushConfig
 from pawflow.store.webhooks import Webhook, WebhookDelivery
 
 log = logging.getLogger("pawflow.channels")
@@ -160,16 +167,41 @@ class WebhookSender:
 
     def send(self, hook: Webhook, delivery: WebhookDelivery, now: datetime) -> Attempt:
         """POST ``delivery`` once."""
+        return self.post(hook.url, delivery.payload, self.headers(hook, delivery, now))
+
+    def push_headers(
+        self, config: PushConfig, delivery: PushDelivery, now: datetime
+    ) -> dict[str, str]:
+        """The headers of an A2A push: the config's token in ``X-A2A-Notification-Token``,
+        its credentials in ``Authorization``, the delivery's id and the attempt's time."""
+        headers = {
+            "content-type": "application/json",
+            "user-agent": "PawFlow-Webhooks/1",
+            "webhook-id": delivery.id,
+            "webhook-timestamp": str(int(now.timestamp())),
+        }
+        if config.token:
+            headers["x-a2a-notification-token"] = config.token
+        if config.auth_scheme and config.auth_credentials:
+            headers["authorization"] = f"{config.auth_scheme} {config.auth_credentials}"
+        return headers
+
+    def push(self, config: PushConfig, delivery: PushDelivery, now: datetime) -> Attempt:
+        """POST an A2A push notification once."""
+        return self.post(config.url, delivery.payload, self.push_headers(config, delivery, now))
+
+    def post(self, target: str, payload: str, headers: dict[str, str]) -> Attempt:
+        """POST ``payload`` to ``target`` once, at the address checked just before."""
         try:
-            url, host, tls = pinned(hook.url, check_target(hook.url, self.allowed)[0])
+            url, host, tls = pinned(target, check_target(target, self.allowed)[0])
         except ValueError as exc:
             return Attempt(None, f"the URL {exc}", permanent=True)
         try:
             with httpx.Client(timeout=self.timeout, follow_redirects=False) as http:
                 response = http.post(
                     url,
-                    content=delivery.payload.encode("utf-8"),
-                    headers={**self.headers(hook, delivery, now), "host": host},
+                    content=payload.encode("utf-8"),
+                    headers={**headers, "host": host},
                     extensions=tls,
                 )
         except httpx.HTTPError as exc:

@@ -203,3 +203,19 @@ def shown(decision: Mapping[str, Any]) -> str:
     if name == "reject" and decision.get("reason"):
         return f"reject ({decision['reason']})"
     return name
+
+
+def outcome(answer: object) -> str:
+    """A decision as the web chat states it once made: "Rejected: use staging instead"."""
+    if not isinstance(answer, Mapping):
+        return ""
+    decision = answer.get("decision")
+    if decision == "approve":
+        return "Approved"
+    if decision == "edit":
+        return "Approved with edits: " + json.dumps(answer.get("arguments"), ensure_ascii=False)
+    if decision == "reject":
+        return f"Rejected: {answer['reason']}" if answer.get("reason") else "Rejected"
+    if decision == "respond":
+        return f"Answered instead of running it: {answer.get('text', '')}"
+    return ""

@@ -179,7 +179,9 @@ async def serving(ctx: ServerContext, *, conversation: str | None = None) -> Asy
         return LocalBackend(ctx, _principal_of(request_ctx), conversations)
 
     endpoint = _Endpoint(ctx)
-    manager = StreamableHTTPSessionManager(app=build_server(resolve))
+    manager = StreamableHTTPSessionManager(
+        app=build_server(resolve), json_response=ctx.settings.mcp_json_response
+    )
     async with manager.run():
         endpoint.manager = manager
         try:

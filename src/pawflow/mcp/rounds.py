@@ -2,10 +2,11 @@
 
 Servers no longer send requests of their own, so an asking tool answers a 2026 client with
 an ``InputRequiredResult``: the question as an ``elicitation/create`` in ``inputRequests``
-(a form when it fits one, else a URL-mode elicitation whose URL is the request's answer
-page) and a ``requestState``. The client retries the same call with ``inputResponses`` and
-the state. The durable request exists from the first round on; the retry answers it through
-``respond_interaction``, so the first answer from anywhere wins as in the handshake era.
+(a form when it fits one and the client takes forms, else a URL-mode elicitation whose URL
+is the request's answer page) and a ``requestState``. The client retries the same call with
+``inputResponses`` and the state. The durable request exists from the first round on; the
+retry answers it through ``respond_interaction``, so the first answer from anywhere wins as
+in the handshake era.
 
 The state names the request, a fresh nonce and the attempt. The SDK's
 :class:`~mcp.server.request_state.RequestStateBoundary` seals it (AES-GCM) with the caller,
@@ -130,7 +131,7 @@ async def call_asking(
         args = parse(spec.arguments, params.arguments)
         if params.request_state is not None:
             state = RoundState.load(params.request_state)
-            return await _next_round(backend, args, state, params.input_responses)
+            return await _next_round(backend, args, state, params.input_responses, modes)
         record = await publish(backend, args)
         if params.task is not None:
             return task_created(record)
@@ -156,7 +157,7 @@ async def _first_round(
     if record.pending and form is not None and modes.form:
         asked = types.ElicitRequestFormParams(message=record.message, requested_schema=form.schema)
         return _input_required(record, asked)
-    if record.pending and form is None and modes.url:
+    if record.pending and (form is None or not modes.form) and modes.url:
         page = types.ElicitRequestURLParams(message=record.message, url=backend.answer_url(record))
         return _input_required(record, page)
     if args.wait_seconds > 0:
@@ -169,6 +170,7 @@ async def _next_round(
     args: Any,
     state: RoundState,
     responses: dict[str, Any] | None,
+    modes: Modes,
 ) -> types.CallToolResult | types.InputRequiredResult:
     reply = (responses or {}).get(INPUT_KEY)
     if not isinstance(reply, types.ElicitResult):
@@ -184,7 +186,7 @@ async def _next_round(
         return interaction_result(backend, Outcome(record))
     if reply.action != "accept":
         return interaction_result(backend, Outcome(record, elicitation=reply.action))
-    form = form_for(record)
+    form = form_for(record) if modes.form else None
     if form is None:  # a URL round: the person went to the page; the answer comes from there
         if args.wait_seconds > 0:
             record = await backend.wait(record.id, args.wait_seconds)

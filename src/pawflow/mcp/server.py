@@ -169,7 +169,7 @@ def build_server(resolve: Resolve, *, name: str = "pawflow") -> Server[Live]:
 def _elicitor(ctx: ServerRequestContext[Any, Any], modes: rounds.Modes) -> Elicitor:
     """How a handshake-era call may ask the person directly: requests on its own stream."""
     session, related = ctx.session, ctx.request_id
-    elicitor = Elicitor()
+    elicitor = Elicitor(forms=modes.form)
     if not session.can_send_request:
         elicitor.url_required = modes.url  # no way to send the page but the -32042 error
         return elicitor

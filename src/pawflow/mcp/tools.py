@@ -53,6 +53,9 @@ class Elicitor:
     complete: Complete | None = None
     url_required: bool = False
     """The client takes URL mode but this call cannot send it a request: answer -32042."""
+    forms: bool = True
+    """Whether the client takes form mode; one that takes only URL mode is sent to the
+    answer page for every question."""
 
 
 @dataclass
@@ -161,9 +164,10 @@ async def _ask(
     form = form_for(record)
     if record.pending and elicitor.form is not None and form is not None:
         return await _race(backend, record, form, elicitor.form, window, record_round)
-    if record.pending and form is None and elicitor.url_required:
+    by_url = form is None or not elicitor.forms
+    if record.pending and by_url and elicitor.url_required:
         raise url_required(backend, record)
-    if record.pending and form is None and elicitor.url is not None:
+    if record.pending and by_url and elicitor.url is not None:
         return await _race_url(backend, record, elicitor, window, record_round)
     if args.wait_seconds > 0:
         record = await backend.wait(record.id, args.wait_seconds)

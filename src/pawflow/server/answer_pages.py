@@ -4,12 +4,13 @@ A link answers one request as one user, without signing in (:mod:`pawflow.store.
 Opening it never answers: mail scanners fetch every link they see. The page shows the
 question with a control for its kind, labelled as in the web chat; a confirm's or a
 choice's one-click button from a mail opens ``/a/<token>/confirm?pick=N``, a page whose
-button posts that answer. The POST goes through ``respond_interaction``'s own validation
-(``answered_via: "link"``) and spends the link in the answer's transaction; a refused answer
-shows its field errors and leaves the link as it was. Once the request is settled, from
-anywhere, the page says who answered, when and how. Nothing a visitor sends can point a link
-at another request, and the secret in the path is masked in every log line
-(:mod:`pawflow.redaction`).
+button posts that answer. A tool approval shows the call and a form per decision the tool
+offers (:mod:`pawflow.server.answer_approvals`). The POST goes through
+``respond_interaction``'s own validation (``answered_via: "link"``) and spends the link in
+the answer's transaction; a refused answer shows its field errors and leaves the link as it
+was. Once the request is settled, from anywhere, the page says who answered, when and how.
+Nothing a visitor sends can point a link at another request, and the secret in the path is
+masked in every log line (:mod:`pawflow.redaction`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ from pawflow.channels.base import buttons_for
 from pawflow.errors import Conflict, InvalidInput, NotFound, NotPending
 from pawflow.interactions import Kind
 from pawflow.interactions.kinds import kind_of_property
+from pawflow.interactions.tool_approval import is_tool_approval
+from pawflow.interactions.tool_approval import outcome as decision_text
 from pawflow.records import Interaction
+from pawflow.server import answer_approvals
 from pawflow.server.auth import client_address
 from pawflow.server.context import context_of
 from pawflow.server.signin_page import page
@@ -82,12 +86,20 @@ def _outcome(
 ) -> str | None:
     """The page of a settled request or a link that can no longer answer; None if it can."""
     if request.status != "pending":
-        return f'<p class="note"><strong>{_e(settled_text(request))}.</strong></p>'
+        return (
+            f'<p class="note"><strong>{_e(settled_text(request))}.</strong>{_decided(request)}</p>'
+        )
     if grant.used_at is not None:
         return '<p class="note">This link was used already.</p>'
     if deadline and grant.expired(store.now()):
         return '<p class="note">This request has expired.</p>'
     return None
+
+
+def _decided(request: Interaction) -> str:
+    """A tool approval's decision, after the line on who answered (else nothing)."""
+    said = decision_text(request.answer) if is_tool_approval(request.ui_surface) else ""
+    return f" {_e(said)}." if said else ""
 
 
 def _errors(problems: list[tuple[str, str]]) -> str:
@@ -136,6 +148,8 @@ def _input(kind: str, name: str, label: str, schema: dict[str, Any], value: str 
 
 def _controls(request: Interaction, action: str, values: FormData | None) -> str:
     """The question's controls, labelled as in the web chat."""
+    if is_tool_approval(request.ui_surface):
+        return answer_approvals.controls(request.ui_surface or {}, action, values)
     kind = request.kind.value
     multipart = ' enctype="multipart/form-data"' if _has_file(request) else ""
     start = f'<form method="post" action="{_e(action)}"{multipart}>'
@@ -212,6 +226,8 @@ def confirm_page(request: Request, token: str, pick: str = "") -> HTMLResponse:
 
 def _answer_from(form: FormData, record: Interaction, store: Store, user: str) -> Any:
     """The answer a posted form carries, as ``respond_interaction`` takes it."""
+    if is_tool_approval(record.ui_surface) and form.get("decision") is not None:
+        return answer_approvals.decision_from(form)  # checked by the store, as any client's
     kind = record.kind
     pick = form.get("pick")
     if pick is not None and kind in (Kind.CONFIRM, Kind.CHOICE):
@@ -286,5 +302,8 @@ def _answer(request: Request, token: str, form: FormData) -> HTMLResponse:
         assert found is not None
         grant, now = found
         return page("Answer", _question(now) + (_outcome(now, grant, store) or ""), status=409)
-    note = f'<p class="note"><strong>{_e(settled_text(answered))}.</strong> Thank you.</p>'
+    note = (
+        f'<p class="note"><strong>{_e(settled_text(answered))}.</strong>{_decided(answered)}'
+        " Thank you.</p>"
+    )
     return page("Answer", _question(answered) + note)

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
 import signal
 import socket
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
@@ -42,6 +43,8 @@ _TOO_LARGE = b"Request Header Fields Too Large"
 
 log = logging.getLogger("pawflow.server")
 
+ORPHAN_CHECK = 1.0
+"""Seconds between a worker's checks that its supervisor still lives."""
 WORKER_HEALTHCHECK = 60
 """Seconds a worker may take to answer the supervisor's ping before it counts as hung."""
 
@@ -176,6 +179,8 @@ class Worker:
     retried for ever, and the worker ends its event streams as soon as it is told to stop."""
 
     build: Callable[[], FastAPI]
+    supervisor: int = field(default_factory=os.getpid)
+    """The supervisor's process id, taken where the factory is made (in the supervisor)."""
 
     def __call__(self) -> FastAPI:
         try:
@@ -184,7 +189,24 @@ class Worker:
             log.exception("this server process could not start")
             sys.exit(STARTUP_FAILURE)  # the supervisor stops instead of starting another
         _end_streams_on_exit(app)
+        _stop_when_orphaned(self.supervisor)
         return app
+
+
+def _stop_when_orphaned(parent: int) -> None:
+    """A worker whose supervisor died (SIGKILL, a crash) stops as if told to, rather than
+    serving on without anyone to stop it: its parent is another process once orphaned
+    (even if that happened while it was still loading)."""
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(ORPHAN_CHECK):
+            if os.getppid() != parent:
+                log.warning("the supervisor of this server process is gone: stopping")
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    threading.Thread(target=watch, name="pawflow-orphan-watch", daemon=True).start()
 
 
 def _end_streams_on_exit(app: FastAPI) -> None:

@@ -57,6 +57,10 @@ class ServerSettings:
     """Seconds between an open stream's checks that its token or session is still valid."""
     max_header_bytes: int = 16 * 1024
     """The most a request's line and headers may take; more is a 431."""
+    mcp_json_response: bool = False
+    """Answer each ``/mcp`` POST of a handshake-era client with one JSON body instead of an
+    event stream (``PAWFLOW_MCP_JSON_RESPONSE=on``, for proxies that cannot stream); the
+    server then cannot ask during a call: a URL-mode question is the error -32042."""
     metrics: bool = False
     """Serve Prometheus metrics at ``/metrics`` (``PAWFLOW_METRICS=on``)."""
     metrics_token: str | None = None

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pawflow import durations, telemetry
 from pawflow.clock import to_millis
-from pawflow.errors import Conflict, FieldError, InvalidInput, NotFound, NotPending
+from pawflow.errors import Conflict, FieldError, InvalidAnswer, InvalidInput, NotFound, NotPending
 from pawflow.ids import new_ordered_id
 from pawflow.interactions import (
     CONFIRMATION_KINDS,
@@ -511,13 +511,17 @@ def respond(
     note = None if principal == user else {"for": principal}
     surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
     if policy is not None and policy["required_approvals"] is not None:  # a tool call's: approve
-        yes = (
-            normalized.get("decision") == "approve" if isinstance(normalized, dict) else normalized
-        )
+        choice = normalized.get("decision") if isinstance(normalized, dict) else None
+        if choice in ("edit", "respond"):  # a vote is for or against the call as shown
+            needed = policy["required_approvals"]
+            message = f"this call needs {needed} approvals: vote approve or reject"
+            raise InvalidAnswer(message, [FieldError("decision", message)])
+        yes = choice == "approve" if isinstance(normalized, dict) else normalized
         decided = policies.vote(tx, row, policy, user, bool(yes), via=via, now=now)
         if decided is None:
             return Interaction.from_row(row)
-        normalized = decide(surface or {}, decided) if is_tool_approval(surface) else decided
+        if not (decided is False and choice == "reject"):  # the deciding "no" keeps its reason
+            normalized = decide(surface or {}, decided) if is_tool_approval(surface) else decided
     kind = Kind(row["kind"])
     if is_tool_approval(surface) and isinstance(normalized, dict):
         normalized = {**normalized, "by": user}  # a tool approval's decision says who made it

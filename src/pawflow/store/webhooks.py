@@ -39,6 +39,9 @@ EVENTS: tuple[str, ...] = (
 """What a webhook may subscribe to."""
 DeliveryStatus = Literal["queued", "sent", "failed"]
 LOG_LIMIT = 200
+Queue = Literal["webhook_deliveries", "a2a_push_deliveries"]
+"""The tables of deliveries the dispatcher sends the same way (same columns of state)."""
+DELIVERIES: Queue = "webhook_deliveries"
 
 
 @dataclass(frozen=True)
@@ -208,8 +211,13 @@ def on_settled(tx: Tx, record: Interaction, now: datetime) -> int:
 def claim_due(tx: Tx, now: datetime, limit: int) -> list[WebhookDelivery]:
     """Claim due deliveries: each claim counts an attempt and moves ``next_at`` past its
     backoff, committed before anything is sent."""
+    return [WebhookDelivery.from_row(row) for row in claim_rows(tx, DELIVERIES, now, limit)]
+
+
+def claim_rows(tx: Tx, table: Queue, now: datetime, limit: int) -> list[dict[str, Any]]:
+    """Claim due rows of ``table``, as :func:`claim_due` does."""
     rows = sql(tx).all(
-        "SELECT id, attempts FROM webhook_deliveries WHERE status = 'queued' AND next_at <= ?"
+        f"SELECT id, attempts FROM {table} WHERE status = 'queued' AND next_at <= ?"
         " ORDER BY next_at, id LIMIT ?" + sql(tx).skip_locked,
         (to_millis(now), limit),
     )
@@ -217,12 +225,12 @@ def claim_due(tx: Tx, now: datetime, limit: int) -> list[WebhookDelivery]:
     for row in rows:
         attempts = int(row["attempts"]) + 1
         updated = sql(tx).one(
-            "UPDATE webhook_deliveries SET attempts = ?, next_at = ? WHERE id = ?"
+            f"UPDATE {table} SET attempts = ?, next_at = ? WHERE id = ?"
             " AND attempts = ? AND status = 'queued' RETURNING *",
             (attempts, to_millis(now + backoff(attempts)), row["id"], attempts - 1),
         )
         if updated is not None:
-            claimed.append(WebhookDelivery.from_row(updated))
+            claimed.append(updated)
     return claimed
 
 
@@ -232,11 +240,18 @@ def webhook_of(tx: Tx, delivery: WebhookDelivery) -> Webhook | None:
 
 
 def mark_sent(tx: Tx, claimed: WebhookDelivery, response_status: int, now: datetime) -> bool:
+    return record_sent(tx, DELIVERIES, claimed.id, claimed.attempts, response_status, now)
+
+
+def record_sent(
+    tx: Tx, table: Queue, delivery_id: str, attempts: int, response_status: int, now: datetime
+) -> bool:
+    """Record the claimed attempt ``attempts`` of a row of ``table`` as sent."""
     return (
         sql(tx).execute(
-            "UPDATE webhook_deliveries SET status = 'sent', sent_at = ?, response_status = ?,"
+            f"UPDATE {table} SET status = 'sent', sent_at = ?, response_status = ?,"
             " last_error = NULL WHERE id = ? AND attempts = ? AND status = 'queued'",
-            (to_millis(now), response_status, claimed.id, claimed.attempts),
+            (to_millis(now), response_status, delivery_id, attempts),
         )
         > 0
     )
@@ -252,17 +267,39 @@ def mark_failed(
 ) -> bool:
     """A failed attempt: tried again after the backoff, unless ``permanent`` or the attempts
     are spent (then ``failed``)."""
-    final = permanent or claimed.attempts >= MAX_ATTEMPTS
+    return record_failed(
+        tx,
+        DELIVERIES,
+        claimed.id,
+        claimed.attempts,
+        reason,
+        response_status=response_status,
+        permanent=permanent,
+    )
+
+
+def record_failed(
+    tx: Tx,
+    table: Queue,
+    delivery_id: str,
+    attempts: int,
+    reason: str,
+    *,
+    response_status: int | None = None,
+    permanent: bool = False,
+) -> bool:
+    """Record the claimed attempt ``attempts`` of a row of ``table`` as failed."""
+    final = permanent or attempts >= MAX_ATTEMPTS
     return (
         sql(tx).execute(
-            "UPDATE webhook_deliveries SET last_error = ?, response_status = ?, status = ?"
+            f"UPDATE {table} SET last_error = ?, response_status = ?, status = ?"
             " WHERE id = ? AND attempts = ? AND status = 'queued'",
             (
                 reason[:1000],
                 response_status,
                 "failed" if final else "queued",
-                claimed.id,
-                claimed.attempts,
+                delivery_id,
+                attempts,
             ),
         )
         > 0

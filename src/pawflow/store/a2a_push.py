@@ -1,0 +1,129 @@
+"""A2A push notifications on their way: one delivery per push config of a task, per update.
+
+When a task changes (:func:`enqueue`, in the transaction that records the update), one
+delivery is written for each push config the task has, its body fixed then (the SDK's
+``StreamResponse`` JSON of the update). The outbox's dispatcher claims, sends and records
+them exactly as it does webhook deliveries (:mod:`pawflow.store.webhooks`: each claim counts
+an attempt and moves ``next_at`` past the backoff before anything is sent); the config is
+read again at each attempt, so a config deleted meanwhile stops its deliveries. The rows are
+the task's delivery log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pawflow.clock import from_millis, iso, to_millis
+from pawflow.ids import new_id
+from pawflow.store.a2a_tasks import PushConfig, push_config, push_configs
+from pawflow.store.database import Tx, sql
+from pawflow.store.webhooks import DeliveryStatus, Queue, claim_rows, record_failed, record_sent
+
+TABLE: Queue = "a2a_push_deliveries"
+LOG_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class PushDelivery:
+    """One update of a task on its way to one of its push configs."""
+
+    id: str
+    task_id: str
+    config_id: str
+    event: str
+    payload: str
+    status: DeliveryStatus
+    attempts: int
+    next_at: datetime
+    last_error: str | None
+    response_status: int | None
+    created_at: datetime
+    sent_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> PushDelivery:
+        return cls(
+            id=row["id"],
+            task_id=row["task_id"],
+            config_id=row["config_id"],
+            event=row["event"],
+            payload=row["payload"],
+            status=row["status"],
+            attempts=int(row["attempts"]),
+            next_at=from_millis(int(row["next_at"])),
+            last_error=row["last_error"],
+            response_status=row["response_status"],
+            created_at=from_millis(int(row["created_at"])),
+            sent_at=None if row["sent_at"] is None else from_millis(int(row["sent_at"])),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "task_id": self.task_id,
+            "config_id": self.config_id,
+            "event": self.event,
+            "status": self.status,
+            "attempts": self.attempts,
+            "error": self.last_error,
+            "response_status": self.response_status,
+            "created_at": iso(self.created_at),
+            "sent_at": None if self.sent_at is None else iso(self.sent_at),
+        }
+
+
+def enqueue(tx: Tx, task_id: str, event: str, payload: str, now: datetime) -> int:
+    """One queued delivery of ``payload`` per push config of the task; how many."""
+    configs = push_configs(tx, task_id)
+    for config in configs:
+        sql(tx).execute(
+            "INSERT INTO a2a_push_deliveries (id, task_id, config_id, event, payload, status,"
+            " attempts, next_at, created_at) VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)",
+            ("msg_" + new_id(), task_id, config.id, event, payload, to_millis(now), to_millis(now)),
+        )
+    return len(configs)
+
+
+def claim_due(tx: Tx, now: datetime, limit: int) -> list[PushDelivery]:
+    """Claim due deliveries, as :func:`pawflow.store.webhooks.claim_due` does."""
+    return [PushDelivery.from_row(row) for row in claim_rows(tx, TABLE, now, limit)]
+
+
+def config_of(tx: Tx, delivery: PushDelivery) -> PushConfig | None:
+    """The config the delivery goes to; None once deleted."""
+    return push_config(tx, delivery.task_id, delivery.config_id)
+
+
+def mark_sent(tx: Tx, claimed: PushDelivery, response_status: int, now: datetime) -> bool:
+    return record_sent(tx, TABLE, claimed.id, claimed.attempts, response_status, now)
+
+
+def mark_failed(
+    tx: Tx,
+    claimed: PushDelivery,
+    reason: str,
+    *,
+    response_status: int | None = None,
+    permanent: bool = False,
+) -> bool:
+    return record_failed(
+        tx,
+        TABLE,
+        claimed.id,
+        claimed.attempts,
+        reason,
+        response_status=response_status,
+        permanent=permanent,
+    )
+
+
+def log(tx: Tx, task_id: str, limit: int = LOG_LIMIT) -> list[PushDelivery]:
+    """The task's push deliveries, newest first."""
+    rows = sql(tx).all(
+        "SELECT * FROM a2a_push_deliveries WHERE task_id = ?"
+        " ORDER BY created_at DESC, id DESC LIMIT ?",
+        (task_id, max(1, min(limit, LOG_LIMIT))),
+    )
+    return [PushDelivery.from_row(row) for row in rows]
