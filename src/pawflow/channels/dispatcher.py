@@ -20,13 +20,16 @@ import os
 import secrets
 import socket
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Generic, Protocol, TypeVar
 
 from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing
 from pawflow.channels.webhooks import Attempt, WebhookSender
 from pawflow.loops import Loop
-from pawflow.store import Store, a2a_push, answer_links, leases, outbox, webhooks
+from pawflow.store import Store, a2a_push, answer_links, leases, outbox
 from pawflow.store import Transaction as Tx
+from pawflow.store import webhooks as webhooks_store
 from pawflow.store.a2a_push import PushDelivery
 from pawflow.store.a2a_tasks import PushConfig
 from pawflow.store.outbox import OutboxRow
@@ -36,6 +39,44 @@ log = logging.getLogger("pawflow.channels")
 
 LEASE = "channels:outbox"
 BATCH = 20
+
+
+class _Delivery(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+D = TypeVar("D", bound=_Delivery)
+T = TypeVar("T")
+D_contra = TypeVar("D_contra", bound=_Delivery, contravariant=True)
+
+
+class _MarkFailed(Protocol[D_contra]):
+    def __call__(
+        self,
+        tx: Tx,
+        claimed: D_contra,
+        reason: str,
+        *,
+        response_status: int | None = ...,
+        permanent: bool = ...,
+    ) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Posting(Generic[D, T]):
+    """One kind of HTTP delivery the dispatcher sends besides the outbox: webhook
+    deliveries and A2A push notifications, each claimed, posted to its target and recorded
+    the same way."""
+
+    what: str
+    gone: str
+    """Why a delivery whose target was deleted meanwhile is given up."""
+    claim_due: Callable[[Tx, datetime, int], list[D]]
+    target_of: Callable[[Tx, D], T | None]
+    send: Callable[[T, D, datetime], Attempt]
+    mark_sent: Callable[[Tx, D, int, datetime], bool]
+    mark_failed: _MarkFailed[D]
 
 
 def process_owner() -> str:
@@ -65,6 +106,24 @@ class Dispatcher:
         self.lease_ttl = timedelta(seconds=lease_ttl)
         self.batch = batch
         self.webhooks = webhooks or WebhookSender()
+        self._webhook_posts = Posting[WebhookDelivery, Webhook](
+            "webhook delivery",
+            "the webhook was deleted",
+            webhooks_store.claim_due,
+            webhooks_store.webhook_of,
+            self.webhooks.send,
+            webhooks_store.mark_sent,
+            webhooks_store.mark_failed,
+        )
+        self._push_posts = Posting[PushDelivery, PushConfig](
+            "A2A push",
+            "the push config was deleted",
+            a2a_push.claim_due,
+            a2a_push.config_of,
+            self.webhooks.push,
+            a2a_push.mark_sent,
+            a2a_push.mark_failed,
+        )
         self.loop = Loop("outbox", self.step, interval=interval)
 
     def start(self) -> None:
@@ -154,71 +213,42 @@ class Dispatcher:
             return leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl)
 
     def _hooks(self) -> int:
-        done = 0
-        while True:
-            now = self.store.now()
-            with self.store.transaction() as tx:
-                if not leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl):
-                    return done
-                due = webhooks.claim_due(tx, now, self.batch)
-                claimed = [(delivery, webhooks.webhook_of(tx, delivery)) for delivery in due]
-            for delivery, hook in claimed:
-                if not self._post(delivery, hook):
-                    return done
-            done += len(claimed)
-            if len(claimed) < self.batch:
-                return done
-
-    def _post(self, delivery: WebhookDelivery, hook: Webhook | None) -> bool:
-        """Send one claimed webhook delivery and record it; False once the lease is lost."""
-        if hook is None:
-            attempt = Attempt(None, "the webhook was deleted", permanent=True)
-        else:
-            attempt = self.webhooks.send(hook, delivery, self.store.now())
-        now = self.store.now()
-        with self.store.transaction() as tx:
-            if attempt.error is None:
-                webhooks.mark_sent(tx, delivery, attempt.status or 0, now)
-            else:
-                log.warning("webhook delivery %s failed: %s", delivery.id, attempt.error)
-                webhooks.mark_failed(
-                    tx,
-                    delivery,
-                    attempt.error,
-                    response_status=attempt.status,
-                    permanent=attempt.permanent,
-                )
-            return leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl)
+        return self._post_due(self._webhook_posts)
 
     def _pushes(self) -> int:
+        return self._post_due(self._push_posts)
+
+    def _post_due(self, posting: Posting[D, T]) -> int:
+        """Send the due deliveries of one kind in claimed batches; stops once the lease is
+        lost (the new holder sends the rest)."""
         done = 0
         while True:
             now = self.store.now()
             with self.store.transaction() as tx:
                 if not leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl):
                     return done
-                due = a2a_push.claim_due(tx, now, self.batch)
-                claimed = [(delivery, a2a_push.config_of(tx, delivery)) for delivery in due]
-            for delivery, config in claimed:
-                if not self._push(delivery, config):
+                due = posting.claim_due(tx, now, self.batch)
+                claimed = [(delivery, posting.target_of(tx, delivery)) for delivery in due]
+            for delivery, target in claimed:
+                if not self._post(posting, delivery, target):
                     return done
             done += len(claimed)
             if len(claimed) < self.batch:
                 return done
 
-    def _push(self, delivery: PushDelivery, config: PushConfig | None) -> bool:
-        """Send one claimed A2A push and record it; False once the lease is lost."""
-        if config is None:
-            attempt = Attempt(None, "the push config was deleted", permanent=True)
+    def _post(self, posting: Posting[D, T], delivery: D, target: T | None) -> bool:
+        """Send one claimed delivery and record it; False once the lease is lost."""
+        if target is None:
+            attempt = Attempt(None, posting.gone, permanent=True)
         else:
-            attempt = self.webhooks.push(config, delivery, self.store.now())
+            attempt = posting.send(target, delivery, self.store.now())
         now = self.store.now()
         with self.store.transaction() as tx:
             if attempt.error is None:
-                a2a_push.mark_sent(tx, delivery, attempt.status or 0, now)
+                posting.mark_sent(tx, delivery, attempt.status or 0, now)
             else:
-                log.warning("A2A push %s failed: %s", delivery.id, attempt.error)
-                a2a_push.mark_failed(
+                log.warning("%s %s failed: %s", posting.what, delivery.id, attempt.error)
+                posting.mark_failed(
                     tx,
                     delivery,
                     attempt.error,
