@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pawflow.clock import from_millis, iso, to_millis
+from pawflow.clock import from_millis, to_millis
 from pawflow.ids import new_id
 from pawflow.store.a2a_tasks import PushConfig, push_config, push_configs
 from pawflow.store.database import Tx, sql
@@ -58,20 +58,6 @@ class PushDelivery:
             created_at=from_millis(int(row["created_at"])),
             sent_at=None if row["sent_at"] is None else from_millis(int(row["sent_at"])),
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "task_id": self.task_id,
-            "config_id": self.config_id,
-            "event": self.event,
-            "status": self.status,
-            "attempts": self.attempts,
-            "error": self.last_error,
-            "response_status": self.response_status,
-            "created_at": iso(self.created_at),
-            "sent_at": None if self.sent_at is None else iso(self.sent_at),
-        }
 
 
 def enqueue(tx: Tx, task_id: str, event: str, payload: str, now: datetime) -> int:
