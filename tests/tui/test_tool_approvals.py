@@ -63,6 +63,10 @@ def test_an_edit_is_checked_and_then_sent(user: User) -> None:
 
         environment.value = "staging"
         replicas.value = "3"
+        # A button ignores clicks while it shows its last press (Textual's "-active"); a
+        # refusal that comes back sooner must not swallow the second click.
+        approve = panel.query_one("#approve")
+        await until(pilot, lambda: not approve.has_class("-active"))
         await pilot.click("#approve")
         answered = await answered_in_store(user, record.id)
         assert answered.answer["decision"] == "edit"
