@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
+from pawflow.client import ServerEvent
 from pawflow.clock import FakeClock
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import Store, open_store
@@ -98,6 +99,30 @@ def test_a_thousand_events_through_fifty_disconnects(live: LiveServer) -> None:
     assert [message for _, message in received] == [f"n{i}" for i in range(total)]
     seqs = [seq for seq, _ in received]
     assert seqs == sorted(set(seqs))
+
+
+def test_an_event_logged_once_the_headers_arrive_is_on_the_stream(live: LiveServer) -> None:
+    """A client that reads state as soon as its stream answers (as the editor and the TUI do)
+    must find on the stream whatever was logged after that: the stream's position is fixed
+    before its headers go out, never after."""
+    user = unique("hana")
+    token = live.token(user)
+    for round_ in range(20):
+        with stream(live.url, token) as events:
+            live.store.messages.notify_user(user, f"right after the headers {round_}")
+            live.store.messages.notify_user(user, f"marker {round_}")
+            seen = [e.data.get("message") for e in until_message(events, f"marker {round_}")]
+        assert f"right after the headers {round_}" in seen, (round_, seen)
+
+
+def until_message(events: Iterator[ServerEvent], message: str) -> list[ServerEvent]:
+    seen = []
+    for event in events:
+        if event.type == "notification":
+            seen.append(event)
+            if event.data.get("message") == message:
+                return seen
+    raise AssertionError(f"the stream ended before {message!r}")
 
 
 def test_live_clients_make_notifications_sent_not_queued(live: LiveServer) -> None:

@@ -93,8 +93,17 @@ describe("the event stream", { timeout: 120_000 }, () => {
     const conversation = (await ann.action("create_conversation", { title: "Cut" })).conversation.id;
     const live = follow(ann);
     try {
+      // Once the stream is open and state read, every request arrives as an event: wait for
+      // the event itself, not the model (which a hydration may fill first).
+      await eventually(() => live.hydrations() === 1, { what: "the first hydration" });
       const first = await ask(ann, conversation, "first");
-      await eventually(() => live.model.get(first.id), { what: "the first request" });
+      await eventually(
+        () =>
+          live.events.some(
+            (e) => e.type === "interaction_request" && (e.data as Interaction).id === first.id,
+          ) && live.model.get(first.id),
+        { what: "the first request's event" },
+      );
       const seenBefore = live.events.length;
       const resumeFrom = live.stream.lastEventId;
       assert.ok(resumeFrom !== null);

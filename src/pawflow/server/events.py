@@ -101,9 +101,11 @@ def _start(store: Store, user: str, asked: int | None) -> tuple[int, bool]:
 
 
 async def event_stream(
-    ctx: ServerContext, principal: Principal, asked: int | None
+    ctx: ServerContext, principal: Principal, start: tuple[int, bool], asked: int | None
 ) -> AsyncIterator[str]:
-    """The stream; it ends when the caller's token is revoked or their session ends."""
+    """The stream from ``start`` (a position and whether to reset, fixed before the response
+    headers go out, so a client that reads state once they arrive misses nothing logged after
+    its read); it ends when the caller's token is revoked or their session ends."""
     store, settings, hub = ctx.store, ctx.settings, ctx.hub
     user = principal.user
     client_id = "sse:" + secrets.token_urlsafe(12)
@@ -120,7 +122,7 @@ async def event_stream(
     try:
         await anyio.to_thread.run_sync(store.messages.mark_live, client_id, user, ttl)
         marked = time.monotonic()
-        position, reset = await anyio.to_thread.run_sync(_start, store, user, asked)
+        position, reset = start
         opening = f"retry: {RETRY_MILLIS}\n\n"
         if reset:
             opening += frame(position, "reset", {"last_event_id": position, "reason": "gap"})
@@ -216,8 +218,9 @@ async def events(
     if asked is None:
         asked = after
     ctx = context_of(request)
+    start = await anyio.to_thread.run_sync(_start, ctx.store, principal.user, asked)
     return StreamingResponse(
-        event_stream(ctx, principal, asked),
+        event_stream(ctx, principal, start, asked),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
