@@ -134,6 +134,7 @@ def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
         channels,
         base_url=settings.base_url,
         interval=settings.outbox_interval,
+        lease_ttl=settings.outbox_lease_ttl,
         webhooks=WebhookSender(allowed),
     )
 

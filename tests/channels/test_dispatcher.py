@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from pawflow import serve
 from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.clock import FakeClock
+from pawflow.server.settings import ServerSettings
 from pawflow.store import Store, outbox
 from tests.channels.smtp import smtp_server
 
@@ -39,6 +43,27 @@ def test_only_the_lease_holder_sends_and_another_takes_over(store: Store, clock:
         assert one.step() == 0
         assert len(inbox.received()) == 5
     assert _statuses(store, first + second) == ["sent"] * 5
+
+
+def test_a_served_dispatcher_hands_its_lease_over_as_the_settings_say(
+    store: Store, clock: FakeClock
+) -> None:
+    """``PAWFLOW_OUTBOX_LEASE_TTL`` is how long a dead server's outbox waits for another."""
+    first = _asked(store, "ada")
+    settings = ServerSettings.from_env({"PAWFLOW_OUTBOX_LEASE_TTL": "2"})
+    with smtp_server() as (inbox, url):
+        settings = settings.replace(smtp_url=url)
+        one = serve.dispatcher(store, settings)
+        two = Dispatcher(store, [EmailChannel(SmtpConfig.from_url(url, None))], base_url="x")
+        assert one.lease_ttl == timedelta(seconds=2)
+        assert one.step() == 1
+        second = _asked(store, "bo")
+        clock.advance("1s")
+        assert two.step() == 0  # the served one holds its lease two seconds after its pass
+        clock.advance(timedelta(seconds=1.5))
+        assert two.step() == 1
+        assert len(inbox.received()) == 2
+    assert _statuses(store, first + second) == ["sent", "sent"]
 
 
 def test_a_refused_mail_fails_for_good_with_the_reason(store: Store) -> None:

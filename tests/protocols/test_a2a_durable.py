@@ -76,6 +76,7 @@ def _serve(db: str, directory: Path) -> Iterator[Process]:
         "PAWFLOW_LOG_LEVEL": "error",
         "PAWFLOW_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
         "PAWFLOW_OUTBOX_INTERVAL": "0.2",
+        "PAWFLOW_OUTBOX_LEASE_TTL": "1",  # a restart's new process sends at once
     }
     served = Served(db, directory, args=("--demo",), env=env)
     served.start()
