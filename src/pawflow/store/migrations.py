@@ -77,8 +77,12 @@ def schema_version(tx: Tx) -> int:
 
 def migrate(db: Database) -> int:
     """Bring the database to the newest version; returns it. Re-running is a no-op."""
-    version = 0
-    for migration in migrations_for(db.dialect):
+    steps = migrations_for(db.dialect)
+    with db.transaction(write=False) as tx:
+        version = schema_version(tx)
+    if version >= steps[-1].version:
+        return version  # up to date: one read, not a locked transaction per step
+    for migration in steps:
         with db.transaction() as tx:
             tx.lock_key("pawflow:migrate")
             version = schema_version(tx)
