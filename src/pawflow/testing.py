@@ -38,10 +38,12 @@ def postgres_available(admin_url: str = POSTGRES_ADMIN_URL) -> bool:
 
 
 def throwaway_postgres(
-    admin_url: str = POSTGRES_ADMIN_URL,
+    admin_url: str = POSTGRES_ADMIN_URL, *, migrated: bool = False
 ) -> contextlib.AbstractContextManager[str]:
-    """Create a fresh database, yield its URL, drop it afterwards."""
-    return opening.throwaway_postgres(admin_url)
+    """Create a fresh database, yield its URL, drop it afterwards. With ``migrated``, it
+    is already at the newest schema: a copy of a template database the migrations made
+    once, instead of an empty one."""
+    return opening.throwaway_postgres(admin_url, migrated=migrated)
 
 
 @contextlib.contextmanager
@@ -56,7 +58,7 @@ def temporary_store(
         finally:
             store.close()
     elif backend == "postgres":
-        with throwaway_postgres() as url:
+        with throwaway_postgres(migrated=True) as url:
             store = open_store(url, clock=clock)
             try:
                 yield store

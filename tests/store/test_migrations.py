@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,9 @@ import psycopg
 import pytest
 
 from pawflow import FakeClock, MigrationError, open_store
-from pawflow.store import migrations
+from pawflow.store import migrations, postgres
 from pawflow.store.database import SqliteDatabase, sql
-from pawflow.testing import throwaway_postgres
+from pawflow.testing import POSTGRES_ADMIN_URL, throwaway_postgres
 from tests.conftest import require_postgres
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "legacy_confirmations.db"
@@ -234,3 +235,26 @@ def test_postgres_rerun_is_a_no_op(two_postgres: tuple[str, str]) -> None:
     with open_store(url) as store:
         version = store.migrate()
         assert store.migrate() == version == len(migrations.migrations_for("postgres"))
+
+
+@pytest.mark.postgres
+def test_a_migrated_throwaway_database_is_a_copy_at_the_newest_schema(
+    two_postgres: tuple[str, str],
+) -> None:
+    """Tests copy their PostgreSQL databases from one template the migrations made: the
+    same schema as migrating an empty database, made once however many ask at once."""
+    migrated, _ = two_postgres
+    open_store(migrated).close()
+    with ThreadPoolExecutor(4) as pool:
+        names = set(pool.map(lambda _: postgres.migrated_template(POSTGRES_ADMIN_URL), range(4)))
+    assert len(names) == 1
+    with throwaway_postgres(migrated=True) as copied:
+        with psycopg.connect(copied) as conn:
+            row = conn.execute("SELECT version FROM pawflow_schema").fetchone()
+        assert row == (len(migrations.migrations_for("postgres")),)
+        assert postgres_shape(copied) == postgres_shape(migrated)
+    with psycopg.connect(POSTGRES_ADMIN_URL) as conn:
+        found = conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'pawflow\\_template\\_%'"
+        ).fetchall()
+    assert (names.pop(),) in found

@@ -71,8 +71,11 @@ def postgres_available(admin_url: str) -> bool:
     return postgres.available(admin_url)
 
 
-def throwaway_postgres(admin_url: str) -> contextlib.AbstractContextManager[str]:
-    """Create a fresh database, yield its URL, drop it afterwards (for tests)."""
+def throwaway_postgres(
+    admin_url: str, *, migrated: bool = False
+) -> contextlib.AbstractContextManager[str]:
+    """Create a fresh database, yield its URL, drop it afterwards (for tests); with
+    ``migrated``, one already at the newest schema."""
     from pawflow.store import postgres  # noqa: PLC0415 (psycopg only when asked)
 
-    return postgres.throwaway(admin_url)
+    return postgres.throwaway(admin_url, migrated=migrated)

@@ -7,6 +7,7 @@ so an embedded SQLite store never loads it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import secrets
 import threading
@@ -159,15 +160,80 @@ def available(admin_url: str) -> bool:
         return False
 
 
+def _database_url(admin_url: str, name: str) -> str:
+    base, _, _ = admin_url.rpartition("/")
+    return f"{base}/{name}"
+
+
 @contextlib.contextmanager
-def throwaway(admin_url: str) -> Iterator[str]:
-    """Create a fresh database, yield its URL, drop it afterwards (for tests)."""
+def throwaway(admin_url: str, *, migrated: bool = False) -> Iterator[str]:
+    """Create a fresh database, yield its URL, drop it afterwards (for tests). With
+    ``migrated``, it is a copy of a database at the newest schema (:func:`migrated_template`)
+    instead of an empty one."""
     name = "pawflow_test_" + secrets.token_hex(6)
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    base, _, _ = admin_url.rpartition("/")
+        if migrated:
+            _copy_template(conn, admin_url, name)
+        else:
+            conn.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield f"{base}/{name}"
+        yield _database_url(admin_url, name)
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+TEMPLATE_PREFIX = "pawflow_template_"
+_templates: dict[str, str] = {}  # admin URL -> the template this process last copied
+
+
+def _copy_template(conn: psycopg.Connection[Any], admin_url: str, name: str) -> None:
+    for attempt in range(3):
+        template = _templates.get(admin_url) or migrated_template(admin_url)
+        _templates[admin_url] = template
+        try:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+            return
+        except psycopg.errors.InvalidCatalogName:  # dropped for a newer schema: make it again
+            _templates.pop(admin_url, None)
+            if attempt == 2:
+                raise
+
+
+def migrated_template(admin_url: str) -> str:
+    """The name of a database at the newest schema, made by the migrations themselves, for
+    tests to copy (``CREATE DATABASE … TEMPLATE``, a file copy) instead of migrating each
+    database anew. One per schema: named by a digest of the migrations, made once under an
+    advisory lock however many test processes ask, and nobody connects to it once made.
+    Making one drops those of other schemas."""
+    from pawflow.store.migrations import migrate, migrations_for  # noqa: PLC0415
+
+    steps = migrations_for("postgres")
+    digest = hashlib.sha256("\0".join(step.sql for step in steps).encode()).hexdigest()
+    name = TEMPLATE_PREFIX + digest[:16]
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (TEMPLATE_PREFIX,))
+        try:
+            found = conn.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE %s",
+                (TEMPLATE_PREFIX.replace("_", r"\_") + "%",),
+            ).fetchall()
+            if (name,) in found:
+                return name
+            building = f"{name}_{secrets.token_hex(4)}"
+            conn.execute(f'CREATE DATABASE "{building}"')
+            try:
+                db = PostgresDatabase(_database_url(admin_url, building))
+                try:
+                    migrate(db)
+                finally:
+                    db.close()
+                conn.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+            except BaseException:
+                conn.execute(f'DROP DATABASE IF EXISTS "{building}" WITH (FORCE)')
+                raise
+            for (older,) in found:
+                conn.execute(f'DROP DATABASE IF EXISTS "{older}" WITH (FORCE)')
+            return name
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (TEMPLATE_PREFIX,))
