@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.tui.conftest import SIZE, User, answered_in_store, make_app, ready_block, until
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -143,19 +144,20 @@ def test_date_and_datetime_in_local_time_sent_in_utc(user: User) -> None:
     assert local.astimezone(UTC).hour == int(stored[11:13])
 
 
-def test_file_path_uploaded_then_answered(user: User, tmp_path: Path) -> None:
+def test_file_path_uploaded_then_answered(
+    user: User, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     record = user.ask("file", "Contract?", response_schema={"mediaTypes": ["text/plain"]})
-    contract = tmp_path / "contract.txt"
-    contract.write_text("signed\n")
-    wrong = tmp_path / "picture.png"
-    wrong.write_bytes(b"\x89PNG\r\n")
+    monkeypatch.setenv("HOME", str(tmp_path))  # typed as ~/…: a short path, a key a character
+    (tmp_path / "contract.txt").write_text("signed\n")
+    (tmp_path / "picture.png").write_bytes(b"\x89PNG\r\n")
 
     async def keys(pilot: Pilot[None], app: ChatApp, block: Any) -> None:
-        await pilot.press(*str(wrong), "enter")
+        await pilot.press(*"~/picture.png", "enter")
         await until(pilot, lambda: errors_of(block))
         assert (await asyncio.to_thread(user.get, record.id)).status == "pending"
         block.query_one("#answer").value = ""
-        await pilot.press(*str(contract), "enter")
+        await pilot.press(*"~/contract.txt", "enter")
 
     done = answer_with(user, record, keys)
     assert done.answer["name"] == "contract.txt"
