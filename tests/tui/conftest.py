@@ -8,9 +8,10 @@ The app runs headless under Textual's pilot; waiting is polling with a deadline.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,18 @@ def user(live: LiveServer) -> Iterator[User]:
 def make_app(user: User, **kwargs: Any) -> ChatApp:
     """A chat app for ``user``; its client shares the user's (closed with the user)."""
     return ChatApp(user.client, conversation_id=user.conversation, **kwargs)
+
+
+@contextlib.asynccontextmanager
+async def running(app: ChatApp, size: tuple[int, int] = SIZE) -> AsyncIterator[Pilot[None]]:
+    """Run ``app`` headless under a pilot. On the way out its workers are cancelled before
+    its screens are taken down, as ``App.run`` does (``run_test`` takes the screens down
+    first, so a read from the server finishing then would find no widgets)."""
+    async with app.run_test(size=size) as pilot:
+        try:
+            yield pilot
+        finally:
+            app.workers.cancel_all()
 
 
 async def until(pilot: Pilot[None], check: Callable[[], Any], timeout: float = 15.0) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 
-from tests.tui.conftest import SIZE, User, answered_in_store, block_of, until
+from tests.tui.conftest import User, answered_in_store, block_of, running, until
 
 from pawflow.client import Client
 from pawflow.server.testing import LiveServer
@@ -24,7 +24,7 @@ def test_what_is_assigned_shows_why_and_is_answered_there(live: LiveServer) -> N
 
     async def scenario() -> None:
         app = ChatApp(bob.client, conversation_id=bob.conversation)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             await until(pilot, lambda: app.hydrations > 0)
             await pilot.press("ctrl+g")
             assigned = await until(pilot, lambda: app.assigned())

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.tui.conftest import SIZE, User, answered_in_store, block_of, make_app, ready_block, until
+from tests.tui.conftest import (
+    User,
+    answered_in_store,
+    block_of,
+    make_app,
+    ready_block,
+    running,
+    until,
+)
 from textual.widgets import Input, Static
 
 from pawflow.tui.live import Connection
@@ -17,7 +25,7 @@ def test_history_messages_and_a_live_request(user: User) -> None:
 
     async def scenario() -> None:
         app = make_app(user)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             await until(pilot, lambda: app.hydrations > 0 and app.query(MessageItem))
             assert app.view.conversation_id == user.conversation
             await until(pilot, lambda: app.connection is Connection.LIVE)
@@ -51,7 +59,7 @@ def test_conversation_list_and_new_conversation(user: User) -> None:
 
     async def scenario() -> None:
         app = make_app(user)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             await until(pilot, lambda: app.hydrations > 0)
             listing = app.query_one(ConversationList)
             assert set(listing.ids) >= {user.conversation, other}
@@ -83,7 +91,7 @@ def test_pending_inbox_across_conversations(user: User) -> None:
 
     async def scenario() -> None:
         app = make_app(user)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             await until(pilot, lambda: app.hydrations > 0)
             await pilot.press("ctrl+p")
             await until(pilot, lambda: isinstance(app.screen, InboxScreen))

@@ -8,12 +8,12 @@ import asyncio
 from typing import Any
 
 from tests.tui.conftest import (
-    SIZE,
     User,
     answered_in_store,
     block_of,
     make_app,
     ready_block,
+    running,
     until,
 )
 from tests.tui.test_kinds import answer_with
@@ -67,7 +67,7 @@ def test_an_answered_form_reads_with_titles_and_labels(user: User) -> None:
 
     async def scenario() -> str:
         app = make_app(user)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             await until(pilot, lambda: app.hydrations > 0 and block_of(app, record.id))
             return text_of(block_of(app, record.id), ".outcome")
 
@@ -81,7 +81,7 @@ def test_an_empty_answer_needs_a_second_deliberate_enter(user: User) -> None:
 
     async def scenario() -> None:
         app = make_app(user)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             block = await ready_block(pilot, app, tools.id)
             await pilot.press("enter")
             await until(pilot, lambda: "nothing chosen" in text_of(block, ".confirm"))
@@ -114,7 +114,7 @@ def test_a_wakeup_reads_as_a_sentence(live: LiveServer, user: User) -> None:
 
     async def scenario() -> str:
         app = make_app(user)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             await until(pilot, lambda: app.hydrations > 0 and app.query(MessageItem))
             return " ".join(shown(item) for item in app.query(MessageItem))
 
@@ -130,7 +130,7 @@ def test_the_header_keeps_its_pending_count_while_the_stream_is_down(user: User)
 
     async def scenario() -> str:
         app = make_app(user, events_client=dead)
-        async with app.run_test(size=(100, 30)) as pilot:
+        async with running(app, (100, 30)) as pilot:
             await until(
                 pilot,
                 lambda: (
@@ -157,7 +157,7 @@ def test_the_inbox_opens_on_its_first_request(user: User) -> None:
 
     async def scenario() -> None:
         app = make_app(user)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             await until(pilot, lambda: app.hydrations > 0)
             await pilot.press("ctrl+p")
             inbox = await until(pilot, lambda: app.inbox())
@@ -193,7 +193,7 @@ def test_a_table_pick_reads_as_its_row(user: User) -> None:
 
     async def scenario() -> str:
         app = make_app(user)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             await until(pilot, lambda: app.hydrations > 0 and block_of(app, record.id))
             return text_of(block_of(app, record.id), ".outcome")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.tui.conftest import SIZE, User, answered_in_store, make_app, ready_block, until
+from tests.tui.conftest import User, answered_in_store, make_app, ready_block, running, until
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -25,7 +25,7 @@ def answer_with(user: User, record: Interaction, keys: Keys) -> Interaction:
 
     async def scenario() -> Interaction:
         app = make_app(user)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             block = await ready_block(pilot, app, record.id)
             await keys(pilot, app, block)
             done = await answered_in_store(user, record.id)

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 from tests.served import Served
-from tests.tui.conftest import SIZE, block_of, until
+from tests.tui.conftest import block_of, running, until
 
 from pawflow.client import Client, ServerEvent
 from pawflow.store import open_store
@@ -27,7 +27,7 @@ def test_restart_rehydrates_pending_from_the_server(served: Served) -> None:
 
     async def scenario() -> None:
         app = ChatApp(client, conversation_id=conversation)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             await until(
                 pilot, lambda: app.connection is Connection.LIVE and block_of(app, first.id)
             )

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from rich.console import Console
-from tests.tui.conftest import SIZE, User, answered_in_store, make_app, ready_block, until
+from tests.tui.conftest import SIZE, User, answered_in_store, make_app, ready_block, running, until
 from textual.widgets import Static
 
 from pawflow.records import Interaction
@@ -63,7 +63,7 @@ def rewrite_surface(live: LiveServer, request_id: str, surface: dict[str, Any]) 
 def run(user: User, record: Interaction, scenario: Any, size: tuple[int, int] = SIZE) -> None:
     async def main() -> None:
         app = make_app(user)
-        async with app.run_test(size=size) as pilot:
+        async with running(app, size) as pilot:
             await scenario(pilot, app)
 
     asyncio.run(main())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tests.tui.conftest import SIZE, User, answered_in_store, make_app, ready_block, until
+from tests.tui.conftest import User, answered_in_store, make_app, ready_block, running, until
 from textual.widgets import Input, Static
 
 from pawflow.interactions.tool_approval import make_surface
@@ -39,7 +39,7 @@ def approval(user: User) -> Interaction:
 def run(user: User, scenario: Any) -> None:
     async def main() -> None:
         app = make_app(user)
-        async with app.run_test(size=SIZE) as pilot:
+        async with running(app) as pilot:
             await scenario(pilot, app)
 
     asyncio.run(main())
