@@ -4,6 +4,8 @@ the pending inbox and its badge."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 
 from tests.tui.conftest import (
     User,
@@ -16,6 +18,7 @@ from tests.tui.conftest import (
 )
 from textual.widgets import Input, Static
 
+from pawflow.tui.app import Resync
 from pawflow.tui.live import Connection
 from pawflow.tui.views import ConversationList, InboxScreen, MessageItem
 
@@ -116,3 +119,25 @@ def test_pending_inbox_across_conversations(user: User) -> None:
             assert not isinstance(app.screen, InboxScreen)
 
     asyncio.run(scenario())
+
+
+def test_work_called_off_before_it_starts_leaves_nothing_unfinished(user: User) -> None:
+    """Readings of the server that are replaced or cancelled before they start (a second
+    resync, quitting) are never left as coroutines that nobody awaited."""
+    record = user.ask("confirm", "Ship?")
+
+    async def scenario() -> None:
+        app = make_app(user)
+        async with running(app) as pilot:
+            await until(pilot, lambda: app.hydrations > 0)
+            for _ in range(3):
+                app.record_changed(record)
+                app.on_resync(Resync())  # each replaces the last, maybe before it started
+            app.workers.cancel_all()
+            await pilot.pause()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(scenario())
+        gc.collect()
+    assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []

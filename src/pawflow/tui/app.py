@@ -12,6 +12,7 @@ import asyncio
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -123,7 +124,7 @@ class ChatApp(App[None]):
 
     def on_mount(self) -> None:
         self.show_status()
-        self.run_worker(self.hydrate(), group="hydrate", exclusive=True)
+        self.hydrate()
         self.live.start()
 
     def on_unmount(self) -> None:
@@ -153,13 +154,20 @@ class ChatApp(App[None]):
     # -- what blocks ask of the app ----------------------------------------------------------
 
     def record_changed(self, record: Interaction) -> None:
-        self.run_worker(self.apply_record(record), group="records")
+        self._apply_in_background(record)
+
+    # Work for later runs through @work: the worker calls the method when it starts, so work
+    # replaced or cancelled before then (a newer resync, quitting) leaves no coroutine behind.
+    @work(group="records")
+    async def _apply_in_background(self, record: Interaction) -> None:
+        await self.apply_record(record)
 
     def conversation_title(self, conversation_id: str) -> str:
         return self.state.title(conversation_id)
 
     # -- reading from the server -------------------------------------------------------------
 
+    @work(group="hydrate", exclusive=True)
     async def hydrate(self) -> None:
         """Read conversations, pending requests and the open conversation from the server."""
         client = self.client
@@ -251,7 +259,7 @@ class ChatApp(App[None]):
             )
 
     def on_resync(self, message: Resync) -> None:
-        self.run_worker(self.hydrate(), group="hydrate", exclusive=True)
+        self.hydrate()
 
     # -- the person's actions ----------------------------------------------------------------
 

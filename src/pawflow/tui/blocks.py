@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Protocol, cast
 
 from rich.markdown import Markdown
 from rich.markup import escape
+from textual import work
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widget import Widget
@@ -306,7 +307,7 @@ class RequestBlock(Vertical):
         self.forget_empty()
         self.busy = True
         self.clear_errors()
-        self.run_worker(self._send(answer), group="answer", exclusive=True)
+        self._send(answer)
 
     def _empty(self, answer: Any) -> bool:
         kind = self.record.kind
@@ -332,6 +333,7 @@ class RequestBlock(Vertical):
     def on_edited(self, event: Edited) -> None:
         self.forget_empty()
 
+    @work(group="answer", exclusive=True)
     async def _send(self, answer: Any) -> None:
         client, request_id = self.host.client, self.record.id
         try:
