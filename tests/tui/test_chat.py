@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 import warnings
 
 from tests.tui.conftest import (
@@ -141,3 +142,28 @@ def test_work_called_off_before_it_starts_leaves_nothing_unfinished(user: User) 
         asyncio.run(scenario())
         gc.collect()
     assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
+
+
+def test_a_resync_called_off_while_it_redraws_leaves_the_screen_whole(user: User) -> None:
+    """A resync replaced or cancelled at any point (a newer one, quitting) never cancels the
+    widgets being redrawn: every row comes back and the app still closes cleanly."""
+
+    async def scenario() -> None:
+        app = make_app(user)
+        async with running(app) as pilot:
+            await until(pilot, lambda: app.hydrations > 0)
+            listing = app.conversation_list
+            for round_ in range(5):
+                await until(pilot, lambda: listing.index is not None)
+                worker = app.hydrate()
+                # The list's rows are being taken down (``clear`` leaves no row chosen):
+                # call the resync off right then, without giving the loop a moment more.
+                deadline = time.monotonic() + 15
+                while listing.index is not None:
+                    assert time.monotonic() < deadline, f"round {round_}: no redraw seen"
+                    await asyncio.sleep(0)
+                worker.cancel()
+            await until(pilot, lambda: listing.index is not None and len(listing.children) == 1)
+            assert listing.ids == [user.conversation]
+
+    asyncio.run(scenario())

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Input, ListView, Static
 
 from pawflow.client import Client, ServerEvent
 from pawflow.errors import PawFlowError
-from pawflow.records import Interaction, Message
+from pawflow.records import Conversation, Interaction, Message
 from pawflow.tui.approvals import rules_command
 from pawflow.tui.blocks import RequestBlock
 from pawflow.tui.live import CONNECTION_TEXT, Connection, LiveHandlers, LiveStream
@@ -46,6 +46,23 @@ class LiveEvent(TextualMessage):
 
 class Resync(TextualMessage):
     """Re-read everything from the server (after a reconnect or a ``reset``)."""
+
+
+class Hydrated(TextualMessage):
+    """What a re-read found, for the app to draw on its own loop."""
+
+    def __init__(
+        self,
+        user: str,
+        conversations: list[Conversation],
+        records: list[Interaction],
+        opened: tuple[str, list[Message], list[Interaction]] | None,
+    ) -> None:
+        super().__init__()
+        self.user = user
+        self.conversations = conversations
+        self.records = records
+        self.opened = opened
 
 
 class ChatApp(App[None]):
@@ -154,26 +171,23 @@ class ChatApp(App[None]):
     # -- what blocks ask of the app ----------------------------------------------------------
 
     def record_changed(self, record: Interaction) -> None:
-        self._apply_in_background(record)
-
-    # Work for later runs through @work: the worker calls the method when it starts, so work
-    # replaced or cancelled before then (a newer resync, quitting) leaves no coroutine behind.
-    @work(group="records")
-    async def _apply_in_background(self, record: Interaction) -> None:
-        await self.apply_record(record)
+        self.call_later(self.apply_record, record)  # drawn on the app's loop, as live events
 
     def conversation_title(self, conversation_id: str) -> str:
         return self.state.title(conversation_id)
 
     # -- reading from the server -------------------------------------------------------------
 
+    # A worker only reads; what it read is drawn by the app's own loop (on_hydrated). A worker
+    # is cancelled when a newer resync replaces it or the app quits, and one cancelled while
+    # it awaited a redraw would cancel the widgets being removed, leaving the screen half
+    # redrawn and the app unable to close.
     @work(group="hydrate", exclusive=True)
     async def hydrate(self) -> None:
         """Read conversations, pending requests and the open conversation from the server."""
         client = self.client
         try:
-            if not self.state.user:
-                self.state.user = await asyncio.to_thread(client.whoami)
+            user = self.state.user or await asyncio.to_thread(client.whoami)
             conversations = await asyncio.to_thread(client.list_conversations)
             pending = await asyncio.to_thread(
                 lambda: list(client.iter_interactions(status="pending"))
@@ -185,14 +199,22 @@ class ChatApp(App[None]):
         except PawFlowError as exc:
             self.notify(f"Cannot read from the server: {exc}", severity="error")
             return
-        self.state.set_conversations(conversations)
-        for record in [*pending, *stale]:
-            self.state.upsert(record)
         current = self.view.conversation_id or self.start_conversation
         if current is None and conversations:
             current = conversations[0].id
+        opened = None
         if current is not None:
-            await self.open_conversation(current)
+            read = await self.read_conversation(current)
+            opened = None if read is None else (current, *read)
+        self.post_message(Hydrated(user, conversations, [*pending, *stale], opened))
+
+    async def on_hydrated(self, message: Hydrated) -> None:
+        self.state.user = message.user
+        self.state.set_conversations(message.conversations)
+        for record in message.records:
+            self.state.upsert(record)
+        if message.opened is not None:
+            await self.show_conversation(*message.opened)
         await self.refresh_lists()
         inbox = self.inbox()
         if inbox is not None:
@@ -200,6 +222,15 @@ class ChatApp(App[None]):
         self.hydrations += 1
 
     async def open_conversation(self, conversation_id: str) -> None:
+        read = await self.read_conversation(conversation_id)
+        if read is not None:
+            await self.show_conversation(conversation_id, *read)
+            await self.refresh_lists()
+
+    async def read_conversation(
+        self, conversation_id: str
+    ) -> tuple[list[Message], list[Interaction]] | None:
+        """A conversation's history and requests from the server; None (and said) if not."""
         client = self.client
         try:
             messages = await asyncio.to_thread(client.get_history, conversation_id)
@@ -208,12 +239,16 @@ class ChatApp(App[None]):
             )
         except PawFlowError as exc:
             self.notify(f"Cannot open that conversation: {exc}", severity="error")
-            return
+            return None
+        return messages, records
+
+    async def show_conversation(
+        self, conversation_id: str, messages: list[Message], records: list[Interaction]
+    ) -> None:
         for record in records:
             self.state.upsert(record)
         shown = [self.state.records.get(r.id, r) for r in records]
         await self.view.show(conversation_id, self.state.title(conversation_id), messages, shown)
-        await self.refresh_lists()
 
     async def refresh_lists(self) -> None:
         rows = [
