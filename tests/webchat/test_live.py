@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import APIResponse, Browser, Route, expect
 
 from pawflow.store.events import prune_events
 from tests.served import Served
@@ -221,6 +221,40 @@ def test_conversations_are_created_and_messages_arrive_live(
     expect(page.get_by_role("link", name=re.compile("Weekend plans"))).to_have_attribute(
         "aria-current", "page"
     )
+
+
+def test_a_conversation_made_while_the_list_is_still_on_its_way_stays_listed(
+    person: Callable[..., Person],
+) -> None:
+    """The list of conversations the page reads on start arrives only after the person has
+    made a new one (a slow network): that list, read before, does not take the new one away."""
+    ann = person()
+    ann.conversation("Older")
+    held: list[tuple[Route, APIResponse]] = []
+    made = False
+
+    def hold_early_lists(route: Route) -> None:
+        if made:
+            route.continue_()
+        else:  # read now, delivered later: what the server said before the new one existed
+            held.append((route, route.fetch()))
+
+    ann.context.route("**/api/actions/list_conversations", hold_early_lists)
+    with ann.context.expect_event("request", lambda r: "list_conversations" in r.url):
+        page = ann.open("/")
+    page.get_by_role("button", name="New conversation").click()
+    page.get_by_label("Title of the new conversation").fill("Weekend plans")
+    page.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("heading", name="Weekend plans")).to_be_visible()
+    made = True
+    assert held, "the page read its conversations on start"
+    for route, response in held:
+        route.fulfill(response=response)
+
+    expect(page.locator("section.conversation")).to_have_attribute("data-loaded", "true")
+    listed = page.get_by_role("navigation", name="Conversations").get_by_role("link")
+    expect(listed).to_have_text([re.compile("Weekend plans"), re.compile("Older")])
+    expect(page.get_by_role("heading", name="Weekend plans")).to_be_visible()
 
 
 def test_the_link_serve_printed_signs_in_and_signing_out_ends_the_session(

@@ -353,8 +353,9 @@ function onEvent(type, data) {
 // -- loading --------------------------------------------------------------------------------
 
 async function loadConversations() {
+  const readFrom = state.conversationsStamp();
   const found = await api.action("list_conversations", {});
-  state.setConversations(found.conversations);
+  state.setConversations(found.conversations, readFrom);
 }
 
 /** @param {string} id */

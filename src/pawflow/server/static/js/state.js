@@ -82,15 +82,39 @@ export function pendingIn(conversationId) {
   return pending().filter((r) => r.conversation_id === conversationId).length;
 }
 
-/** @param {Conversation[]} list */
-export function setConversations(list) {
+// Conversations added here (made, or joined from an invitation) count up, so that a list read
+// from the server before one was added, and arriving after, does not take it away.
+let added = 0;
+/** @type {Map<string, number>} */
+const addedAt = new Map();
+
+/** Where the additions stand: pass it to :func:`setConversations` with a list read after. */
+export function conversationsStamp() {
+  return added;
+}
+
+/**
+ * The server's list replaces ours, except the conversations added here since ``readFrom``
+ * (a stamp taken before the list was read): the server made them after it read the list.
+ * @param {Conversation[]} list
+ * @param {number} readFrom
+ */
+export function setConversations(list, readFrom) {
+  const since = [...addedAt].filter(([, at]) => at > readFrom).map(([id]) => conversations.get(id));
   conversations.clear();
   for (const conversation of list) conversations.set(conversation.id, conversation);
+  for (const conversation of since) {
+    if (conversation && !conversations.has(conversation.id)) {
+      conversations.set(conversation.id, conversation);
+    }
+  }
   changedConversations();
 }
 
 /** @param {Conversation} conversation */
 export function addConversation(conversation) {
+  added += 1;
+  addedAt.set(conversation.id, added);
   conversations.set(conversation.id, conversation);
   changedConversations();
 }
