@@ -40,6 +40,10 @@ DEFAULT_SERVER = "http://127.0.0.1:8765"
 SERVER_ENV = "PAWFLOW_SERVER"
 TOKEN_ENV = "PAWFLOW_TOKEN"
 
+# An idle connection is let go of well before the server would close it (pawflow serve: 5 s,
+# running.KEEP_ALIVE_SECONDS): a request sent just as the server closes its end would be cut.
+IDLE_CONNECTION_SECONDS = 2.0
+
 
 @dataclass(frozen=True)
 class ServerEvent:
@@ -102,6 +106,11 @@ class Client:
             base_url=self.server,
             headers=headers,
             timeout=timeout,
+            limits=httpx.Limits(
+                max_connections=100,
+                max_keepalive_connections=20,
+                keepalive_expiry=IDLE_CONNECTION_SECONDS,
+            ),
             transport=transport,
             verify=not plain,
         )

@@ -13,6 +13,8 @@ import pytest
 
 from pawflow.client import ApiError, Client, parse_sse
 from pawflow.errors import InvalidInput, NotFound, NotPending, ServerUnreachable
+from pawflow.server.running import server_config
+from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer
 from tests.server.conftest import unique
 
@@ -116,3 +118,12 @@ def test_an_https_server_is_verified_though_a_plain_one_needs_no_certificates(
         ):
             client.whoami()
         thread.join(timeout=30)
+
+
+def test_an_idle_connection_is_let_go_of_before_the_server_would_close_it() -> None:
+    """A request sent on a kept-alive connection just as the server closes it for idling is
+    cut ("connection reset by peer"), so the client must stop reusing one first."""
+    served = server_config(lambda: None, ServerSettings.from_env({}))  # type: ignore[arg-type,return-value]
+    with Client("http://127.0.0.1:9") as client:
+        pool = client.http._transport._pool  # type: ignore[attr-defined]
+        assert 0 < pool._keepalive_expiry <= served.timeout_keep_alive / 2

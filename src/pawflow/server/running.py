@@ -92,6 +92,10 @@ class BoundedH11Protocol(H11Protocol):
         self.transport.close()
 
 
+KEEP_ALIVE_SECONDS = 5
+"""How long an idle connection is kept open; PawFlow's own client lets go of one sooner."""
+
+
 def server_config(
     app: FastAPI | Callable[[], FastAPI], settings: ServerSettings, **options: Any
 ) -> uvicorn.Config:
@@ -99,6 +103,7 @@ def server_config(
     logs, uvicorn's lines go through the root logger's JSON handler like every other)."""
     if settings.log_format == "json":
         options.setdefault("log_config", None)
+    options.setdefault("timeout_keep_alive", KEEP_ALIVE_SECONDS)
     config = uvicorn.Config(
         app,
         host=settings.host,
