@@ -108,6 +108,12 @@ def block_of(app: ChatApp, request_id: str) -> Any:
     return found.first(RequestBlock) if found else None
 
 
+def shown_status(app: ChatApp, request_id: str) -> str | None:
+    """The status the request's block shows; None while there is no block (being redrawn)."""
+    block = block_of(app, request_id)
+    return None if block is None else str(block.record.status)
+
+
 async def ready_block(pilot: Pilot[None], app: ChatApp, request_id: str) -> Any:
     """Wait for the request's block, focus its answer with Ctrl+N (keyboard only)."""
     await until(pilot, lambda: app.hydrations > 0 and block_of(app, request_id))

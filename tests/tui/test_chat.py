@@ -15,6 +15,7 @@ from tests.tui.conftest import (
     make_app,
     ready_block,
     running,
+    shown_status,
     until,
 )
 from textual.widgets import Input, Static
@@ -49,7 +50,7 @@ def test_history_messages_and_a_live_request(user: User) -> None:
 
             # Answered elsewhere: the block closes here too.
             await asyncio.to_thread(user.client.respond_interaction, record.id, True)
-            await until(pilot, lambda: block_of(app, record.id).record.status == "answered")
+            await until(pilot, lambda: shown_status(app, record.id) == "answered")
             await until(pilot, lambda: not block_of(app, record.id).query(".controls"))
             outcome = str(block_of(app, record.id).query_one(".outcome").render())
             assert "through the API: Yes" in outcome

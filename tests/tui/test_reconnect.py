@@ -9,7 +9,7 @@ import threading
 
 import pytest
 from tests.served import Served
-from tests.tui.conftest import block_of, running, until
+from tests.tui.conftest import block_of, running, shown_status, until
 
 from pawflow.client import Client, ServerEvent
 from pawflow.store import open_store
@@ -46,7 +46,7 @@ def test_restart_rehydrates_pending_from_the_server(served: Served) -> None:
             await until(pilot, lambda: app.connection is Connection.LIVE, timeout=30)
             await until(pilot, lambda: app.hydrations > hydrations)
             await until(pilot, lambda: block_of(app, second.id))
-            await until(pilot, lambda: block_of(app, first.id).record.status == "answered")
+            await until(pilot, lambda: shown_status(app, first.id) == "answered")
             assert [r.id for r in app.state.pending()] == [second.id]
             # The header follows the state once the lists are refreshed.
             await until(pilot, lambda: "Pending  1 " in str(app.status.render()))
