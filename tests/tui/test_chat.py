@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import time
 import warnings
+from collections.abc import Iterator
+from typing import Any
 
 from tests.tui.conftest import (
     User,
@@ -20,6 +23,9 @@ from tests.tui.conftest import (
 )
 from textual.widgets import Input, Static
 
+from pawflow.client import Client
+from pawflow.records import Interaction
+from pawflow.tui import ChatApp
 from pawflow.tui.app import Resync
 from pawflow.tui.live import Connection
 from pawflow.tui.views import ConversationList, InboxScreen, MessageItem
@@ -166,5 +172,71 @@ def test_a_resync_called_off_while_it_redraws_leaves_the_screen_whole(user: User
                 worker.cancel()
             await until(pilot, lambda: listing.index is not None and len(listing.children) == 1)
             assert listing.ids == [user.conversation]
+
+    asyncio.run(scenario())
+
+
+class HeldRead(Client):
+    """A client whose next read of a conversation's requests, once ``armed``, is held after
+    the server answered it, until ``release`` is set: a read slowed down on a loaded machine."""
+
+    def __init__(self, url: str, token: str) -> None:
+        super().__init__(url, token)
+        self.armed = False
+        self.read = threading.Event()
+        self.release = threading.Event()
+
+    def iter_interactions(self, **filters: Any) -> Iterator[Interaction]:
+        if not (self.armed and "conversation_id" in filters):
+            return super().iter_interactions(**filters)
+        self.armed = False
+        found = list(super().iter_interactions(**filters))
+        self.read.set()
+        self.release.wait(15)
+        return iter(found)
+
+
+def test_what_arrives_live_while_a_read_is_on_its_way_is_not_drawn_over(user: User) -> None:
+    """A request asked and a message sent after a resync read the conversation, but before
+    it drew what it read, stay on the screen: the late read does not draw over them."""
+
+    async def scenario() -> None:
+        client = HeldRead(user.client.server, user.token)
+        app = ChatApp(client, conversation_id=user.conversation)
+        try:
+            async with running(app) as pilot:
+                await until(pilot, lambda: app.hydrations > 0 and app.connection is Connection.LIVE)
+                client.armed = True
+                app.hydrate()
+                assert await asyncio.to_thread(client.read.wait, 15)
+                asked = await asyncio.to_thread(user.ask, "confirm", "Asked during the read?")
+                await asyncio.to_thread(
+                    user.client.send_message, user.conversation, "Sent meanwhile"
+                )
+
+                def received() -> bool:
+                    held = [e.data for e in getattr(app, "held", None) or []]
+                    request = block_of(app, asked.id) is not None or any(
+                        d.get("id") == asked.id for d in held
+                    )
+                    message = bool(app.query("#history MessageItem")) or any(
+                        d.get("content") == "Sent meanwhile" for d in held
+                    )
+                    return request and message
+
+                await until(pilot, received)
+                client.release.set()
+                await until(pilot, lambda: app.hydrations > 1)
+                await until(pilot, lambda: block_of(app, asked.id) is not None)
+                await until(
+                    pilot,
+                    lambda: any(
+                        "Sent meanwhile" in str(m.message.content) for m in app.query(MessageItem)
+                    ),
+                )
+                assert app.state.pending(user.conversation)[-1].id == asked.id
+        finally:
+            client.release.set()
+            client.close()
 
     asyncio.run(scenario())

@@ -18,6 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message as TextualMessage
 from textual.widgets import Footer, Input, ListView, Static
+from textual.worker import Worker, WorkerState
 
 from pawflow.client import Client, ServerEvent
 from pawflow.errors import PawFlowError
@@ -49,20 +50,30 @@ class Resync(TextualMessage):
 
 
 class Hydrated(TextualMessage):
-    """What a re-read found, for the app to draw on its own loop."""
+    """What re-read number ``read`` found, for the app to draw on its own loop."""
 
     def __init__(
         self,
+        read: int,
         user: str,
         conversations: list[Conversation],
         records: list[Interaction],
         opened: tuple[str, list[Message], list[Interaction]] | None,
     ) -> None:
         super().__init__()
+        self.read = read
         self.user = user
         self.conversations = conversations
         self.records = records
         self.opened = opened
+
+
+class ReadFailed(TextualMessage):
+    """Re-read number ``read`` could not read from the server (and said so)."""
+
+    def __init__(self, read: int) -> None:
+        super().__init__()
+        self.read = read
 
 
 class ChatApp(App[None]):
@@ -96,6 +107,12 @@ class ChatApp(App[None]):
         self.connection = Connection.CONNECTING
         self.connection_reason = ""
         self.hydrations = 0
+        # Re-reads started so far; while one is in flight, live events are held (``held``)
+        # and applied once what it read is drawn, so that a read begun before an event never
+        # draws over it.
+        self.reads = 0
+        self.held: list[ServerEvent] | None = None
+        self.reading: Worker[Any] | None = None
         # The stream holds its connection for as long as it lives: a client of its own.
         self.owns_events_client = events_client is None
         self.events_client = events_client or Client(
@@ -182,9 +199,17 @@ class ChatApp(App[None]):
     # is cancelled when a newer resync replaces it or the app quits, and one cancelled while
     # it awaited a redraw would cancel the widgets being removed, leaving the screen half
     # redrawn and the app unable to close.
+    def hydrate(self) -> Worker[Any]:
+        """Read conversations, pending requests and the open conversation from the server
+        (replacing a read in flight), and draw them."""
+        self.reads += 1
+        if self.held is None:
+            self.held = []
+        self.reading = self._read(self.reads)
+        return self.reading
+
     @work(group="hydrate", exclusive=True)
-    async def hydrate(self) -> None:
-        """Read conversations, pending requests and the open conversation from the server."""
+    async def _read(self, read_number: int) -> None:
         client = self.client
         try:
             user = self.state.user or await asyncio.to_thread(client.whoami)
@@ -198,6 +223,7 @@ class ChatApp(App[None]):
             ]
         except PawFlowError as exc:
             self.notify(f"Cannot read from the server: {exc}", severity="error")
+            self.post_message(ReadFailed(read_number))
             return
         current = self.view.conversation_id or self.start_conversation
         if current is None and conversations:
@@ -206,9 +232,11 @@ class ChatApp(App[None]):
         if current is not None:
             read = await self.read_conversation(current)
             opened = None if read is None else (current, *read)
-        self.post_message(Hydrated(user, conversations, [*pending, *stale], opened))
+        self.post_message(Hydrated(read_number, user, conversations, [*pending, *stale], opened))
 
     async def on_hydrated(self, message: Hydrated) -> None:
+        if message.read != self.reads:
+            return  # a newer read is on its way, and draws what is current
         self.state.user = message.user
         self.state.set_conversations(message.conversations)
         for record in message.records:
@@ -219,7 +247,27 @@ class ChatApp(App[None]):
         inbox = self.inbox()
         if inbox is not None:
             await inbox.refill(self.state.pending())
+        await self.release_held()
         self.hydrations += 1
+
+    async def on_read_failed(self, message: ReadFailed) -> None:
+        if message.read == self.reads:
+            await self.release_held()
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # The latest read called off (not replaced: a newer one would be the latest) or
+        # broken draws nothing: what it held back is applied now.
+        if event.worker is self.reading and event.state in (
+            WorkerState.CANCELLED,
+            WorkerState.ERROR,
+        ):
+            await self.release_held()
+
+    async def release_held(self) -> None:
+        """Apply the live events that arrived while the latest read was in flight."""
+        held, self.held = self.held or [], None
+        for event in held:
+            await self.apply_event(event)
 
     async def open_conversation(self, conversation_id: str) -> None:
         read = await self.read_conversation(conversation_id)
@@ -279,7 +327,12 @@ class ChatApp(App[None]):
         self.show_status()
 
     async def on_live_event(self, message: LiveEvent) -> None:
-        event = message.event
+        if self.held is not None:
+            self.held.append(message.event)
+        else:
+            await self.apply_event(message.event)
+
+    async def apply_event(self, event: ServerEvent) -> None:
         if event.type in INTERACTION_EVENTS and isinstance(event.data, dict):
             await self.apply_record(Interaction.model_validate(event.data))
         elif event.type == "message" and isinstance(event.data, dict):
