@@ -131,7 +131,8 @@ def test_pending_inbox_across_conversations(user: User) -> None:
 
 def test_work_called_off_before_it_starts_leaves_nothing_unfinished(user: User) -> None:
     """Readings of the server that are replaced or cancelled before they start (a second
-    resync, quitting) are never left as coroutines that nobody awaited."""
+    resync, quitting) are never left as coroutines that nobody awaited, and hold back no
+    live event."""
     record = user.ask("confirm", "Ship?")
 
     async def scenario() -> None:
@@ -143,6 +144,8 @@ def test_work_called_off_before_it_starts_leaves_nothing_unfinished(user: User) 
                 app.on_resync(Resync())  # each replaces the last, maybe before it started
             app.workers.cancel_all()
             await pilot.pause()
+            later = await asyncio.to_thread(user.ask, "confirm", "Asked after the reads?")
+            await until(pilot, lambda: block_of(app, later.id) is not None)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

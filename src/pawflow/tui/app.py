@@ -327,6 +327,8 @@ class ChatApp(App[None]):
         self.show_status()
 
     async def on_live_event(self, message: LiveEvent) -> None:
+        if self.held is not None and self.reading is not None and self.reading.is_cancelled:
+            await self.release_held()  # the latest read was called off, maybe before it began
         if self.held is not None:
             self.held.append(message.event)
         else:
