@@ -31,7 +31,7 @@ from pawflow.interactions import CONTRACT, Kind
 Status = Literal["pending", "answered", "cancelled", "expired"]
 Access = Literal["owner", "write", "read"]
 
-ClientChannel = Literal["button", "cli", "api"]
+ClientChannel = Literal["button", "cli", "api", "mcp-app"]
 """The channels a client may declare when it answers over HTTP (``answered_via``)."""
 CLIENT_CHANNELS: tuple[str, ...] = get_args(ClientChannel)
 CHANNELS: tuple[str, ...] = (
@@ -45,10 +45,11 @@ CHANNELS: tuple[str, ...] = (
     *CLIENT_CHANNELS,
 )
 """Where an answer can come from: a typed ``chat`` message, a block's ``button`` (web chat,
-terminal, editor), ``cli`` (``pawflow answer``), ``mcp``, an AG-UI resume (``agui``), an
-A2A message (``a2a``), an answer ``link`` (a mail's buttons among them), a reply by
-``email``, ``slack``, or a plain ``api`` call. Only the client channels may be claimed by a
-client; the others are the server's own."""
+terminal, editor), ``cli`` (``pawflow answer``), ``mcp``, PawFlow's MCP App in an agent
+host (``mcp-app``), an AG-UI resume (``agui``), an A2A message (``a2a``), an answer ``link``
+(a mail's buttons among them), a reply by ``email``, ``slack``, or a plain ``api`` call. Only
+the client channels may be claimed by a client (``pawflow mcp`` claims ``mcp-app`` for the
+app it relays); the others are the server's own."""
 
 _T = TypeVar("_T")
 _FROM_ROW = "from_row"

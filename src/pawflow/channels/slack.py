@@ -84,6 +84,7 @@ VIA_WORDS = {
     "cli": "from the command line",
     "api": "through the API",
     "mcp": "over MCP",
+    "mcp-app": "in an MCP app",
     "agui": "over AG-UI",
     "a2a": "over A2A",
 }

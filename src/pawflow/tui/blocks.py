@@ -58,6 +58,7 @@ _VIA = {
     "button": "in its block",
     "cli": "with pawflow answer",
     "mcp": "over MCP",
+    "mcp-app": "in an MCP app",
     "agui": "over AG-UI",
     "a2a": "over A2A",
     "api": "through the API",

@@ -81,6 +81,7 @@ const VIA = {
   button: "in its block",
   cli: "with pawflow answer",
   mcp: "over MCP",
+  "mcp-app": "in an MCP app",
   agui: "over AG-UI",
   a2a: "over A2A",
   link: "with an answer link",

@@ -56,11 +56,12 @@ export const CHANNELS = /** @type {const} */ ([
   "button",
   "cli",
   "api",
+  "mcp-app",
 ]);
 /** @typedef {(typeof CHANNELS)[number]} Channel */
 
 /** The channels a client may declare when it answers. */
-export const CLIENT_CHANNELS = /** @type {const} */ (["button", "cli", "api"]);
+export const CLIENT_CHANNELS = /** @type {const} */ (["button", "cli", "api", "mcp-app"]);
 /** @typedef {(typeof CLIENT_CHANNELS)[number]} ClientChannel */
 
 /**
