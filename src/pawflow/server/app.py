@@ -86,7 +86,9 @@ def create_app(
 
     def body_limit(path: str) -> int:
         # An answer link's page may carry a file, as an upload does.
-        return upload_limit if path == "/api/files" or path.startswith("/a/") else settings.max_body
+        if path == "/api/files" or path.startswith("/a/"):
+            return upload_limit
+        return ctx.body_limits.get(path, settings.max_body)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

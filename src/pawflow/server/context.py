@@ -63,6 +63,9 @@ class ServerContext:
     agents: AgentDirectory | None = None
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
     sweeper: Sweeper | None = field(default=None, repr=False)
+    body_limits: dict[str, int] = field(default_factory=dict)
+    """The paths that take bodies larger than ``settings.max_body``, and how large: an
+    endpoint added to the app says so when it is mounted (``/mcp`` carries app uploads)."""
 
     def dispatch_message(self, conversation_id: str, message: Message) -> None:
         """Hand a stored user message to ``on_message`` off the request path."""

@@ -21,10 +21,10 @@ from pawflow.interactions import Kind, kind_of_property
 from pawflow.interactions.answers import media_type_matches
 from pawflow.interactions.kinds import MEDIA_TYPE
 from pawflow.interactions.problems import is_clean_text
-from pawflow.records import Interaction
+from pawflow.records import FileRef, Interaction
 from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
-from pawflow.server.context import context_of
+from pawflow.server.context import ServerContext, context_of
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.store import Store
 from pawflow.store.conversations import file_content
@@ -129,20 +129,41 @@ def upload(
     field: Annotated[str | None, Form(max_length=64, pattern=m.NO_NUL)] = None,
 ) -> JSONResponse:
     ctx = context_of(request)
+    content = file.file.read(upload_cap(ctx) + 1)
+    ref = accept_upload(
+        ctx, principal.user, content, file.filename, file.content_type, request_id, field
+    )
+    return JSONResponse({"file": ref.to_dict()}, status_code=201)
+
+
+def upload_cap(ctx: ServerContext) -> int:
+    """The most bytes an upload may have: the server's setting, within the store's cap."""
+    return min(ctx.settings.max_upload, ctx.store.file_cap)
+
+
+def accept_upload(
+    ctx: ServerContext,
+    user: str,
+    content: bytes,
+    filename: str | None,
+    declared_type: str | None,
+    request_id: str | None,
+    field: str | None,
+) -> FileRef:
+    """Keep ``content`` as an upload of ``user``, checked as ``POST /api/files`` checks it
+    (its size, name and type, and the file constraints of the request it is for)."""
     store = ctx.store
-    cap = min(ctx.settings.max_upload, store.file_cap)
-    content = file.file.read(cap + 1)
+    cap = upload_cap(ctx)
     if len(content) > cap:
         raise PayloadTooLarge(f"the file exceeds the cap of {cap} bytes")
-    name = _file_name(file.filename)
-    media_type = _media_type(file.content_type, name)
+    name = _file_name(filename)
+    media_type = _media_type(declared_type, name)
     if request_id is not None:
-        record = _answerable(store, request_id, principal.user)
+        record = _answerable(store, request_id, user)
         _check_against(_file_constraints(record, field), len(content), media_type)
     elif field is not None:
         raise _refuse("field", "give request_id with field")
-    ref = store.add_file(principal.user, name, media_type, content)
-    return JSONResponse({"file": ref.to_dict()}, status_code=201)
+    return store.add_file(user, name, media_type, content)
 
 
 @router.get(

@@ -98,10 +98,16 @@ def _action(name: str, response: type[m.Out], summary: str) -> Callable[[_Handle
     )
 
 
-def _details(request: Request, found: dict[str, Any]) -> InteractionDetails:
-    with _store(request).transaction(write=False) as tx:
+def interaction_details(store: Store, found: dict[str, Any]) -> InteractionDetails:
+    """What ``get_interaction`` (and a claim, a release, a reassignment) answers: the store's
+    details of a request (``store.accountability.interaction_details``) and its deliveries."""
+    with store.transaction(write=False) as tx:
         sent = outbox.deliveries(tx, found["interaction"].id)
     return InteractionDetails(**found, deliveries=[m.Delivery(**row.to_dict()) for row in sent])
+
+
+def _details(request: Request, found: dict[str, Any]) -> InteractionDetails:
+    return interaction_details(_store(request), found)
 
 
 @_action("get_interaction", InteractionDetails, "Read a request, its policy and its audit trail")

@@ -15,6 +15,13 @@ from pawflow.server.errors import HTTPProblem, problem_response
 UPLOAD_OVERHEAD = 64 * 1024
 """Room for multipart boundaries and headers around an upload of the maximum size."""
 
+
+def encoded_upload_limit(max_body: int, max_upload: int) -> int:
+    """The largest JSON body that may carry an upload in base64 (a third larger than its
+    bytes), as ``/mcp`` does for PawFlow's MCP App; never less than ``max_body``."""
+    return max(max_body, 4 * ((max_upload + 2) // 3) + UPLOAD_OVERHEAD)
+
+
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
     " connect-src 'self'; font-src 'self'; manifest-src 'self'; form-action 'self';"
