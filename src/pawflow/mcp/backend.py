@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from pawflow.records import Interaction
+from pawflow.records import FileRef, Interaction
 
 DEFAULT_CONVERSATION = "MCP"
 """Title of the conversation questions go to when a tool call names none."""
@@ -43,7 +43,28 @@ class Backend(Protocol):
         cursor: str | None,
     ) -> tuple[list[Interaction], str | None]: ...
 
-    async def respond(self, request_id: str, answer: Any) -> Interaction: ...
+    async def respond(self, request_id: str, answer: Any, *, via: str = "mcp") -> Interaction:
+        """Answer a request; ``via`` is where the answer was given (``mcp-app``: the app)."""
+        ...
+
+    async def details(self, request_id: str) -> dict[str, Any]:
+        """The request with its policy and audit trail: ``get_interaction``'s JSON result."""
+        ...
+
+    async def claim(self, request_id: str, *, release: bool, via: str) -> dict[str, Any]:
+        """Claim (or release) a request: ``claim_interaction``'s JSON result."""
+        ...
+
+    async def upload(
+        self,
+        request_id: str,
+        field: str | None,
+        name: str,
+        media_type: str | None,
+        content: bytes,
+    ) -> FileRef:
+        """Keep a file for a request's file answer, checked as ``POST /api/files`` checks it."""
+        ...
 
     async def cancel(self, request_id: str) -> Interaction: ...
 

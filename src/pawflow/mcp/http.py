@@ -42,6 +42,7 @@ from pawflow.server.auth import (
 )
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem, problem_response
+from pawflow.server.limits import encoded_upload_limit
 
 SESSION_HEADER = "mcp-session-id"
 
@@ -180,7 +181,9 @@ async def serving(ctx: ServerContext, *, conversation: str | None = None) -> Asy
 
     endpoint = _Endpoint(ctx)
     manager = StreamableHTTPSessionManager(
-        app=build_server(resolve), json_response=ctx.settings.mcp_json_response
+        app=build_server(resolve),
+        json_response=ctx.settings.mcp_json_response,
+        max_request_body_size=encoded_upload_limit(ctx.settings.max_body, ctx.settings.max_upload),
     )
     async with manager.run():
         endpoint.manager = manager

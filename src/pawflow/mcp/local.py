@@ -16,10 +16,12 @@ import anyio
 
 from pawflow.errors import NotFound
 from pawflow.mcp.backend import DEFAULT_CONVERSATION, chat_url
-from pawflow.records import Interaction
+from pawflow.records import FileRef, Interaction
 from pawflow.server.auth import Principal, still_signed_in, until_signed_out
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem
+from pawflow.server.files import accept_upload
+from pawflow.server.governance import interaction_details
 from pawflow.store import mcp_rounds
 from pawflow.store.policies import POLICY_KEYS
 
@@ -146,10 +148,45 @@ class LocalBackend:
             )
         )
 
-    async def respond(self, request_id: str, answer: Any) -> Interaction:
+    async def respond(self, request_id: str, answer: Any, *, via: str = "mcp") -> Interaction:
         store = self.ctx.store
         return await anyio.to_thread.run_sync(
-            lambda: store.respond_interaction(request_id, answer, user=self.user, via="mcp")
+            lambda: store.respond_interaction(request_id, answer, user=self.user, via=via)
+        )
+
+    async def details(self, request_id: str) -> dict[str, Any]:
+        store = self.ctx.store
+
+        def read() -> dict[str, Any]:
+            found = store.accountability.interaction_details(request_id, user=self.user)
+            return interaction_details(store, found).model_dump(mode="json")
+
+        return await anyio.to_thread.run_sync(read)
+
+    async def claim(self, request_id: str, *, release: bool, via: str) -> dict[str, Any]:
+        store = self.ctx.store
+        change = (
+            store.accountability.release_interaction
+            if release
+            else store.accountability.claim_interaction
+        )
+
+        def claim() -> dict[str, Any]:
+            found = change(request_id, user=self.user, via=via)
+            return interaction_details(store, found).model_dump(mode="json")
+
+        return await anyio.to_thread.run_sync(claim)
+
+    async def upload(
+        self,
+        request_id: str,
+        field: str | None,
+        name: str,
+        media_type: str | None,
+        content: bytes,
+    ) -> FileRef:
+        return await anyio.to_thread.run_sync(
+            lambda: accept_upload(self.ctx, self.user, content, name, media_type, request_id, field)
         )
 
     async def cancel(self, request_id: str) -> Interaction:

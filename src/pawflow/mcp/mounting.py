@@ -21,8 +21,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem, problem_response
+from pawflow.server.limits import encoded_upload_limit
 
 PATH = "/mcp"
+
 
 Serving = Callable[..., AbstractAsyncContextManager[ASGIApp]]
 
@@ -71,6 +73,8 @@ def mount(app: FastAPI, *, conversation: str | None = None) -> None:
     assert isinstance(ctx, ServerContext)
     endpoint = _OnFirstUse(ctx, conversation)
     app.router.routes.append(Route(PATH, endpoint=endpoint))
+    # An app's upload travels in a tool call: /mcp takes bodies as large as its base64.
+    ctx.body_limits[PATH] = encoded_upload_limit(ctx.settings.max_body, ctx.settings.max_upload)
     serve_app = app.router.lifespan_context
 
     @asynccontextmanager

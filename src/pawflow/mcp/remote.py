@@ -18,7 +18,7 @@ import anyio.from_thread
 
 from pawflow.client import Client, ServerUnreachable
 from pawflow.mcp.backend import DEFAULT_CONVERSATION, chat_url
-from pawflow.records import Interaction
+from pawflow.records import ClientChannel, FileRef, Interaction
 
 STREAM_READ = 5.0
 """Longest a blocked stream read lasts, so a waiter that is no longer wanted ends soon."""
@@ -94,9 +94,40 @@ class RemoteBackend:
         )
         return found
 
-    async def respond(self, request_id: str, answer: Any) -> Interaction:
+    async def respond(self, request_id: str, answer: Any, *, via: str = "mcp") -> Interaction:
+        # Over HTTP a client names only a client channel: ``mcp-app`` is one, ``mcp`` is the
+        # server's own (an elicited answer relayed here is a plain API call).
+        channel: ClientChannel = "mcp-app" if via == "mcp-app" else "api"
         found: Interaction = await self._run(
-            lambda: self.client.respond_interaction(request_id, answer)
+            lambda: self.client.respond_interaction(request_id, answer, via=channel)
+        )
+        return found
+
+    async def details(self, request_id: str) -> dict[str, Any]:
+        found: dict[str, Any] = await self._run(
+            lambda: self.client.action("get_interaction", request_id=request_id)
+        )
+        return found
+
+    async def claim(self, request_id: str, *, release: bool, via: str) -> dict[str, Any]:
+        name = "release_interaction" if release else "claim_interaction"
+        found: dict[str, Any] = await self._run(
+            lambda: self.client.action(name, request_id=request_id, via=via)
+        )
+        return found
+
+    async def upload(
+        self,
+        request_id: str,
+        field: str | None,
+        name: str,
+        media_type: str | None,
+        content: bytes,
+    ) -> FileRef:
+        found: FileRef = await self._run(
+            lambda: self.client.upload(
+                content, name=name, media_type=media_type, request_id=request_id, field=field
+            )
         )
         return found
 

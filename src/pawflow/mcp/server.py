@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 
 import pawflow
 from pawflow import ids
-from pawflow.mcp import rounds, schemas
+from pawflow.mcp import apps, rounds, schemas
 from pawflow.mcp.backend import Backend
 from pawflow.mcp.tools import ASKING, Elicitor, call_tool
 
@@ -80,12 +80,17 @@ def build_server(resolve: Resolve, *, name: str = "pawflow") -> Server[Live]:
     async def list_tools(
         ctx: ServerRequestContext[Live, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[spec.tool() for spec in schemas.TOOLS])
+        tools = [spec.tool() for spec in schemas.TOOLS]
+        return types.ListToolsResult(tools=apps.linked(tools) if apps.negotiated(ctx) else tools)
 
     async def on_call_tool(
         ctx: ServerRequestContext[Live, Any], params: types.CallToolRequestParams
     ) -> HandlerResult:
         backend = resolve(ctx)
+        if params.name in apps.APP_TOOLS:
+            return await apps.call_app_tool(backend, params.name, params.arguments)
+        if params.name in ASKING and params.task is None and apps.negotiated(ctx):
+            return await call_tool(backend, params.name, params.arguments, Elicitor(app=True))
         modes = rounds.Modes.of(ctx)
         if rounds.is_modern(ctx):
             if params.name in ASKING:
@@ -109,11 +114,14 @@ def build_server(resolve: Resolve, *, name: str = "pawflow") -> Server[Live]:
             description="Your requests still waiting for an answer, oldest first.",
             mime_type="application/json",
         )
-        return types.ListResourcesResult(resources=[pending])
+        found = [pending, apps.resource()] if apps.negotiated(ctx) else [pending]
+        return types.ListResourcesResult(resources=found)
 
     async def read_resource(
         ctx: ServerRequestContext[Live, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
+        if str(params.uri) == apps.APP_URI:
+            return apps.read()
         if str(params.uri) != PENDING_URI:
             raise MCPError(types.INVALID_PARAMS, f"unknown resource {params.uri}")
         items = await pending_snapshot(resolve(ctx))
@@ -161,6 +169,7 @@ def build_server(resolve: Resolve, *, name: str = "pawflow") -> Server[Live]:
     for method, params_type, handler in rounds.task_handlers(resolve):
         server.add_request_handler(method, params_type, handler)
     server.extensions[rounds.TASKS_EXTENSION] = {}
+    server.extensions[apps.EXTENSION_ID] = {}
     security = rounds.state_security(lambda ctx: resolve(ctx).user)
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server

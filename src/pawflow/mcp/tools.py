@@ -56,6 +56,9 @@ class Elicitor:
     forms: bool = True
     """Whether the client takes form mode; one that takes only URL mode is sent to the
     answer page for every question."""
+    app: bool = False
+    """The host renders PawFlow's MCP App with the result (:mod:`pawflow.mcp.apps`): the
+    person answers there, so the call returns the request at once, asking nothing else."""
 
 
 @dataclass
@@ -64,6 +67,8 @@ class Outcome:
     errors: list[FieldError] | None = None
     elicitation: str | None = None
     """The client's reply to the last elicitation when it was no answer: decline or cancel."""
+    in_app: bool = False
+    """The request is shown to the person in the host's app."""
 
 
 class _ToolError(Exception):
@@ -160,6 +165,8 @@ async def _ask(
     backend: Backend, args: Any, elicitor: Elicitor, record_round: RecordRound | None
 ) -> Outcome:
     record = await publish(backend, args)
+    if elicitor.app:
+        return Outcome(record, in_app=True)
     window = args.wait_seconds or schemas.MAX_WAIT
     form = form_for(record)
     if record.pending and elicitor.form is not None and form is not None:
@@ -283,6 +290,11 @@ def interaction_result(backend: Backend, outcome: Outcome) -> types.CallToolResu
         body["errors"] = [e.to_dict() for e in outcome.errors]
     if record.status == "answered":
         summary = f"answered: {json.dumps(record.answer)}"
+    elif record.pending and outcome.in_app:
+        summary = (
+            f"pending: request {record.id} is shown to the person in the app above (they can "
+            f"also answer at {url}); call wait_for_answer or get_interaction later"
+        )
     elif record.pending:
         summary = (
             f"pending: request {record.id} waits for an answer (the person can answer at "
