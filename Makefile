@@ -25,7 +25,8 @@ lint: $(STAMP) lint-js
 	$(PY) -m ruff check src tests benchmarks scripts
 	$(PY) -m ruff format --check src tests benchmarks scripts
 
-# The web chat's JavaScript (src/pawflow/server/static/js) type-checked by TypeScript, with the
+# The web chat's JavaScript (src/pawflow/server/static/js, and the MCP App's in
+# src/pawflow/mcp/app) type-checked by TypeScript, with the
 # compiler pinned in tools/webchat (installed again when its lock file changes). Without
 # node/npm the check is skipped locally and fails in CI (CI=true).
 WEBCHAT_TOOLS := tools/webchat
@@ -91,4 +92,5 @@ vsix:
 	@echo "built $(VSCODE)/pawflow.vsix"
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(WEBCHAT_TOOLS)/node_modules
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(WEBCHAT_TOOLS)/node_modules \
+	  tools/mcp-host/node_modules
