@@ -277,43 +277,69 @@ def test_claims_from_the_app_are_recorded_as_the_apps(live: LiveServer, user_api
     assert ("claimed", "mcp-app") in steps and ("released", "mcp-app") in steps
 
 
-def test_over_stdio_the_app_answers_through_the_servers_api(
+def test_over_stdio_the_app_acts_through_the_servers_api(
     live: LiveServer, user_api: UserApi
 ) -> None:
     api, token = user_api("pia")
+    found: dict[str, Any] = {}
 
-    async def scenario() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    async def scenario() -> None:
         async with stdio_client(live, token, extensions=[APPS], **LEGACY) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert tools["request_user_input"].meta == {"ui": {"resourceUri": apps.APP_URI}}
-            asked = structured(
-                await client.call_tool(
-                    "request_user_input",
-                    {"kind": "form", "message": "Who?", "response_schema": FORM},
-                )
-            )["interaction"]
-            refused = refusal(
-                await act(client, "respond_interaction", request_id=asked["id"], answer={})
+            form = {
+                "kind": "form",
+                "message": "Who?",
+                "response_schema": FORM,
+                "assignees": [api.user],
+            }
+            asked = structured(await client.call_tool("request_user_input", form))["interaction"]
+            request_id = asked["id"]
+            found["asked"] = asked
+            found["refused"] = refusal(
+                await act(client, "respond_interaction", request_id=request_id, answer={})
             )
-            answered = structured(
-                await act(
-                    client, "respond_interaction", request_id=asked["id"], answer={"name": "Al"}
+            found["claimed"] = structured(
+                await act(client, "claim_interaction", request_id=request_id)
+            )
+            ref = structured(
+                await client.call_tool(
+                    apps.UPLOAD_TOOL,
+                    {
+                        "request_id": request_id,
+                        "field": "cv",
+                        "name": "cv.txt",
+                        "content": base64.b64encode(b"Al's CV").decode(),
+                    },
                 )
+            )["file"]
+            answer = {"name": "Al", "cv": ref}
+            found["answered"] = structured(
+                await act(client, "respond_interaction", request_id=request_id, answer=answer)
             )["interaction"]
-            return asked, refused, answered
+            found["details"] = structured(
+                await act(client, "get_interaction", request_id=request_id)
+            )
 
-    asked, refused, answered = anyio.run(scenario)
-    assert asked["status"] == "pending"
-    assert refused["code"] == 422
-    assert refused["errors"] == [{"path": "name", "message": "required"}]
-    assert (answered["answer"], answered["answered_via"]) == ({"name": "Al"}, "mcp-app")
-    details = api.ok("get_interaction", request_id=asked["id"])
-    assert [s["via"] for s in details["audit"] if s["action"] == "answered"] == ["mcp-app"]
+    anyio.run(scenario)
+    assert found["asked"]["status"] == "pending"
+    assert found["refused"]["code"] == 422
+    assert found["refused"]["errors"] == [{"path": "name", "message": "required"}]
+    answered = found["answered"]
+    assert answered["answer"]["cv"]["name"] == "cv.txt"
+    assert (answered["answer"]["name"], answered["answered_via"]) == ("Al", "mcp-app")
+    assert found["claimed"]["policy"]["claimed_by"] == api.user
+    steps = [(s["action"], s["via"]) for s in found["details"]["audit"]]
+    assert ("claimed", "mcp-app") in steps and ("answered", "mcp-app") in steps
+    assert found["details"] == api.ok("get_interaction", request_id=answered["id"])
 
 
 FORM = {
     "type": "object",
-    "properties": {"name": {"type": "string", "title": "Name", "minLength": 2}},
+    "properties": {
+        "name": {"type": "string", "title": "Name", "minLength": 2},
+        "cv": {"x-pawflow-kind": "file", "title": "CV", "mediaTypes": ["text/plain"]},
+    },
     "required": ["name"],
 }
 

@@ -35,7 +35,8 @@ import json
 from typing import Annotated, Any, Literal
 
 import mcp_types as types
-from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID, ResourceCsp, client_supports_apps
+from mcp.server.apps import APP_MIME_TYPE, ResourceCsp, client_supports_apps
+from mcp.server.apps import EXTENSION_ID as EXTENSION_ID
 from mcp.server.context import ServerRequestContext
 from pydantic import BaseModel, Field, StrictStr, ValidationError
 from starlette.exceptions import HTTPException
@@ -56,8 +57,6 @@ from pawflow.server.bodies import parse_json
 from pawflow.server.errors import pawflow_error_response, problem_response, validation_errors
 from pawflow.server.governance import ClaimBody
 from pawflow.server.models import in_words
-
-__all__ = ["APP_MIME_TYPE", "EXTENSION_ID"]
 
 APP_URI = "ui://pawflow/question.html"
 VIA = "mcp-app"
