@@ -55,6 +55,8 @@ def completion(content: str | None = None, tool_calls: list[Any] | None = None) 
     return {
         "id": "chatcmpl-1",
         "object": "chat.completion",
+        "created": 1700000000,
+        "model": "fake-model",
         "choices": [
             {
                 "index": 0,

@@ -13,7 +13,6 @@ value :func:`unanswered` recognizes.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,20 +26,17 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt
 
 from pawflow.bridges.parking import Outcome, decode, delivery_kind, encode
+from pawflow.bridges.questions import interrupt_request
 from pawflow.errors import InvalidInput
-from pawflow.interactions.kinds import kind_of_property
 from pawflow.records import Interaction
 from pawflow.store import Delivery, Store
 from pawflow.store import Transaction as Tx
-from pawflow.store.interactions import MAX_MESSAGE
 
 log = logging.getLogger("pawflow.bridges")
 
 FRAMEWORK = "langgraph"
 UNANSWERED = "pawflow_unanswered"
 """The key of the value an interrupt returns when its request was cancelled or expired."""
-
-_REQUEST_KEYS = ("title", "options", "expires_in", "expires_at", "ui_surface")
 
 Graph = Pregel[Any, Any, Any, Any]
 
@@ -55,60 +51,6 @@ def unanswered(value: object) -> Literal["cancelled", "expired"] | None:
         if status == "expired":
             return "expired"
     return None
-
-
-def interrupt_request(
-    value: object, response_schema: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """The PawFlow request an interrupt asks for, as keyword arguments of ``ask_and_park``.
-
-    - a mapping with a ``kind`` (any of PawFlow's), ``message`` (or ``question``) and maybe
-      ``title``, ``options``, ``response_schema``, ``expires_in``, ``expires_at``,
-      ``ui_surface``: that request; other keys stay with the graph;
-    - a mapping without ``kind``: ``choice`` with ``options``, else the kind its
-      ``response_schema`` describes (``form`` for an object), else ``text``;
-    - a string: a ``text`` question (``confirm`` when the interrupt's ``response_schema`` is
-      ``{"type": "boolean"}``; any schema names its kind the same way);
-    - anything else: a ``text`` question whose message is the value as JSON.
-
-    ``response_schema`` is the one given to ``interrupt(value, response_schema=…)``; a schema
-    in the value comes first.
-    """
-    fields: dict[str, Any] = {}
-    schema: Any = response_schema
-    if isinstance(value, Mapping) and ({"kind", "message", "question"} & set(value)):
-        message = value.get("message", value.get("question"))
-        schema = value.get("response_schema", schema)
-        fields = {key: value[key] for key in _REQUEST_KEYS if value.get(key) is not None}
-        kind = value.get("kind") or _kind_for(schema, "options" in fields)
-    elif isinstance(value, str):
-        message, kind = value, _kind_for(schema, False)
-    else:
-        message, kind = _as_text(value), _kind_for(schema, False)
-    if not isinstance(message, str) or not message.strip():
-        raise InvalidInput("an interrupt's value needs a message to ask")
-    request: dict[str, Any] = {"kind": kind, "message": message, **fields}
-    if schema is not None:
-        request["response_schema"] = dict(schema)
-    return request
-
-
-def _kind_for(schema: object, has_options: bool) -> str:
-    if has_options:
-        return "choice"
-    if not isinstance(schema, Mapping):
-        return "text"
-    if schema.get("type") == "object" and schema.get("x-pawflow-kind") != "file":
-        return "form"
-    return kind_of_property(dict(schema)).value
-
-
-def _as_text(value: object) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except ValueError:
-        text = repr(value)
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
 
 class LangGraphBridge:

@@ -12,12 +12,10 @@ happens in the transaction that consumes the answer.
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from agents import (
     Agent,
@@ -30,8 +28,9 @@ from agents import (
 )
 from agents.run import DEFAULT_MAX_TURNS
 
+from pawflow.bridges.loop import LoopThread
 from pawflow.bridges.parking import Outcome, decode, delivery_kind, encode
-from pawflow.errors import InvalidInput, Undeliverable
+from pawflow.errors import InvalidInput
 from pawflow.ids import new_id
 from pawflow.records import Interaction
 from pawflow.store import Delivery, Store
@@ -43,8 +42,6 @@ UNANSWERED_MESSAGES = {
     "cancelled": "The request to approve this tool call was cancelled.",
     "expired": "Nobody approved this tool call in time.",
 }
-
-T = TypeVar("T")
 
 ResultHandler = Callable[[RunResult], None]
 
@@ -124,7 +121,7 @@ class OpenAIAgentsBridge:
         self.ask_reason = ask_reason
         self.expires_in = expires_in
         self.on_result = on_result
-        self._loop = _LoopThread(f"pawflow-{self.kind}")
+        self._loop = LoopThread(f"pawflow-{self.kind}")
 
     def listen(self) -> OpenAIAgentsBridge:
         """Resume runs in this process whenever one of their approvals is answered (and at
@@ -254,42 +251,6 @@ class _Pause:
 def _keys(items: Sequence[ToolApprovalItem]) -> list[str]:
     """Each interruption by its tool call's id (its place when it has none)."""
     return [item.call_id or f"#{index}" for index, item in enumerate(items)]
-
-
-class _LoopThread:
-    """One event loop, on a thread of its own, for every resumed run of a bridge: the model's
-    client keeps its connections on one loop, whichever thread delivers."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        if threading.current_thread() is self._thread:
-            coroutine.close()
-            # A run that answers its own approval would wait on itself: later, elsewhere.
-            raise Undeliverable("a resumed run cannot resume another on its own loop")
-        with self._lock:
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(
-                    target=self._loop.run_forever, name=self.name, daemon=True
-                )
-                self._thread.start()
-            loop = self._loop
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
-
-    def close(self) -> None:
-        with self._lock:
-            loop, thread = self._loop, self._thread
-            self._loop = self._thread = None
-        if loop is None or thread is None:
-            return
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.close()
 
 
 __all__ = [
