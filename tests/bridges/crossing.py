@@ -107,7 +107,7 @@ def crash(process: subprocess.Popen[str]) -> None:
     process.communicate(timeout=30)
 
 
-def finish(process: subprocess.Popen[str], timeout: float = 90) -> Any:
+def finish(process: subprocess.Popen[str], timeout: float = 150) -> Any:
     """What a framework's process printed as JSON once it ended by itself."""
     try:
         out, err = process.communicate(timeout=timeout)

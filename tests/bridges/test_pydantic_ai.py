@@ -185,6 +185,7 @@ def test_an_answer_that_is_no_decision_is_refused() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # a bound for a busy machine: three processes load the framework
 def test_a_run_asked_by_a_process_that_died_is_resumed_by_another(
     db_url: str, tmp_path: Path, model: FakeOpenAI
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -43,9 +44,22 @@ class LoopThread:
             self._loop = self._thread = None
         if loop is None or thread is None:
             return
+        if thread.is_alive():
+            # What the frameworks left running on the loop (a client's background worker)
+            # is cancelled and awaited, so nothing is left pending on a closed loop.
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(_cancel_the_rest(), loop).result(timeout=10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         loop.close()
+
+
+async def _cancel_the_rest() -> None:
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
 
 
 __all__ = ["LoopThread"]
