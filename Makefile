@@ -18,6 +18,17 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# CrewAI cannot share .venv (it pins openai<3, which openai-agents refuses): its bridge's
+# processes run from a venv of their own, which tests/bridges/test_crewai.py starts them with.
+CREWAI_VENV := .venv-crewai
+CREWAI_STAMP := $(CREWAI_VENV)/.installed
+
+$(CREWAI_STAMP): pyproject.toml
+	test -x $(CREWAI_VENV)/bin/python || $(PYTHON) -m venv $(CREWAI_VENV)
+	$(CREWAI_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CREWAI_VENV)/bin/python -m pip install --quiet -e '.[crewai]'
+	touch $@
+
 run: $(STAMP)
 	$(PY) -m pawflow serve --demo
 
@@ -47,7 +58,7 @@ typecheck: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-unit: $(STAMP) browser prometheus
+unit: $(STAMP) $(CREWAI_STAMP) browser prometheus
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
 
 # The web chat tests drive Debian's chromium (never a downloaded browser).
@@ -92,5 +103,5 @@ vsix:
 	@echo "built $(VSCODE)/pawflow.vsix"
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(WEBCHAT_TOOLS)/node_modules \
+	rm -rf $(VENV) $(CREWAI_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(WEBCHAT_TOOLS)/node_modules \
 	  tools/mcp-host/node_modules
