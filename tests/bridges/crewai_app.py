@@ -47,7 +47,7 @@ def reply_flow(model_url: str, flows: Path) -> type[Flow[Reply]]:
         @human_feedback(message="Send this reply?", provider=PAUSE)
         def draft(self) -> str:
             self.state.draft = str(model.call(f"Write to {self.state.customer}."))
-            return self.state.draft
+            return str(self.state.draft)
 
         @listen(draft)
         def send(self, review: HumanFeedbackResult) -> str:

@@ -116,4 +116,4 @@ def finish(process: subprocess.Popen[str], timeout: float = 150) -> Any:
             process.kill()
             process.communicate(timeout=30)
     assert process.returncode == 0, err
-    return json.loads(out)
+    return json.loads(out.strip().splitlines()[-1])  # the last line: a framework may print
