@@ -39,13 +39,32 @@ def model() -> Iterator[FakeOpenAI]:
         yield fake
 
 
-def test_the_bridge_and_its_framework_import_in_crewais_venv(crewai_python: str) -> None:
+@pytest.mark.timeout(300)  # loading CrewAI takes long on a busy machine
+def test_a_step_asks_a_choice_of_its_outcomes_or_what_its_metadata_names(
+    crewai_python: str,
+) -> None:
+    """In CrewAI's venv: the bridge loads the store, never the server; a step's feedback is
+    asked as its outcomes, its metadata or its message say."""
     check = (
-        "import sys, pawflow.bridges.crewai\n"
-        "assert 'crewai' in sys.modules\n"
+        "import sys\n"
+        "from crewai.flow.async_feedback import PendingFeedbackContext\n"
+        "from pawflow.bridges.crewai import feedback_of, feedback_request\n"
+        "from pawflow.bridges.parking import Outcome\n"
         "assert not {'pawflow.server', 'pawflow.serve', 'uvicorn'} & set(sys.modules)\n"
+        "def step(**more):\n"
+        "    return PendingFeedbackContext(flow_id='f', flow_class='F', method_name='draft',\n"
+        "        method_output='Hello', message='Send it?', **more)\n"
+        "asked = feedback_request(step(emit=['send', 'redo']))\n"
+        "assert asked == {'kind': 'choice', 'message': 'Send it?\\n\\nHello',\n"
+        "    'title': 'Review draft', 'options': ['send', 'redo']}, asked\n"
+        "schema = {'type': 'integer', 'minimum': 0}\n"
+        "asked = feedback_request(step(metadata={'kind': 'integer', 'response_schema': schema}))\n"
+        "assert (asked['kind'], asked['response_schema']) == ('integer', schema), asked\n"
+        "assert feedback_request(step())['kind'] == 'text'\n"
+        "assert feedback_of(Outcome('answered', {'a': 1})) == '{\"a\": 1}'\n"
+        "assert feedback_of(Outcome('expired')) == ''\n"
     )
-    subprocess.run([crewai_python, "-c", check], cwd=ROOT, check=True, timeout=120)
+    subprocess.run([crewai_python, "-c", check], cwd=ROOT, check=True, timeout=280)
 
 
 @pytest.mark.slow
