@@ -132,7 +132,7 @@ def main(argv: list[str]) -> int:
             conversation_id=args.conversation,
         )
         assert asked is not None
-    eventually(done.is_set, timeout=150)  # `start` is killed before it ends
+    eventually(done.is_set, timeout=300)  # `start` is killed before it ends
     print(json.dumps({"output": last_text(finished[0]), "effects": effects}), flush=True)
     bridge.close()
     store.close()

@@ -90,7 +90,7 @@ def main(argv: list[str]) -> int:
         bridge.ask(result, owner=args.owner, conversation_id=args.conversation)
     else:
         bridge.listen()
-        eventually(done.is_set, timeout=150)
+        eventually(done.is_set, timeout=300)
         print(json.dumps({"output": finished[0].final_output, "refunds": refunds}), flush=True)
     bridge.close()
     store.close()

@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
         paused = flow_class().kickoff(inputs={"customer": "Ana"})
         asked = bridge.ask(paused, owner=args.owner, conversation_id=args.conversation)
         assert asked is not None, paused
-    eventually(done.is_set, timeout=150)  # `start` is killed before it ends
+    eventually(done.is_set, timeout=300)  # `start` is killed before it ends
     print(json.dumps({"result": finished[0], "sent": sent}), flush=True)
     bridge.close()
     store.close()

@@ -35,13 +35,22 @@ class Person:
         )
         made = self.api.post("/api/actions/create_conversation", json={}).json()
         self.conversation_id: str = made["conversation"]["id"]
+        self.processes: list[subprocess.Popen[str]] = []
+
+    def start(self, command: Sequence[str]) -> subprocess.Popen[str]:
+        """A framework's process, killed at the end whatever happens."""
+        process = subprocess.Popen(
+            list(command), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.processes.append(process)
+        return process
 
     def pending(self) -> list[dict[str, Any]]:
         listed = self.api.post("/api/actions/list_interactions", json={"status": "pending"})
         requests: list[dict[str, Any]] = listed.json()["interactions"]
         return requests
 
-    def waiting(self, word: str, timeout: float = 60) -> dict[str, Any]:
+    def waiting(self, word: str, timeout: float = 180) -> dict[str, Any]:
         """The one pending request whose message holds ``word``, once it is asked."""
         found = eventually(
             lambda: [r for r in self.pending() if word in r["message"]], timeout=timeout
@@ -83,22 +92,23 @@ def person_at_server(db_url: str, directory: Path) -> Iterator[Person]:
         token = issue_token(opened, "ana")
     served = Served(db_url, directory)
     served.start()
+    person: Person | None = None
     try:
         person = Person(served, token)
         yield person
-        person.api.close()
     finally:
+        for process in person.processes if person is not None else []:
+            if process.poll() is None:
+                process.kill()
+            if process.stdout is not None and not process.stdout.closed:
+                process.communicate(timeout=30)
+        if person is not None:
+            person.api.close()
         served.kill()
 
 
 def app(module: str, command: str, *args: str, python: str = sys.executable) -> list[str]:
     return [python, "-m", module, command, *args]
-
-
-def start(command: Sequence[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        list(command), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
 
 
 def crash(process: subprocess.Popen[str]) -> None:
@@ -107,13 +117,8 @@ def crash(process: subprocess.Popen[str]) -> None:
     process.communicate(timeout=30)
 
 
-def finish(process: subprocess.Popen[str], timeout: float = 150) -> Any:
+def finish(process: subprocess.Popen[str], timeout: float = 180) -> Any:
     """What a framework's process printed as JSON once it ended by itself."""
-    try:
-        out, err = process.communicate(timeout=timeout)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate(timeout=30)
+    out, err = process.communicate(timeout=timeout)
     assert process.returncode == 0, err
     return json.loads(out.strip().splitlines()[-1])  # the last line: a framework may print

@@ -89,7 +89,7 @@ def main(argv: list[str]) -> int:
         result = agent.run_sync("Refund order A-1 (5 EUR) and order B-2 (900 EUR).")
         asked = bridge.ask(result, owner=args.owner, conversation_id=args.conversation)
         assert asked is not None
-    eventually(done.is_set, timeout=150)  # `start` is killed before it ends
+    eventually(done.is_set, timeout=300)  # `start` is killed before it ends
     print(json.dumps({"output": finished[0].output, "refunds": refunds}), flush=True)
     bridge.close()
     store.close()

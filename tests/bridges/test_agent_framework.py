@@ -15,7 +15,7 @@ from pawflow import InvalidInput, Store
 from pawflow.bridges.agent_framework import AgentFrameworkBridge
 from tests.agent.fake_openai import FakeOpenAI, completion, fake_openai, reply_json
 from tests.bridges import framework_app
-from tests.bridges.crossing import app, crash, finish, person_at_server, start
+from tests.bridges.crossing import app, crash, finish, person_at_server
 from tests.bridges.framework_app import run_agent, support_agent
 from tests.bridges.pydantic_app import tool_call
 
@@ -155,14 +155,14 @@ def test_a_resumed_run_that_stops_again_is_asked_again(store: Store, model: Fake
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(300)  # a bound for a busy machine: three processes load the framework
+@pytest.mark.timeout(600)  # a bound for a busy machine: three processes load the framework
 def test_a_run_asked_by_a_process_that_died_is_resumed_by_another(
     db_url: str, tmp_path: Path, model: FakeOpenAI
 ) -> None:
     two_refunds(model)
     with person_at_server(db_url, tmp_path) as ana:
         where = ["--db", db_url, "--model", model.url]
-        asker = start(
+        asker = ana.start(
             app(
                 "tests.bridges.framework_app",
                 "start",
@@ -177,7 +177,7 @@ def test_a_run_asked_by_a_process_that_died_is_resumed_by_another(
         crash(asker)
 
         ana.answer_cli(first["id"], "yes")
-        worker = start(app("tests.bridges.framework_app", "listen", *where))
+        worker = ana.start(app("tests.bridges.framework_app", "listen", *where))
         second = ana.waiting("B-2")
         ana.answer_http(second["id"], {"decision": "reject", "reason": "Over the limit"})
         assert finish(worker) == {"output": "All done.", "refunds": [["A-1", 5]]}

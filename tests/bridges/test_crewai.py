@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent.fake_openai import FakeOpenAI, completion, fake_openai, reply_json
-from tests.bridges.crossing import ROOT, app, crash, finish, person_at_server, start
+from tests.bridges.crossing import ROOT, app, crash, finish, person_at_server
 from tests.conftest import IN_CI
 
 CREWAI_PYTHON = ROOT / ".venv-crewai" / "bin" / "python"
@@ -68,13 +68,13 @@ def test_a_step_asks_a_choice_of_its_outcomes_or_what_its_metadata_names(
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(300)  # a bound for a busy machine: three processes load the framework
+@pytest.mark.timeout(600)  # a bound for a busy machine: three processes load the framework
 def test_a_flow_paused_by_a_process_that_died_is_resumed_by_another(
     db_url: str, tmp_path: Path, model: FakeOpenAI, crewai_python: str
 ) -> None:
     with person_at_server(db_url, tmp_path) as ana:
         where = ["--db", db_url, "--model", model.url, "--flows", str(tmp_path / "flows.db")]
-        asker = start(
+        asker = ana.start(
             app(
                 "tests.bridges.crewai_app",
                 "start",
@@ -92,7 +92,7 @@ def test_a_flow_paused_by_a_process_that_died_is_resumed_by_another(
         crash(asker)
 
         ana.answer_cli(review["id"], "Sign it from Ana")
-        worker = start(app("tests.bridges.crewai_app", "listen", *where, python=crewai_python))
+        worker = ana.start(app("tests.bridges.crewai_app", "listen", *where, python=crewai_python))
         sent = "Your refund is on its way. (Sign it from Ana)"
         assert finish(worker) == {"result": sent, "sent": [sent]}
         assert model.hits == 1  # the draft was made once, before the pause

@@ -17,8 +17,11 @@ from pawflow.bridges.google_adk import AdkBridge, payload_schema
 from tests.agent.fake_openai import FakeOpenAI, completion, fake_openai, reply_json
 from tests.bridges import adk_app
 from tests.bridges.adk_app import last_text, run_agent, runner_for
-from tests.bridges.crossing import app, crash, finish, person_at_server, start
+from tests.bridges.crossing import app, crash, finish, person_at_server
 from tests.bridges.pydantic_app import tool_call
+
+# Loading ADK and LiteLLM, and a run through the runner, take long on a busy machine.
+pytestmark = pytest.mark.timeout(300)
 
 REJECTED = '{"error": "This tool call is rejected."}'
 
@@ -161,14 +164,14 @@ def test_a_payload_names_its_fields_or_is_refused() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(300)  # a bound for a busy machine: three processes load the framework
+@pytest.mark.timeout(600)  # a bound for a busy machine: three processes load the framework
 def test_a_run_asked_by_a_process_that_died_is_resumed_by_another(
     db_url: str, tmp_path: Path, model: FakeOpenAI
 ) -> None:
     refund_and_leave(model)
     with person_at_server(db_url, tmp_path) as ana:
         where = ["--db", db_url, "--model", model.url, "--sessions", str(tmp_path / "s.db")]
-        asker = start(
+        asker = ana.start(
             app(
                 "tests.bridges.adk_app",
                 "start",
@@ -183,7 +186,7 @@ def test_a_run_asked_by_a_process_that_died_is_resumed_by_another(
         crash(asker)
 
         ana.answer_cli(first["id"], "yes")
-        worker = start(app("tests.bridges.adk_app", "listen", *where))
+        worker = ana.start(app("tests.bridges.adk_app", "listen", *where))
         second = ana.waiting("days off")
         ana.answer_http(second["id"], {"confirmed": True, "approved_days": 2, "note": ""})
         assert finish(worker) == {

@@ -18,7 +18,7 @@ from pawflow.bridges.pydantic_ai import UNANSWERED_RESULTS, PydanticAIBridge
 from pawflow.bridges.questions import UNANSWERED_REASONS, decision_of
 from tests.agent.fake_openai import FakeOpenAI, completion, fake_openai, reply_json
 from tests.bridges import pydantic_app
-from tests.bridges.crossing import app, crash, finish, person_at_server, start
+from tests.bridges.crossing import app, crash, finish, person_at_server
 from tests.bridges.pydantic_app import support_agent, tool_call
 
 ASK = "Refund order A-1 (5 EUR) and order B-2 (900 EUR)."
@@ -185,14 +185,14 @@ def test_an_answer_that_is_no_decision_is_refused() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(300)  # a bound for a busy machine: three processes load the framework
+@pytest.mark.timeout(600)  # a bound for a busy machine: three processes load the framework
 def test_a_run_asked_by_a_process_that_died_is_resumed_by_another(
     db_url: str, tmp_path: Path, model: FakeOpenAI
 ) -> None:
     two_refunds(model)
     with person_at_server(db_url, tmp_path) as ana:
         where = ["--db", db_url, "--model", model.url]
-        asker = start(
+        asker = ana.start(
             app(
                 "tests.bridges.pydantic_app",
                 "start",
@@ -207,7 +207,7 @@ def test_a_run_asked_by_a_process_that_died_is_resumed_by_another(
         crash(asker)  # the process that asked dies before anyone answers
 
         ana.answer_cli(first["id"], "--edit", '{"order": "A-1", "amount": 4}')
-        worker = start(app("tests.bridges.pydantic_app", "listen", *where))
+        worker = ana.start(app("tests.bridges.pydantic_app", "listen", *where))
         second = ana.waiting("B-2")
         ana.answer_http(second["id"], {"decision": "reject", "reason": "Over the limit"})
         assert finish(worker) == {"output": "All done.", "refunds": [["A-1", 4]]}
