@@ -141,7 +141,12 @@ def test_no_error_class_lives_outside_the_tree() -> None:
     for module_info in pkgutil.walk_packages(pawflow.__path__, "pawflow."):
         if module_info.name.endswith("__main__"):  # runs the command line when imported
             continue
-        module = importlib.import_module(module_info.name)
+        try:
+            module = importlib.import_module(module_info.name)
+        except ModuleNotFoundError as missing:
+            if module_info.name == "pawflow.bridges.crewai" and missing.name == "crewai":
+                continue  # its framework lives in a venv of its own (docs/bridges.md#crewai)
+            raise
         for key, value in vars(module).items():
             if (
                 isinstance(value, type)
