@@ -43,3 +43,11 @@ def test_every_duration_setting_reads_the_same_forms() -> None:
         ServerSettings.from_env({"PAWFLOW_SWEEP_INTERVAL": "fast"})
     with pytest.raises(InvalidInput, match="session_ttl"):
         ServerSettings.from_env({"PAWFLOW_SESSION_TTL": "0"})
+
+
+def test_the_lease_time_to_live_leaves_a_third_for_clocks_that_disagree() -> None:
+    settings = ServerSettings.from_env({"PAWFLOW_LEASE_TTL": "1m", "PAWFLOW_MAX_CLOCK_SKEW": "5"})
+    assert (settings.lease_ttl, settings.max_clock_skew) == (60.0, 5.0)
+    assert (ServerSettings().lease_ttl, ServerSettings().max_clock_skew) == (10.0, 2.0)
+    with pytest.raises(InvalidInput, match="three times max_clock_skew"):
+        ServerSettings.from_env({"PAWFLOW_LEASE_TTL": "6s"})

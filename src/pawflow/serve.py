@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ from pawflow.server.running import serve_app, serve_workers
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store, open_store
 
-_FLOW_SETTINGS = {"reconcile_interval", "workers", "lease_ttl", "heartbeat"}
+_FLOW_SETTINGS = {"reconcile_interval", "workers"}
 _AGENT_SETTINGS = {"poll_interval"}
 _CHAT_SETTINGS = {"plugins", "data_dir"}
 
@@ -90,8 +91,7 @@ def flow_service(store: Store, settings: ServerSettings) -> FlowService:
         store,
         reconcile_interval=setting_seconds(options.get("reconcile_interval", 1.0)),
         workers=int(options.get("workers", 1)),
-        lease_ttl=float(options.get("lease_ttl", 10.0)),
-        heartbeat=float(options.get("heartbeat", 3.0)),
+        lease_ttl=settings.lease_ttl,
     )
 
 
@@ -109,6 +109,7 @@ def chat_service(
         store,
         [demo_agents.demo_agent(), *agents] if demo else agents,
         poll_interval=setting_seconds(options.get("poll_interval", 1.0)),
+        lease=timedelta(seconds=settings.lease_ttl),
     )
     if demo:
         demo_chat.install_plugins(service.chat, settings)
@@ -134,7 +135,7 @@ def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
         channels,
         base_url=settings.base_url,
         interval=settings.outbox_interval,
-        lease_ttl=settings.outbox_lease_ttl,
+        lease_ttl=settings.lease_ttl,
         webhooks=WebhookSender(allowed),
     )
 
@@ -149,7 +150,11 @@ def mail_replies(store: Store, settings: ServerSettings) -> list[Service]:
         return None if typed is None else typed.value
 
     config = ImapConfig.from_url(settings.imap_url)
-    return [ReplyReader(store, config, read, interval=settings.imap_interval)]
+    return [
+        ReplyReader(
+            store, config, read, interval=settings.imap_interval, lease_ttl=settings.lease_ttl
+        )
+    ]
 
 
 def configured_plugins(settings: ServerSettings) -> dict[str, dict[str, Any]]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from pawflow import serve
 from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
+from pawflow.channels.dispatcher import LEASE
 from pawflow.clock import FakeClock
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store, outbox
+from pawflow.store.leases import Hold, LeaseTerms
 from tests.channels.smtp import smtp_server
 
 
@@ -48,9 +51,9 @@ def test_only_the_lease_holder_sends_and_another_takes_over(store: Store, clock:
 def test_a_served_dispatcher_hands_its_lease_over_as_the_settings_say(
     store: Store, clock: FakeClock
 ) -> None:
-    """``PAWFLOW_OUTBOX_LEASE_TTL`` is how long a dead server's outbox waits for another."""
+    """``PAWFLOW_LEASE_TTL`` is how long a dead server's outbox waits for another."""
     first = _asked(store, "ada")
-    settings = ServerSettings.from_env({"PAWFLOW_OUTBOX_LEASE_TTL": "2"})
+    settings = ServerSettings.from_env({"PAWFLOW_LEASE_TTL": "2", "PAWFLOW_MAX_CLOCK_SKEW": "0.5"})
     with smtp_server() as (inbox, url):
         settings = settings.replace(smtp_url=url)
         one = serve.dispatcher(store, settings)
@@ -87,3 +90,46 @@ def test_a_channel_this_server_lacks_fails_with_the_reason(store: Store) -> None
         (row,) = outbox.deliveries(tx, asked.id)
     assert (row.channel, row.status) == ("slack", "failed")
     assert row.last_error == "the slack channel is not configured on this server"
+
+
+class FrozenAfter(Hold):
+    """The outbox lease as a dispatcher sees it that freezes right after its ``n``-th
+    renewal, past its time to live, while ``meanwhile`` happens."""
+
+    def __init__(self, terms: LeaseTerms, n: int, meanwhile: Callable[[], None]) -> None:
+        self.now = 1000.0
+        super().__init__(terms, clock=lambda: self.now)
+        self.left = n
+        self.meanwhile = meanwhile
+
+    def renewed(self, began: float) -> None:
+        super().renewed(began)
+        self.left -= 1
+        if self.left == 0:
+            self.now += self.terms.seconds
+            self.meanwhile()
+
+
+def test_a_dispatcher_frozen_between_two_sends_sends_nothing_more_of_its_batch(
+    store: Store, clock: FakeClock
+) -> None:
+    asked = _asked(store, "ada", 5)
+    with smtp_server() as (inbox, url):
+        config = SmtpConfig.from_url(url, None)
+        one = Dispatcher(store, [EmailChannel(config)], base_url="x", owner="one", lease_ttl=9)
+        two = Dispatcher(store, [EmailChannel(config)], base_url="x", owner="two", lease_ttl=9)
+
+        def taken_over() -> None:
+            clock.advance("10s")
+            assert store.leases.acquire(LEASE, "two", two.lease_ttl)
+
+        # Renewed by its claim, then by the record of each send: frozen after the second.
+        one.hold = FrozenAfter(one.terms, 3, taken_over)
+        one.step()
+        assert len(inbox.received()) == 2  # the third was not sent under a lease it lost
+        assert not one.hold.valid
+        clock.advance("1h")  # the backoff of the rows "one" claimed and left
+        two.step()
+        sent = [str(mail["Message-ID"]) for mail in inbox.received()]
+        assert len(sent) == len(set(sent)) == 5
+    assert _statuses(store, asked) == ["sent"] * 5

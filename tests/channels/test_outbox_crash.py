@@ -54,7 +54,8 @@ def test_sigkill_mid_dispatch_loses_and_duplicates_no_mail(
                 "PAWFLOW_SMTP_URL": smtp_url,
                 "PAWFLOW_MAIL_FROM": MAIL_FROM,
                 "PAWFLOW_OUTBOX_INTERVAL": "0.1",
-                "PAWFLOW_OUTBOX_LEASE_TTL": "1",
+                "PAWFLOW_LEASE_TTL": "2",
+                "PAWFLOW_MAX_CLOCK_SKEW": "0.5",
             },
         )
         served.start()

@@ -130,7 +130,14 @@ class Served:
 def start(db: str, agents: Path, log: Path) -> Served:
     """A ``pawflow serve`` process (not waited for: see :func:`healthy`)."""
     port = free_port()
-    env = {**os.environ, "PAWFLOW_SWEEP_INTERVAL": "1", "GATED_KEY": "sk-test"}
+    env = {
+        **os.environ,
+        "PAWFLOW_SWEEP_INTERVAL": "1",
+        # Leases of five seconds: the takeovers these tests wait for come within 15 s.
+        "PAWFLOW_LEASE_TTL": "5",
+        "PAWFLOW_MAX_CLOCK_SKEW": "1",
+        "GATED_KEY": "sk-test",
+    }
     with log.open("ab") as out:
         process = subprocess.Popen(
             [

@@ -3,7 +3,9 @@
 ``recordVisit`` writes each visit (FlowFile, task, attempt, process) in a transaction of its
 own, before the task's outcome is recorded, so a task that runs again after a crash shows as
 a second visit; in a process started with ``PAWFLOW_TEST_KILL_AT_VISIT=N`` it kills itself
-(SIGKILL) right after the N-th visit is written, before the task's outcome is.
+(SIGKILL) right after the N-th visit is written, before the task's outcome is, and with
+``PAWFLOW_TEST_STOP_AT_VISIT=N`` it freezes itself (SIGSTOP, once) there instead, until
+sent SIGCONT.
 ``chargeCard`` is the same visit, from a task declared with outside effects. ``fanOut``
 emits ``count`` children of its FlowFile, each with its ``item`` number. ``pause`` is a slow
 task.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 
 from pawflow.flow import FlowFile, Property, TaskContext, flow_task
@@ -22,6 +25,7 @@ VISITS = (
     "CREATE TABLE IF NOT EXISTS visits (flowfile_id TEXT NOT NULL, task TEXT NOT NULL,"
     " attempt INTEGER NOT NULL, pid INTEGER NOT NULL)"
 )
+_FROZEN = threading.Event()
 
 
 @flow_task("recordVisit")
@@ -48,6 +52,12 @@ def visit(flowfile: FlowFile, ctx: TaskContext) -> None:
     kill_at = int(os.environ.get("PAWFLOW_TEST_KILL_AT_VISIT") or 0)
     if kill_at and visits is not None and visits["n"] >= kill_at:
         os.kill(os.getpid(), signal.SIGKILL)
+    stop_at = int(os.environ.get("PAWFLOW_TEST_STOP_AT_VISIT") or 0)
+    if stop_at and visits is not None and visits["n"] >= stop_at and not _FROZEN.is_set():
+        _FROZEN.set()
+        # Sent to this thread, it stops here at once (the whole process with it); sent to the
+        # process, another thread takes it and this one runs on a moment.
+        signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
 
 
 @flow_task("fanOut", properties=[Property("count", default="2")])

@@ -76,7 +76,9 @@ def _serve(db: str, directory: Path) -> Iterator[Process]:
         "PAWFLOW_LOG_LEVEL": "error",
         "PAWFLOW_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
         "PAWFLOW_OUTBOX_INTERVAL": "0.2",
-        "PAWFLOW_OUTBOX_LEASE_TTL": "1",  # a restart's new process sends at once
+        # A restart's new process sends as soon as the old one's outbox lease ran out.
+        "PAWFLOW_LEASE_TTL": "2",
+        "PAWFLOW_MAX_CLOCK_SKEW": "0.5",
     }
     served = Served(db, directory, args=("--demo",), env=env)
     served.start()

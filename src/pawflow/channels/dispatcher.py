@@ -2,7 +2,12 @@
 
 Every server runs one; the one holding the lease ``channels:outbox`` sends, the others
 wait to take over when it stops renewing (it renews in every transaction that claims rows,
-so a process that lost the lease claims nothing more). A pass claims a batch of due rows
+so a process that lost the lease claims nothing more). The lease follows the rule of every
+lease (``store.leases.LeaseTerms``): passes come at least every third of its time to live,
+and before each send the dispatcher checks, by its monotonic clock, that the lease was
+renewed recently enough to trust; a dispatcher frozen or cut off past that sends nothing
+more of its batch (the rows left go out after their backoff, from whoever holds the lease
+then). A pass claims a batch of due rows
 and, in the same transaction, makes each row's answer link; then sends each through its
 channel and records the outcome (:mod:`pawflow.store.outbox`). The claim commits before
 the send, so a crash between the two sends that row again after its backoff, with the same
@@ -32,6 +37,7 @@ from pawflow.store import Transaction as Tx
 from pawflow.store import webhooks as webhooks_store
 from pawflow.store.a2a_push import PushDelivery
 from pawflow.store.a2a_tasks import PushConfig
+from pawflow.store.leases import Hold, LeaseTerms
 from pawflow.store.outbox import OutboxRow
 from pawflow.store.webhooks import Webhook, WebhookDelivery
 
@@ -95,7 +101,7 @@ class Dispatcher:
         base_url: str,
         owner: str | None = None,
         interval: float = 2.0,
-        lease_ttl: float = 30.0,
+        lease_ttl: float | timedelta | None = None,
         batch: int = BATCH,
         webhooks: WebhookSender | None = None,
     ) -> None:
@@ -103,7 +109,9 @@ class Dispatcher:
         self.channels = {channel.name: channel for channel in channels}
         self.base_url = base_url.rstrip("/")
         self.owner = owner or process_owner()
-        self.lease_ttl = timedelta(seconds=lease_ttl)
+        self.terms = LeaseTerms.of(lease_ttl)
+        self.lease_ttl = self.terms.ttl
+        self.hold = Hold(self.terms)
         self.batch = batch
         self.webhooks = webhooks or WebhookSender()
         self._webhook_posts = Posting[WebhookDelivery, Webhook](
@@ -124,7 +132,8 @@ class Dispatcher:
             a2a_push.mark_sent,
             a2a_push.mark_failed,
         )
-        self.loop = Loop("outbox", self.step, interval=interval)
+        # An idle dispatcher renews its lease on every pass: one every third of its TTL.
+        self.loop = Loop("outbox", self.step, interval=min(interval, self.terms.renew_every))
 
     def start(self) -> None:
         self.loop.start()
@@ -152,8 +161,8 @@ class Dispatcher:
             if claimed is None:
                 return done
             for row, message in claimed:
-                if not self._send(row, message):
-                    return done  # the lease went to another process: it sends the rest
+                if not self._trusted() or not self._send(row, message):
+                    return done  # the lease went, or may go, to another process
             settling = self._claim(outbox.claim_settle, links=False)
             for row, _ in settling or []:
                 self._settle(row)
@@ -165,9 +174,10 @@ class Dispatcher:
         self, claim: Callable[[Tx, datetime, int], list[OutboxRow]], *, links: bool = True
     ) -> list[tuple[OutboxRow, Outgoing | None]] | None:
         """Renew the lease and claim rows in one transaction; None if another holds it."""
+        began = self.hold.begin()
         now = self.store.now()
         with self.store.transaction() as tx:
-            if not leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl):
+            if not self._renew(tx, now, began):
                 return None
             rows = claim(tx, now, self.batch)
             return [(row, self._outgoing(tx, row) if links else None) for row in rows]
@@ -203,6 +213,7 @@ class Dispatcher:
             except Exception as exc:  # an adapter's bug is this row's failure, not the pass's
                 log.exception("the %s channel failed on delivery %s", row.channel, row.id)
                 error = DeliveryError(f"{type(exc).__name__}: {exc}")
+        began = self.hold.begin()
         now = self.store.now()
         with self.store.transaction() as tx:
             if error is None:
@@ -210,7 +221,7 @@ class Dispatcher:
             else:
                 log.warning("delivery %s by %s failed: %s", row.id, row.channel, error.reason)
                 outbox.mark_failed(tx, row, error.reason, now, permanent=error.permanent)
-            return leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl)
+            return self._renew(tx, now, began)
 
     def _hooks(self) -> int:
         return self._post_due(self._webhook_posts)
@@ -223,14 +234,15 @@ class Dispatcher:
         lost (the new holder sends the rest)."""
         done = 0
         while True:
+            began = self.hold.begin()
             now = self.store.now()
             with self.store.transaction() as tx:
-                if not leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl):
+                if not self._renew(tx, now, began):
                     return done
                 due = posting.claim_due(tx, now, self.batch)
                 claimed = [(delivery, posting.target_of(tx, delivery)) for delivery in due]
             for delivery, target in claimed:
-                if not self._post(posting, delivery, target):
+                if not self._trusted() or not self._post(posting, delivery, target):
                     return done
             done += len(claimed)
             if len(claimed) < self.batch:
@@ -242,6 +254,7 @@ class Dispatcher:
             attempt = Attempt(None, posting.gone, permanent=True)
         else:
             attempt = posting.send(target, delivery, self.store.now())
+        began = self.hold.begin()
         now = self.store.now()
         with self.store.transaction() as tx:
             if attempt.error is None:
@@ -255,7 +268,34 @@ class Dispatcher:
                     response_status=attempt.status,
                     permanent=attempt.permanent,
                 )
-            return leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl)
+            return self._renew(tx, now, began)
+
+    def _renew_now(self) -> bool:
+        """Renew the lease, if still held (never take it anew: what this process claimed
+        may have gone out from another meanwhile)."""
+        with self.store.transaction() as tx:
+            return leases.renew(tx, LEASE, self.owner, self.store.now(), self.lease_ttl)
+
+    def _renew(self, tx: Tx, now: datetime, began: float) -> bool:
+        """Take or renew the lease in ``tx``; the hold follows once ``tx`` commits (``began``:
+        read before ``now``)."""
+        if leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl):
+            tx.after_commit(lambda: self.hold.renewed(began))
+            return True
+        self.hold.lost()
+        return False
+
+    def _trusted(self) -> bool:
+        """Whether the lease was renewed recently enough to send under (no statement), or
+        is renewed now, still this process's (a statement only after a pause)."""
+        age = self.hold.age
+        if self.hold.confirm(self._renew_now):
+            return True
+        log.warning(
+            "the outbox lease %s; the rest of this batch is left to whoever holds it next",
+            "is not held" if age is None else f"was last renewed {age:.1f} s ago",
+        )
+        return False
 
     def _settle(self, row: OutboxRow) -> None:
         channel = self.channels.get(row.channel)

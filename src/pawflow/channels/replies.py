@@ -8,7 +8,9 @@ a chat message ("yes", "the 2nd one", a number, a date), injected by ``pawflow.s
 answer through ``respond_interaction`` (``answered_via: "email"``), so the request's
 validation decides. Whatever is read is marked seen: a mail is read once. Of several
 processes on one store (``pawflow serve --workers``), the one holding the lease
-``channels:mail-replies`` reads the mailbox.
+``channels:mail-replies`` reads the mailbox: taken at the start of a pass, renewed every
+third of its time to live while the pass goes on (the rule of every lease,
+``store.leases.LeaseTerms``), and a pass stops at the first mail it could not renew it for.
 
 ``PAWFLOW_IMAP_URL`` is ``imap://user:pass@host:port/MAILBOX`` (``imaps://`` for TLS;
 the mailbox defaults to ``INBOX``).
@@ -36,6 +38,7 @@ from pawflow.loops import Loop
 from pawflow.records import Interaction
 from pawflow.redaction import remember_url
 from pawflow.store import Store, outbox
+from pawflow.store.leases import Hold, LeaseTerms
 
 log = logging.getLogger("pawflow.channels.replies")
 
@@ -94,13 +97,21 @@ class ReplyReader:
     """Reads replies from one mailbox every ``interval`` seconds and answers with them."""
 
     def __init__(
-        self, store: Store, config: ImapConfig, read: ReadReply, *, interval: float = 30.0
+        self,
+        store: Store,
+        config: ImapConfig,
+        read: ReadReply,
+        *,
+        interval: float = 30.0,
+        lease_ttl: float | timedelta | None = None,
     ) -> None:
         self.store = store
         self.config = config
         self.read = read
         self.owner = process_owner()
-        self.lease_ttl = timedelta(seconds=max(60.0, 3 * interval))
+        self.terms = LeaseTerms.of(lease_ttl)
+        self.lease_ttl = self.terms.ttl
+        self.hold = Hold(self.terms)
         self.loop = Loop("mail-replies", self.step, interval=interval)
 
     def start(self) -> None:
@@ -116,7 +127,7 @@ class ReplyReader:
     def step(self) -> list[str]:
         """One pass over the unseen mail, if this process holds the lease (else none);
         returns what became of each."""
-        if not self.store.leases.acquire(LEASE, self.owner, self.lease_ttl):
+        if not self._renew():
             return []
         outcomes = []
         with self._connect() as imap:
@@ -124,11 +135,21 @@ class ReplyReader:
             imap.select(self.config.mailbox)
             _, found = imap.uid("SEARCH", "UNSEEN")
             for uid in (found[0] or b"").decode("ascii").split():
+                if self.hold.due and not self._renew():
+                    break  # another process reads the mailbox now
                 _, fetched = imap.uid("FETCH", uid, "(RFC822)")
                 raw = next((item[1] for item in fetched if isinstance(item, tuple)), b"")
                 outcomes.append(self.handle(raw))
                 imap.uid("STORE", uid, "+FLAGS", "(\\Seen)")
         return outcomes
+
+    def _renew(self) -> bool:
+        began = self.hold.begin()
+        if self.store.leases.acquire(LEASE, self.owner, self.lease_ttl):
+            self.hold.renewed(began)
+            return True
+        self.hold.lost()
+        return False
 
     def _connect(self) -> imaplib.IMAP4:
         config = self.config

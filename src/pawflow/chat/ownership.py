@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 from pawflow.store import Store
+from pawflow.store.leases import DEFAULT_TTL
 
 log = logging.getLogger("pawflow.chat.ownership")
 
 AGENT_PREFIX = "agent:"
 PROCESS_PREFIX = "process:"
-DEFAULT_TTL = timedelta(seconds=5)
 
 
 def process_id() -> str:

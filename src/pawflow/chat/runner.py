@@ -4,8 +4,12 @@ A pass claims the due turns of the agents this process owns (and the turns of no
 while worker slots are free, and hands each to a worker; a conversation whose lock is held
 here is passed over until its turn in progress ends. :meth:`renew` is the heartbeat of the
 turns in progress: it extends their leases and records where each one is (the stage
-``pawflow session inspect`` shows). :meth:`run_due` is the same work done in the calling
-thread, for a service started without threads.
+``pawflow session inspect`` shows). A turn's lease follows the rule of every lease
+(``store.leases.LeaseTerms``): :meth:`confirm` says, by this process's monotonic clock and
+without a statement, whether it was renewed recently enough to go on — and renews it there
+when it was not, so that a pause costs a statement rather than the turn — which a turn asks
+before each model call and tool call. :meth:`run_due` is the same work done in the calling
+thread, for a service started without threads (which checks nothing: no heartbeat runs).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from datetime import timedelta
 
 from pawflow.loops import Loop
 from pawflow.store import Store
+from pawflow.store.leases import Hold, LeaseTerms, elapsed
 from pawflow.store.turns import QueuedTurn, TurnKey
 
 log = logging.getLogger("pawflow.chat.runner")
@@ -30,6 +35,7 @@ BATCH = 20
 class _Running:
     turn: QueuedTurn
     key: TurnKey
+    hold: Hold
     stage: str | None = None
 
 
@@ -49,6 +55,9 @@ class TurnRunner:
         self.store = store
         self.owner = owner
         self.lease = lease
+        self.terms = LeaseTerms(lease)
+        self.lease_clock: Callable[[], float] = elapsed
+        """What the turns' leases are measured by (:func:`elapsed`; a test may drive its own)."""
         self.workers = max(1, workers)
         self._run = run
         self._agents = agents
@@ -96,16 +105,38 @@ class TurnRunner:
             beats = [(r.key, r.stage) for r in self._running.values()]
         if not beats:
             return
-        for lost in self.store.turns.renew(beats, self.lease):
-            log.warning("turn %s was taken over by another process", lost.turn_id)
+        began = self.lease_clock()
+        lost = self.store.turns.renew(beats, self.lease)
+        for key in lost:
+            log.warning("turn %s was taken over by another process", key.turn_id)
+        renewed = {key for key, _ in beats} - set(lost)
+        with self._guard:
+            for running in self._running.values():
+                if running.key in renewed:
+                    running.hold.renewed(began)
+
+    def confirm(self, key: TurnKey, stage: str | None = None) -> bool:
+        """Whether a turn running here may go on: its lease was renewed recently enough, or
+        is renewed now; False once another process has it (always True without a
+        heartbeat: a service started without threads)."""
+        if self.loop is None:
+            return True
+        with self._guard:
+            running = self._running.get(key.turn_id)
+        if running is None:
+            return True
+        return running.hold.confirm(lambda: not self.store.turns.renew([(key, stage)], self.lease))
 
     # -- claiming and running ---------------------------------------------------------------
 
     def claim(self, turn_id: str) -> QueuedTurn | None:
+        hold = Hold(self.terms, clock=self.lease_clock)
+        began = hold.begin()
         claimed = self.store.turns.claim(turn_id, self.owner, self.lease)
         if claimed is not None:
+            hold.renewed(began)
             with self._guard:
-                self._running[claimed.id] = _Running(claimed, claimed.key)
+                self._running[claimed.id] = _Running(claimed, claimed.key, hold)
         return claimed
 
     def run_claimed(self, turn: QueuedTurn) -> object:

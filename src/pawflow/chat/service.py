@@ -30,19 +30,20 @@ from pawflow.chat.plugins import PluginAPI
 from pawflow.chat.runner import TurnRunner
 from pawflow.chat.sessions import SessionRegistry, expire_due
 from pawflow.chat.turn import Turn
-from pawflow.errors import InvalidInput, NotFound, PawFlowError
+from pawflow.errors import InvalidInput, LeaseLost, NotFound, PawFlowError
 from pawflow.loops import Loop
 from pawflow.records import Message
 from pawflow.store import Store, turns
 from pawflow.store.delivery import Delivery
+from pawflow.store.leases import DEFAULT_TTL as LEASE_TTL
+from pawflow.store.leases import LeaseTerms
 from pawflow.store.metrics import resuming
 
 log = logging.getLogger("pawflow.agent")
 
 TARGET_KIND = "agent"
 WAKEUP_BATCH = 20
-TURN_LEASE = timedelta(seconds=5)  # a crashed turn resumes elsewhere within this
-HEARTBEAT = 1.0  # seconds between renewals of the agent and turn leases
+TURN_LEASE = LEASE_TTL  # a crashed turn resumes elsewhere within this
 
 
 class _AgentDelivery:
@@ -68,7 +69,7 @@ class ChatService:
         poll_interval: float | None = 1.0,
         checkpoint_ttl: timedelta = DEFAULT_TTL,
         lease: timedelta = TURN_LEASE,
-        heartbeat: float = HEARTBEAT,
+        heartbeat: float | None = None,
         workers: int = 4,
         owner: str | None = None,
         intercepts: Iterable[Intercept] = (),
@@ -100,8 +101,10 @@ class ChatService:
         )
         # The loop that runs turns (named as before: it was the wakeup poller).
         self.poller = self.runner.loop
+        # The agent and turn leases are renewed every third of their time to live.
+        beat_every = LeaseTerms(lease).renew_every if heartbeat is None else heartbeat
         self.heartbeat = (
-            None if poll_interval is None else Loop("heartbeat", self.beat, interval=heartbeat)
+            None if poll_interval is None else Loop("heartbeat", self.beat, interval=beat_every)
         )
         self._handler = _AgentDelivery(self)
         self._started = False
@@ -311,15 +314,26 @@ class ChatService:
 
     def _through_pipeline(self, turn: Turn, key: turns.TurnKey) -> Turn | bool:
         turn.key = key
-        turn.on_stage = lambda where: self.runner.set_stage(key.turn_id, where)
+        turn.on_stage = lambda where: self._at_stage(key, where)
         try:
             self.pipeline.run(turn)
+        except LeaseLost as exc:  # another process runs it now, or will: it stops here
+            log.warning("turn %s in %s stops here: %s", key.turn_id, turn.conversation_id, exc)
+            return False
         except Exception as exc:
             log.exception("turn %s in %s failed", key.turn_id, turn.conversation_id)
             self._failed(turn, key, exc)
             return False
         self.store.turns.complete(key)  # a turn without a reply ends here
         return turn
+
+    def _at_stage(self, key: turns.TurnKey, where: str) -> None:
+        """Before each model call and tool call: the turn's lease must be one to trust (no
+        statement but after a pause: the time since its last renewal, by the monotonic
+        clock), or the turn stops here: another process has it, or will."""
+        if not self.runner.confirm(key, where):
+            raise LeaseLost(f"the lease of turn {key.turn_id} was not renewed in time")
+        self.runner.set_stage(key.turn_id, where)
 
     def _failed(self, turn: Turn, key: turns.TurnKey, exc: Exception) -> None:
         error = f"{type(exc).__name__}: {exc}"

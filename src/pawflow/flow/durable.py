@@ -13,7 +13,12 @@ that were running again, and the task that was running at the crash runs again o
 the transaction that consumes it (exactly once).
 
 The rows are mirrored in memory, so scheduling and backpressure cost no query: only the
-process holding the deployment's lease runs it, and every transaction here checks that lease.
+process holding the deployment's lease runs it, and every transaction here checks that lease
+(its owner, and its epoch: held without a break since this engine started). Before each task
+a worker also checks, by this process's monotonic clock, that the lease was renewed recently
+enough to trust (``store.leases.Hold``, no statement): a process that was frozen or cut off
+past that runs nothing more of its batch — the FlowFiles left wait, taken, until a renewal
+succeeds, or go with the lease to the process that took it over, which runs them.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ if TYPE_CHECKING:
     from pawflow.store import Store
     from pawflow.store import Transaction as Tx
     from pawflow.store.continuations import Continuation
+    from pawflow.store.leases import Hold
 
 log = logging.getLogger("pawflow.flow")
 
@@ -154,6 +160,7 @@ class DurableEngine(Engine):
         keep_endings: int | None = None,
         on_park: Callable[[Continuation], None] | None = None,
         on_room: Callable[[str], bool] | None = None,
+        hold: Hold | None = None,
     ) -> None:
         super().__init__(flow, runtime, keep_endings=keep_endings)
         self.store = store
@@ -163,6 +170,12 @@ class DurableEngine(Engine):
         # Rows this engine has running carry this token: a successor in the same process
         # (a redeploy) requeues them, and this engine can then no longer finish them.
         self.token = f"{owner}/{new_id()}"
+        self.epoch: int | None = None
+        """When the lease changed hands last, as :meth:`load` found it: the fence of every
+        later transaction (a lease that went elsewhere and came back is not this engine's)."""
+        self.lease_hold = hold
+        """The lease as this process's monotonic clock sees it; None: not checked."""
+        self._waiting_for_lease = False
         self.batch = max(1, batch)
         self.lost = False
         self.draining = False
@@ -182,7 +195,7 @@ class DurableEngine(Engine):
     def load(self) -> int:
         """Start from the store: what was running at a crash is queued again. Returns the count."""
         with self.store.transaction() as tx:
-            queues.fence(tx, self.lease, self.owner)
+            self.epoch = queues.fence(tx, self.lease, self.owner)
             rows = queues.recover(tx, self.target)
         unknown: Counter[str] = Counter()
         loaded = 0
@@ -222,7 +235,7 @@ class DurableEngine(Engine):
         self._reserve(task_id, count)
         try:
             with self.store.transaction() as tx:
-                queues.fence(tx, self.lease, self.owner)
+                queues.fence(tx, self.lease, self.owner, self.epoch)
                 rows = [NewRow(task_id, f.id, encode(f, None)) for f in flowfiles]
                 ids = queues.enqueue(tx, self.target, rows, self.store.now())
         except LeaseLost as exc:
@@ -253,7 +266,7 @@ class DurableEngine(Engine):
         hops = _whole(header.get("hops"))
         self._reserve(task_id)
         try:
-            queues.fence(tx, self.lease, self.owner)
+            queues.fence(tx, self.lease, self.owner, self.epoch)
             queues.unpark(tx, continuation.id)
             [row_id] = queues.enqueue(
                 tx,
@@ -331,7 +344,7 @@ class DurableEngine(Engine):
             return picked
 
     def _pick_batch(self) -> tuple[str, list[Item]] | None:
-        if self.lost:
+        if self.lost or not self._trusted():
             return None
         if self._ready:
             held_task, item = self._ready.popleft()
@@ -352,10 +365,14 @@ class DurableEngine(Engine):
         try:
             if self._take(task_id, items):
                 results = []
-                for item in items:
+                for index, item in enumerate(items):
+                    if not self._confirmed():  # frozen or cut off: the lease may be elsewhere
+                        self._wait_for_lease(task_id, items[index:])
+                        break
                     outcome = _Outcome(self, item)
                     results.append((item, outcome, self.run_task(task_id, item, outcome)))
-                self._record(task_id, results)
+                if results:
+                    self._record(task_id, results)
         finally:
             with self._cond:
                 self._in_flight -= len(items)
@@ -374,7 +391,7 @@ class DurableEngine(Engine):
         ids = [item.row_id for item in fresh if item.row_id is not None]
         try:
             with self.store.transaction() as tx:
-                queues.fence(tx, self.lease, self.owner)
+                queues.fence(tx, self.lease, self.owner, self.epoch)
                 if queues.take(tx, ids, self.token, self.store.now()) != len(fresh):
                     raise LeaseLost(f"rows of {self.target} were taken over")
         except LeaseLost:
@@ -407,7 +424,7 @@ class DurableEngine(Engine):
         queued: list[tuple[int, tuple[str, FlowFile, int]]] = []
         try:
             with self.store.transaction() as tx:
-                queues.fence(tx, self.lease, self.owner)
+                queues.fence(tx, self.lease, self.owner, self.epoch)
                 moves: list[tuple[int, NewRow]] = []
                 inserts: list[tuple[NewRow, tuple[str, FlowFile, int] | None]] = []
                 finished: list[int] = []
@@ -470,6 +487,44 @@ class DurableEngine(Engine):
             signal_id=park.signal_id,
             deadline=park.deadline,
         )
+
+    def _trusted(self) -> bool:
+        """The lease was renewed recently enough to work under (no statement: the time
+        since the last renewal began, by this process's monotonic clock)."""
+        hold = self.lease_hold
+        if hold is None or hold.valid:
+            if self._waiting_for_lease:
+                self._waiting_for_lease = False
+                log.info("flow %s: its lease was renewed; it runs on", self.target)
+            return True
+        return False
+
+    def _confirmed(self) -> bool:
+        """Before a task: the lease is trusted, or renewed now (a statement only after a
+        pause past two thirds of its time to live), since this engine's epoch."""
+        hold = self.lease_hold
+        if hold is None:
+            return True
+        ttl = hold.terms.ttl
+        return self._trusted() or hold.confirm(
+            lambda: self.store.leases.renew(self.lease, self.owner, ttl, self.epoch)
+        )
+
+    def _wait_for_lease(self, task_id: str, items: list[Item]) -> None:
+        """Keep the rest of a batch, taken, until the lease is renewed (or is lost, and
+        another process runs them)."""
+        age = None if self.lease_hold is None else self.lease_hold.age
+        log.warning(
+            "flow %s: its lease %s; %d FlowFile(s) of task %s wait until it is renewed",
+            self.target,
+            "is not held" if age is None else f"was last renewed {age:.1f} s ago",
+            len(items),
+            task_id,
+        )
+        with self._cond:
+            self._waiting_for_lease = True
+            for item in reversed(items):
+                self._queues[task_id].appendleft(item)
 
     def _put_back(self, task_id: str, items: list[Item]) -> None:
         """Queue again what could not be taken or recorded; it runs again after a pause."""

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pawflow.store import Store
     from pawflow.store import Transaction as Tx
     from pawflow.store.continuations import Continuation
+    from pawflow.store.leases import Hold
 
 log = logging.getLogger("pawflow.flow")
 
@@ -50,6 +51,7 @@ class FlowInstance:
         batch: int = DEFAULT_BATCH,
         keep_endings: int = 10_000,
         on_park: Callable[[Continuation], None] | None = None,
+        hold: Hold | None = None,
     ) -> None:
         self.id = instance_id
         self.flow = flow
@@ -72,6 +74,7 @@ class FlowInstance:
             keep_endings=keep_endings,
             on_park=on_park,
             on_room=self._offer_room,
+            hold=hold,
         )
         self.workers = max(1, workers)
         self._threads: list[threading.Thread] = []
@@ -88,6 +91,12 @@ class FlowInstance:
         """Taking work: started, not stopping, its lease held, not closed for an idle stop."""
         engine = self.engine
         return self._state == "running" and not engine.lost and not engine.closed
+
+    @property
+    def lease_hold(self) -> Hold | None:
+        """The deployment's lease as this process's monotonic clock sees it (the flow
+        service renews it; the workers check it before each task)."""
+        return self.engine.lease_hold
 
     @property
     def lost(self) -> bool:

@@ -6,8 +6,10 @@ process) every ``reconcile_interval`` seconds.
 
 Several processes (``pawflow serve`` on one PostgreSQL database, or on one SQLite file) share
 the deployments through leases (``store.leases``): a process runs a deployment, and drains its
-queues, only while it holds the lease ``flow:<deployment id>``, renewed every ``heartbeat``
-seconds and running out ``lease_ttl`` seconds after the last renewal. Each process also keeps
+queues, only while it holds the lease ``flow:<deployment id>``, running out ``lease_ttl``
+seconds after its last renewal and renewed every third of that (the rule of every lease,
+``store.leases.LeaseTerms``); its workers trust it for two thirds of ``lease_ttl`` after a
+renewal began, by the monotonic clock, and run nothing more until the next. Each process also keeps
 a ``flow-process:<owner>`` lease; it takes no more than its fair share, ceil(deployments /
 live processes), and gives up what is above it, so work spreads over the processes. When a
 process dies its leases run out and the others take its deployments over (within
@@ -45,6 +47,7 @@ from pawflow.loops import Loop
 from pawflow.store import Store
 from pawflow.store import continuations as cont
 from pawflow.store.continuations import Continuation
+from pawflow.store.leases import Hold, LeaseTerms, elapsed
 
 log = logging.getLogger("pawflow.flow.service")
 
@@ -69,17 +72,20 @@ class FlowService:
         reconcile_interval: float | None = 1.0,
         workers: int = 1,
         stop_timeout: float = 10.0,
-        lease_ttl: float = 10.0,
-        heartbeat: float = 3.0,
+        lease_ttl: float | timedelta | None = None,
+        heartbeat: float | None = None,
     ) -> None:
-        if heartbeat <= 0 or lease_ttl <= heartbeat:
-            raise ValueError("the lease time to live must be longer than the heartbeat")
+        self.terms = LeaseTerms.of(lease_ttl)
+        if heartbeat is None:
+            heartbeat = self.terms.renew_every
+        if not 0 < heartbeat <= self.terms.renew_every:
+            raise ValueError("the heartbeat must be at most a third of the lease's time to live")
         self.store = store
         self.registry = registry
         self.reconcile_interval = reconcile_interval
         self.workers = workers
         self.stop_timeout = stop_timeout
-        self.lease_ttl = timedelta(seconds=lease_ttl)
+        self.lease_ttl = self.terms.ttl
         self.heartbeat_interval = heartbeat
         self.owner = new_owner()
         self.executors = ExecutorRegistry()
@@ -174,8 +180,9 @@ class FlowService:
                 holder = holders.get(target_of(deployment.id))
                 if holder is not None and holder != self.owner:
                     continue
+                began = elapsed()
                 if self.store.leases.acquire(target_of(deployment.id), self.owner, self.lease_ttl):
-                    started |= self._start_instance(deployment)
+                    started |= self._start_instance(deployment, self._hold(began))
             self._stop_idle(wanted)
             deliver, self._deliver_soon = started or self._deliver_soon, False
         if deliver:
@@ -188,17 +195,35 @@ class FlowService:
                 return
             self.store.leases.acquire(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
             for instance_id in self.executors.ids():
-                if not self.store.leases.acquire(
-                    target_of(instance_id), self.owner, self.lease_ttl
+                instance = self.executors.get(instance_id)
+                epoch = None if instance is None else instance.engine.epoch
+                began = elapsed()
+                if self.store.leases.renew(
+                    target_of(instance_id), self.owner, self.lease_ttl, epoch
                 ):
-                    log.warning("flow %s moved to another process", instance_id)
-                    self._stop_instance(instance_id, release=False)
+                    if instance is not None and instance.lease_hold is not None:
+                        instance.lease_hold.renewed(began)
+                    continue
+                if instance is not None and instance.lease_hold is not None:
+                    instance.lease_hold.lost()
+                log.warning("flow %s moved to another process", instance_id)
+                self._stop_instance(instance_id, release=False)
+
+    def _hold(self, began: float) -> Hold | None:
+        """How the workers of an instance see its lease, taken at ``began``: trusted for two
+        thirds of its time to live after each renewal. Without the service's loop, whoever
+        drives :meth:`heartbeat` decides when it is renewed, and the workers do not check."""
+        if self.reconcile_interval is None:
+            return None
+        hold = Hold(self.terms)
+        hold.renewed(began)
+        return hold
 
     def _fair_share(self, deployments_count: int) -> int:
         live = {lease.owner for lease in self.store.leases.live(PROCESS_LEASE)} | {self.owner}
         return math.ceil(deployments_count / len(live))
 
-    def _start_instance(self, deployment: Deployment) -> bool:
+    def _start_instance(self, deployment: Deployment, hold: Hold | None) -> bool:
         try:
             flow = deployment.load(self.registry)
         except Exception as exc:
@@ -217,6 +242,7 @@ class FlowService:
             board=self.board,
             workers=self.workers,
             on_park=self._on_park,
+            hold=hold,
         )
         try:
             instance.start()

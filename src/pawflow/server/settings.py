@@ -86,8 +86,12 @@ class ServerSettings:
     """Where Slack's Web API is reached."""
     outbox_interval: float = 2.0
     """Seconds between the dispatcher's passes over the outbox."""
-    outbox_lease_ttl: float = 30.0
-    """Seconds after its last renewal that a dead dispatcher's lease passes to another."""
+    lease_ttl: float = 10.0
+    """Seconds after its last renewal that a lease (a deployment, an agent, a turn, the
+    outbox, the mailbox) runs out and passes to another server; renewed every third of it."""
+    max_clock_skew: float = 2.0
+    """Seconds this server's clock may be off the database's (PostgreSQL); beyond that it
+    keeps the database's time and says so."""
     webhook_allowed_hosts: str | None = None
     """Hosts inside the network (loopback, private) that webhooks and generic Apprise URLs
     may call: comma-separated names, addresses or networks (``PAWFLOW_WEBHOOK_ALLOWED_HOSTS``)."""
@@ -106,7 +110,8 @@ class ServerSettings:
             "credential_check",
             "metrics_cache",
             "outbox_interval",
-            "outbox_lease_ttl",
+            "lease_ttl",
+            "max_clock_skew",
             "imap_interval",
         ):
             if getattr(self, name) <= 0:
@@ -123,6 +128,10 @@ class ServerSettings:
         ):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
+        if self.lease_ttl <= 3 * self.max_clock_skew:
+            # The last third of a lease, which its holder does not use, covers clocks that
+            # disagree by up to max_clock_skew.
+            problems.append("lease_ttl must be more than three times max_clock_skew")
         if self.log_format not in ("text", "json"):
             problems.append("log_format must be text or json")
         if self.metrics_port is not None and not 0 < self.metrics_port <= 65535:

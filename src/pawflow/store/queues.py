@@ -67,16 +67,24 @@ def _marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
-def fence(tx: Tx, lease: str, owner: str) -> None:
-    """Raise ``LeaseLost`` unless ``owner`` holds ``lease`` (until this transaction ends).
+def fence(tx: Tx, lease: str, owner: str, epoch: int | None = None) -> int:
+    """Raise ``LeaseLost`` unless ``owner`` holds ``lease`` (until this transaction ends)
+    and, given an ``epoch``, has held it without a break since then; returns the epoch.
 
-    Only ownership is checked, not expiry: a lease nobody else took is still this owner's.
-    On PostgreSQL the lease row stays share-locked, so a takeover waits for this commit.
+    The epoch is when the lease last changed hands (``acquired_at``, in milliseconds): it
+    stays the same while its owner renews it, and is new once another process took it,
+    even if it came back since. Only ownership is checked, not expiry: a lease nobody else
+    took is still this owner's. On PostgreSQL the lease row stays share-locked, so a
+    takeover waits for this commit.
     """
     lock = " FOR SHARE" if tx.dialect == "postgres" else ""
-    row = sql(tx).one(f"SELECT owner FROM leases WHERE name = ?{lock}", (lease,))
+    row = sql(tx).one(f"SELECT owner, acquired_at FROM leases WHERE name = ?{lock}", (lease,))
     if row is None or row["owner"] != owner:
         raise LeaseLost(f"{lease} is no longer held by this process")
+    held_since = int(row["acquired_at"])
+    if epoch is not None and held_since != epoch:
+        raise LeaseLost(f"{lease} changed hands since this process took it")
+    return held_since
 
 
 def enqueue(tx: Tx, target: str, rows: Sequence[NewRow], now: datetime) -> list[int]:
