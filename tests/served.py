@@ -28,8 +28,11 @@ class Served:
         *,
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        program: Sequence[str] = ("-m", "pawflow", "serve"),
     ) -> None:
         self.db = db
+        self.program = list(program)
+        """What Python runs: ``pawflow serve``, or a script that serves as it does."""
         """The store's URL; None for the default one (the user's data folder)."""
         self.directory = directory
         self.args = list(args)  # more of `pawflow serve`'s options, e.g. --demo
@@ -52,9 +55,7 @@ class Served:
         self.process = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "pawflow",
-                "serve",
+                *self.program,
                 "--port",
                 str(self.port),
                 *self._db(),

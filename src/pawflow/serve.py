@@ -58,6 +58,8 @@ from pawflow.server.credentials import issue_signin_link, issue_token
 from pawflow.server.running import serve_app, serve_workers
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store, open_store
+from pawflow.store.clocks import keep_database_time
+from pawflow.store.leases import LeaseTerms
 
 _FLOW_SETTINGS = {"reconcile_interval", "workers"}
 _AGENT_SETTINGS = {"poll_interval"}
@@ -157,6 +159,17 @@ def mail_replies(store: Store, settings: ServerSettings) -> list[Service]:
     ]
 
 
+def clock_watch(store: Store, settings: ServerSettings) -> list[Service]:
+    """On PostgreSQL, the store keeps the database's time, read at every lease heartbeat
+    (:mod:`pawflow.store.clocks`); nothing to run on SQLite."""
+    watch = keep_database_time(
+        store,
+        max_skew=settings.max_clock_skew,
+        interval=LeaseTerms.of(settings.lease_ttl).renew_every,
+    )
+    return [] if watch is None else [watch]
+
+
 def configured_plugins(settings: ServerSettings) -> dict[str, dict[str, Any]]:
     """The chat plugins named in ``extra["chat"]["plugins"]`` (entry points; none by
     default)."""
@@ -182,6 +195,7 @@ def prepare(
     ``metrics_server``, a metrics port of the settings is left to another process."""
     store = store or open_store(settings.db)
     try:
+        clock = clock_watch(store, settings)  # first: every time after it is the database's
         flows = flow_service(store, settings)
         chat = chat_service(store, settings, agents, demo=demo)
         lines = greeting(store, chat, settings, demo=demo) if greet else []
@@ -193,6 +207,7 @@ def prepare(
             store,
             settings=settings,
             services=[
+                *clock,
                 flows,
                 chat,
                 dispatcher(store, settings),

@@ -50,7 +50,7 @@ from pawflow.server.limits import (
 )
 from pawflow.server.settings import ServerSettings
 from pawflow.server.throttle import FailureThrottle
-from pawflow.store import Store
+from pawflow.store import Store, clocks
 from pawflow.store.sweeper import Sweeper
 
 log = logging.getLogger("pawflow.server")
@@ -161,7 +161,7 @@ def _add_basics(app: FastAPI, store: Store) -> None:
     )
     def healthz() -> JSONResponse:
         store.ping()
-        return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "ok", **clocks.health(store.clock)})
 
     @app.get("/openapi.json", include_in_schema=False)
     def openapi(principal: Annotated[Principal, Depends(authenticate)]) -> JSONResponse:

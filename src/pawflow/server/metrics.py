@@ -39,7 +39,7 @@ from prometheus_client.registry import Collector
 from pawflow import telemetry
 from pawflow.server import tallies
 from pawflow.server.settings import ServerSettings
-from pawflow.store import Store
+from pawflow.store import Store, clocks
 from pawflow.store.metrics import StoreGauges, zero_counters
 from pawflow.telemetry import Family, Sample
 
@@ -52,14 +52,18 @@ class PawFlowCollector(Collector):
     """The tallies of this process (and of its fellow workers) and the store's gauges, at
     each collection."""
 
-    def __init__(self, gauges: StoreGauges) -> None:
+    def __init__(self, gauges: StoreGauges, store: Store) -> None:
         self.gauges = gauges
+        self.store = store
 
     def collect(self) -> Iterator[Metric]:
         counted = tallies.merged()
         for instrument in list(telemetry.INSTRUMENTS):
             yield from _metrics([instrument.family], counted.get(instrument.family.name, []))
         yield from _metrics(self.gauges.families(), self.gauges.samples())
+        clock = clocks.samples(self.store.clock)
+        if clock:  # only where the server keeps the database's time
+            yield from _metrics(clocks.FAMILIES, clock)
 
 
 def _metrics(families: Iterable[Family], samples: Iterable[Sample]) -> Iterator[Metric]:
@@ -78,7 +82,8 @@ def registry_for(store: Store, *, cache: float = 5.0) -> CollectorRegistry:
     """A registry of everything ``/metrics`` shows for ``store``."""
     zero_counters()
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(PawFlowCollector(StoreGauges(store, ttl=timedelta(seconds=cache))))
+    gauges = StoreGauges(store, ttl=timedelta(seconds=cache))
+    registry.register(PawFlowCollector(gauges, store))
     ProcessCollector(registry=registry)
     PlatformCollector(registry=registry)
     return registry

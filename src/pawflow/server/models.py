@@ -568,5 +568,18 @@ class SessionOut(Out):
     csrf_token: str | None
 
 
+class ClockHealth(Out):
+    """This server's clock against the database's (PostgreSQL only)."""
+
+    status: Literal["ok", "skewed"]
+    offset_seconds: float | None = Field(
+        description="How far this server's clock is ahead of the database's (negative: behind)"
+    )
+    max_skew_seconds: float = Field(description="PAWFLOW_MAX_CLOCK_SKEW")
+    read_at: str | None = Field(description="When the database's clock was last read")
+    detail: str
+
+
 class Health(Out):
     status: Literal["ok"]
+    clock: ClockHealth | None = None
