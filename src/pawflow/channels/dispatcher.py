@@ -288,12 +288,14 @@ class Dispatcher:
     def _trusted(self) -> bool:
         """Whether the lease was renewed recently enough to send under (no statement), or
         is renewed now, still this process's (a statement only after a pause)."""
-        age = self.hold.age
         if self.hold.confirm(self._renew_now):
             return True
+        age = self.hold.age
         log.warning(
             "the outbox lease %s; the rest of this batch is left to whoever holds it next",
-            "is not held" if age is None else f"was last renewed {age:.1f} s ago",
+            "went to another process"
+            if age is None
+            else f"was last renewed {age:.1f} s ago and could not be renewed now",
         )
         return False
 

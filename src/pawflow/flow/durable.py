@@ -514,13 +514,23 @@ class DurableEngine(Engine):
         """Keep the rest of a batch, taken, until the lease is renewed (or is lost, and
         another process runs them)."""
         age = None if self.lease_hold is None else self.lease_hold.age
-        log.warning(
-            "flow %s: its lease %s; %d FlowFile(s) of task %s wait until it is renewed",
-            self.target,
-            "is not held" if age is None else f"was last renewed {age:.1f} s ago",
-            len(items),
-            task_id,
-        )
+        if age is None:
+            log.warning(
+                "flow %s: another process holds its lease now; %d FlowFile(s) of task %s"
+                " are left to it",
+                self.target,
+                len(items),
+                task_id,
+            )
+        else:
+            log.warning(
+                "flow %s: its lease was last renewed %.1f s ago and could not be renewed now;"
+                " %d FlowFile(s) of task %s wait until it is",
+                self.target,
+                age,
+                len(items),
+                task_id,
+            )
         with self._cond:
             self._waiting_for_lease = True
             for item in reversed(items):
