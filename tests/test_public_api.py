@@ -26,6 +26,7 @@ PACKAGES = [
 
 PUBLIC = [
     "CONTRACT",
+    "AlreadyVoted",
     "ApiError",
     "Clock",
     "ConfigError",

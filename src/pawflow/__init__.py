@@ -10,6 +10,7 @@ import typing
 
 from pawflow import lazy
 from pawflow.errors import (
+    AlreadyVoted,
     ApiError,
     ConfigError,
     Conflict,
@@ -91,6 +92,7 @@ __getattr__, __dir__ = lazy.exports(
 
 __all__ = [
     "CONTRACT",
+    "AlreadyVoted",
     "ApiError",
     "Clock",
     "ConfigError",

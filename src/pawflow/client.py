@@ -18,9 +18,7 @@ from typing import Any, Literal
 import httpx
 
 from pawflow.errors import (
-    ApiError as ApiError,
-)
-from pawflow.errors import (
+    AlreadyVoted,
     Conflict,
     FieldError,
     Forbidden,
@@ -29,6 +27,9 @@ from pawflow.errors import (
     NotPending,
     PawFlowError,
     PayloadTooLarge,
+)
+from pawflow.errors import (
+    ApiError as ApiError,
 )
 from pawflow.errors import (
     ServerUnreachable as ServerUnreachable,
@@ -66,6 +67,8 @@ def _error_for(response: httpx.Response) -> PawFlowError:
         return NotFound(message.removesuffix(" not found"))
     if status == 409 and isinstance(body, dict) and isinstance(body.get("status"), str):
         return NotPending(body["status"])
+    if status == 409 and isinstance(body, dict) and isinstance(body.get("vote"), dict):
+        return AlreadyVoted(body["vote"])
     if status == 409:
         return Conflict(message)
     if status == 403 and isinstance(body, dict) and isinstance(body.get("waiting_for"), list):

@@ -19,6 +19,7 @@ escape raw::
     ├── Forbidden                   seen, but waits for others (``waiting_for``)
     ├── Conflict                    the state forbids the change
     │   ├── NotPending              the request already left ``pending`` (``status``)
+    │   ├── AlreadyVoted            a vote for that person stands already (``vote``)
     │   └── LeaseLost               another process has taken this process's work over
     ├── StoreError                  the store failed (translated backend error)
     │   ├── StoreUnavailable        the database cannot be reached or stays busy
@@ -157,6 +158,20 @@ class NotPending(Conflict):
     def __init__(self, status: str) -> None:
         super().__init__(f"interaction is no longer pending: it is {status}")
         self.status = status
+
+
+class AlreadyVoted(Conflict):
+    """A quorum's vote for this person was cast already (by them or a delegate): nothing
+    changed. ``vote`` is the one that stands: ``voter`` (whom it counts for), ``by`` (the
+    account that cast it), ``vote`` and ``via``."""
+
+    def __init__(self, vote: Mapping[str, Any]) -> None:
+        self.vote = dict(vote)
+        voter, by = self.vote.get("voter"), self.vote.get("by")
+        said = "yes" if self.vote.get("vote") is True else "no"
+        cast = "" if by in (None, voter) else f" (cast by {by})"
+        self.message = f"{voter} has already voted {said}{cast}: the vote stands"
+        super().__init__(self.message)
 
 
 class LeaseLost(Conflict):

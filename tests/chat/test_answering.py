@@ -3,6 +3,7 @@ with the agent on the OpenAI-compatible provider against a local fake model serv
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from datetime import timedelta
@@ -24,6 +25,7 @@ from pawflow.testing import eventually
 from tests.agent.fake_openai import FakeOpenAI, fake_openai
 from tests.chat.brain import CHECKS, QUESTION, deployer_brain, resumes, system_prompts
 from tests.flow.conftest import deploy
+from tests.logs import tracebacks
 
 USER = "alice"
 API = {"type": "api", "name": "tour"}
@@ -461,3 +463,24 @@ def test_a_typed_answer_to_a_request_that_waits_for_others_is_not_taken(
         turn.reply
         == "'Ship?' is not yours to answer (this request waits for ada): nothing was taken."
     )
+
+
+def test_a_second_typed_vote_is_not_taken_and_says_which_vote_stands(
+    store: Store, service: ChatService, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    conversation = store.create_conversation(USER, "Questions").id
+    policy = {"assignees": [USER, "ada"], "required_approvals": 2}
+    asked = store.request_interaction(
+        USER, conversation, "confirm", "Ship?", requester=API, policy=policy
+    )
+    _, first = say(service, conversation, "yes")
+    assert first.reply == "Your vote on 'Ship?' was counted; the request waits for more approvals."
+    assert store.get_interaction(asked.id, user=USER).status == "pending"
+    _, again = say(service, conversation, "no")
+    assert (
+        again.reply == f"'Ship?': {USER} has already voted yes: the vote stands; nothing was taken."
+    )
+    details = store.accountability.interaction_details(asked.id, user=USER)
+    assert details["policy"]["progress"] == "1 of 2 approvals"
+    assert tracebacks(caplog.records) == []

@@ -4,6 +4,7 @@ escalation and the audit trail (docs/governance.md)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -16,6 +17,7 @@ from pawflow.durations import parse_deadline
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.testing import temporary_store
 from tests.conftest import require_postgres
+from tests.logs import tracebacks
 from tests.server.conftest import QUIET, Api, unique
 
 ADMIN = "root"
@@ -216,8 +218,10 @@ def test_a_two_of_three_quorum(people: People) -> None:
     _, asked = _setup(people, assignees=names, required_approvals=2)
     first = _answer(people["ann"], asked["id"], True)
     assert first.json()["interaction"]["status"] == "pending"
-    again = _answer(people["ann"], asked["id"], True)  # a repeated vote counts once
-    assert again.json()["interaction"]["status"] == "pending"
+    again = _answer(people["ann"], asked["id"], False)  # a repeated vote changes nothing
+    assert again.status_code == 409, again.text
+    ann = people.name("ann")
+    assert again.json()["vote"] == {**again.json()["vote"], "voter": ann, "by": ann, "vote": True}
     shown = people["req"].ok("get_interaction", request_id=asked["id"])["policy"]
     assert shown["progress"] == "1 of 2 approvals"
     done = _answer(people["ben"], asked["id"], True).json()["interaction"]
@@ -241,6 +245,39 @@ def test_a_two_of_three_quorum(people: People) -> None:
         required_approvals=2,
     )
     assert not_confirm.status_code == 422
+
+
+@pytest.mark.parametrize("alice_first", [True, False], ids=["alice-first", "bob-first"])
+def test_an_assignee_and_her_delegate_meet_no_quorum(
+    people: People, alice_first: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With two approvals needed from alice and dave, alice and bob (her delegate) are one
+    person: the second of them gets a 409 carrying the vote that stands, and dave decides.
+    Neither refusal (nor carl's 403: he only writes in the conversation) logs a traceback."""
+    caplog.set_level(logging.INFO)
+    store = people.server.store
+    alice, bob, dave = (people.name(n) for n in ("alice", "bob", "dave"))
+    _, asked = _setup(people, assignees=[alice, dave], required_approvals=2)
+    store.accountability.delegate(alice, to=bob, until=store.now() + timedelta(days=2))
+    first, second = ("alice", "bob") if alice_first else ("bob", "alice")
+    assert _answer(people[first], asked["id"], True).json()["interaction"]["status"] == "pending"
+    refused = _answer(people[second], asked["id"], True)
+    assert refused.status_code == 409, refused.text
+    body = refused.json()
+    assert (body["vote"]["voter"], body["vote"]["by"]) == (alice, people.name(first))
+    assert alice in body["error"]
+    shown = people["req"].ok("get_interaction", request_id=asked["id"])
+    assert shown["interaction"]["status"] == "pending"
+    assert shown["policy"]["progress"] == "1 of 2 approvals"
+    voted = [s for s in shown["audit"] if s["action"] == "voted"]
+    assert [(s["actor"], s["detail"].get("for")) for s in voted] == [
+        (people.name(first), None if first == "alice" else alice)
+    ]
+    carl = _answer(people["carl"], asked["id"], True)
+    assert carl.status_code == 403 and carl.json()["waiting_for"] == [alice, dave]
+    done = _answer(people["dave"], asked["id"], True).json()["interaction"]
+    assert (done["status"], done["answer"], done["answered_by"]) == ("answered", True, dave)
+    assert tracebacks(caplog.records) == []
 
 
 def test_reminders_and_escalation_fire_once_each(

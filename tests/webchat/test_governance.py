@@ -1,5 +1,6 @@
 """The page shows whom a request waits for: a refused answer says so, a quorum vote is
-counted without closing the request, and "History" lists the audit trail."""
+counted without closing the request (a second one is refused, saying which vote stands), and
+"History" lists the audit trail."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def test_the_page_shows_whom_a_request_waits_for_and_its_history(
     mine.get_by_text("History").click()
     expect(mine.locator(".trail-policy")).to_contain_text("1 of 2 approvals")
     expect(mine.locator(".trail-steps li")).to_have_count(2)  # asked, voted
+    mine.get_by_role("button", name="No").click()  # a second vote of ann's changes nothing
+    expect(mine).to_contain_text(f"{ann.name} has already voted yes: the vote stands")
+    expect(mine).to_have_attribute("data-status", "pending")
 
     selfless = ann.ask(
         chat, "confirm", "Approve my own?", assignees=[ben.name], requester_may_answer=False

@@ -98,7 +98,9 @@ async function failure(response: Response): Promise<ApiError> {
     case 422:
       return new InvalidInput(message, body?.errors ?? [], body);
     case 409:
-      return new NotPending(message, body?.status ?? null, body);
+      // A request that left `pending` says what it became; a quorum's repeated vote (the
+      // vote that stands in `vote`) is a refusal in the server's words.
+      return body?.vote ? new ApiError(409, message, body) : new NotPending(message, body?.status ?? null, body);
     case 404:
       return new NotFound(message, body);
     default:

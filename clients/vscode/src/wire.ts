@@ -89,6 +89,8 @@ export interface ErrorBody {
   status?: string | null;
   /** A 403 on a request with assignees: whom it waits for. */
   waiting_for?: string[] | null;
+  /** A 409 on a quorum's vote: the vote that stands for that person. */
+  vote?: { [key: string]: Json } | null;
 }
 
 /** InteractionEnvelope */
@@ -308,7 +310,7 @@ export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
     ["id", "name", "size", "media_type", "sha256"],
   ),
   FieldErrorBody: schema<FieldError>()(["path", "message"], ["path", "message"]),
-  ErrorBody: schema<ErrorBody>()(["error", "errors", "status", "waiting_for"], ["error"]),
+  ErrorBody: schema<ErrorBody>()(["error", "errors", "status", "waiting_for", "vote"], ["error"]),
   InteractionEnvelope: schema<InteractionEnvelope>()(["interaction"], ["interaction"]),
   InteractionPage: schema<InteractionPage>()(
     ["interactions", "next_cursor"],

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
+import { send } from "../src/answer";
 import { InvalidInput, NotFound, NotPending, PawflowClient, Unreachable } from "../src/client";
 import type { InteractionPage } from "../src/wire";
 import { whyText } from "../src/kinds";
@@ -171,6 +172,30 @@ describe("the client", { timeout: 120_000 }, () => {
       assert.equal(error.current, "cancelled");
       return true;
     });
+  });
+
+  test("an answer not the caller's to give is refused in the server's words", async () => {
+    const [asker, voter] = await Promise.all([served.user("req"), served.user("vic")]);
+    const req = new PawflowClient(served.url, asker.token);
+    const vic = new PawflowClient(served.url, voter.token);
+    const quorum = await req.action("request_interaction", {
+      conversation_id: await conversation(req),
+      kind: "confirm",
+      message: "Ship?",
+      assignees: [voter.name, "someone-else"],
+      required_approvals: 2,
+      requester_may_answer: false,
+    });
+    const id = quorum.interaction.id;
+    const refused = await send(req, id, true); // the requester may not answer
+    assert.ok(!refused.ok && !refused.refused);
+    assert.match(refused.message, new RegExp(`waits for ${voter.name}, someone-else`));
+    assert.equal((await vic.respond(id, true)).status, "pending"); // one vote of two
+    const again = await send(vic, id, false); // a second vote of vic's changes nothing
+    assert.ok(!again.ok && !again.refused);
+    assert.equal(again.status, null);
+    assert.equal(again.message, `${voter.name} has already voted yes: the vote stands`);
+    assert.equal((await req.get(id)).status, "pending");
   });
 
   test("another user's request is not found, exactly as an unknown id", async () => {

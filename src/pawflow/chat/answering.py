@@ -38,7 +38,7 @@ from pawflow.chat.readers import (
     vocabulary,
     yes_no_verdict,
 )
-from pawflow.errors import Forbidden, InvalidInput, LeaseLost, NotFound, NotPending
+from pawflow.errors import AlreadyVoted, Forbidden, InvalidInput, LeaseLost, NotFound, NotPending
 from pawflow.interactions import Kind
 from pawflow.interactions.tool_approval import is_tool_approval
 from pawflow.records import Interaction, OptionItem
@@ -229,6 +229,10 @@ def _plain(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>#])", r"\\\1", " ".join(text.split()))
 
 
+VOTE_COUNTED = "Your vote on '{question}' was counted; the request waits for more approvals."
+"""What a typed vote of a quorum is told (the web chat's words)."""
+
+
 def restatement(record: Interaction) -> str:
     """The line that says what was taken: ``Taking *production* for 'Which …?'``."""
     return f"Taking {shown_answer(record)} for '{_plain(record.message)}'"
@@ -255,6 +259,11 @@ def answer(turn: Turn, pending: SessionContinuation, classifier: Classifier | No
     data: dict[str, Any] = {}
 
     def record_reply(tx: Tx, record: Interaction) -> None:
+        if record.pending:  # a vote of a quorum: the request waits for more
+            data["voted"] = {"request_id": record.id, "vote": typed.value}
+            turn.reply = VOTE_COUNTED.format(question=_plain(record.message))
+            turn.recorded = turn.post_reply_in(tx, turn.reply, author=author, data=data)
+            return
         data["answered"] = {
             "request_id": record.id,
             "kind": record.kind.value,
@@ -284,6 +293,8 @@ def answer(turn: Turn, pending: SessionContinuation, classifier: Classifier | No
     except Forbidden as exc:  # it waits for its assignees (docs/governance.md)
         question = _plain(request.message)
         turn.reply = f"'{question}' is not yours to answer ({exc.message}): nothing was taken."
+    except AlreadyVoted as exc:  # a quorum's vote for that person stands (docs/governance.md)
+        turn.reply = f"'{_plain(request.message)}': {exc.message}; nothing was taken."
     except NotFound:  # the sender may not answer it: the message is theirs to say anyway
         turn.notes.append(f"{turn.user} may not answer request {request.id}")
         return

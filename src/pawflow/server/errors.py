@@ -1,7 +1,8 @@
 """The one place where failures become HTTP responses.
 
 Every error body has the same shape, ``{"error": …}``, plus ``errors`` (field-level, for
-400/422) or ``status`` (for 409 on a request that left ``pending``). A 404 depends only on
+400/422), ``status`` (for 409 on a request that left ``pending``) or ``vote`` (for 409 on a
+quorum's vote that stands already). A 404 depends only on
 what was looked for, never on whether it exists, so unknown and forbidden ids answer alike.
 """
 
@@ -20,6 +21,7 @@ from starlette.responses import JSONResponse
 
 from pawflow.errors import (
     HTTP_MESSAGES,
+    AlreadyVoted,
     Conflict,
     FieldError,
     Forbidden,
@@ -71,6 +73,7 @@ class ErrorBody(BaseModel):
     errors: list[FieldErrorBody] | None = None
     status: str | None = None
     waiting_for: list[str] | None = None
+    vote: dict[str, Any] | None = None
 
 
 def status_of(exc: PawFlowError) -> int:
@@ -99,6 +102,8 @@ def pawflow_error_response(exc: PawFlowError) -> JSONResponse:
     status = status_of(exc)
     if isinstance(exc, NotPending):
         return respond(status, str(exc), status=exc.status)
+    if isinstance(exc, AlreadyVoted):
+        return respond(status, exc.message, vote=exc.vote)
     if isinstance(exc, InvalidInput):
         return respond(status, exc.message, errors=exc.errors)
     if isinstance(exc, NotFound):
@@ -192,7 +197,11 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
             " or a request that waits for others (`waiting_for` names them).",
         ),
         (404, "Unknown, or not visible to the caller: the two are indistinguishable."),
-        (409, "The request is no longer pending; `status` says what it became."),
+        (
+            409,
+            "The request is no longer pending (`status` says what it became), or a vote for"
+            " that person stands already (`vote` is the one that stands).",
+        ),
         (413, "The body is over the size limit."),
         (422, "Invalid input; `errors` lists each field's problem."),
         (429, "Over the per-user rate; retry after `Retry-After` seconds."),

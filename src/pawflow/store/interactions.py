@@ -517,7 +517,8 @@ def respond(
             message = f"this call needs {needed} approvals: vote approve or reject"
             raise InvalidAnswer(message, [FieldError("decision", message)])
         yes = choice == "approve" if isinstance(normalized, dict) else normalized
-        decided = policies.vote(tx, row, policy, user, bool(yes), via=via, now=now)
+        principal, decided = policies.vote(tx, row, policy, user, bool(yes), via=via, now=now)
+        note = None if principal == user else {"for": principal}
         if decided is None:
             return Interaction.from_row(row)
         if not (decided is False and choice == "reject"):  # the deciding "no" keeps its reason

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pawflow import durations
 from pawflow.clock import from_millis, iso, to_millis
-from pawflow.errors import FieldError, Forbidden, InvalidInput, NotFound
+from pawflow.errors import AlreadyVoted, FieldError, Forbidden, InvalidInput, NotFound
 from pawflow.interactions import Kind, normalize_answer
 from pawflow.records import Interaction
 from pawflow.store import audit, groups, outbox
@@ -314,7 +314,11 @@ def require_decider(
     waiting = list(policy["assignees"] or [])
     if principal is None:
         if user == row["owner"] and not policy["requester_may_answer"]:
-            raise Forbidden("the requester may not answer their own request", waiting)
+            raise Forbidden(
+                "the requester may not answer their own request: it waits for "
+                + ", ".join(waiting),
+                waiting,
+            )
         raise Forbidden(f"this request waits for {', '.join(waiting)}", waiting)
     holder = claim_holder(policy, now)
     if holder is not None and holder not in (user, principal):
@@ -331,25 +335,70 @@ def vote(
     *,
     via: str,
     now: datetime,
-) -> bool | None:
-    """Record ``user``'s vote (a repeat is ignored); the outcome once the quorum decides."""
+) -> tuple[str, bool | None]:
+    """Record ``user``'s vote for the person it counts for; that person, and the outcome once
+    the quorum decides (None while it waits).
+
+    A vote counts for a person, never for an account: ``user`` themselves when they may
+    decide, else the first of those they stand in for (in the order of the assignees) who
+    has not voted yet. An account casts one vote on a request, and a person has one vote,
+    cast by them or by any delegate: anything more is ``AlreadyVoted``, the vote that stands
+    in it, and nothing changes.
+    """
+    people = deciders(tx, row, policy)
+    standing = [user] if user in people else []
+    standing += [p for p in groups.principals_of(tx, user, now) if p in people and p != user]
+    standing.sort(key=lambda person: (person != user, people.index(person)))
+    cast = _votes(tx, row["id"])
+    mine = next((v for v in cast.values() if v["by"] == user), None)
+    if mine is not None:
+        raise AlreadyVoted(mine)
+    principal = next((p for p in standing if p not in cast), None)
+    if principal is None:
+        if not standing:  # not one of the deciders (the caller checked: never so)
+            raise Forbidden("this request waits for others", list(policy["assignees"] or []))
+        raise AlreadyVoted(cast[standing[0]])
     voted = sql(tx).one(
-        "INSERT INTO request_votes (request_id, voter, vote, via, voted_at) VALUES (?, ?, ?, ?, ?)"
-        " ON CONFLICT (request_id, voter) DO NOTHING RETURNING voter",
-        (row["id"], user, json.dumps(value), via, to_millis(now)),
+        "INSERT INTO request_votes (request_id, voter, voted_by, vote, via, voted_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING voter",
+        (row["id"], principal, user, json.dumps(value), via, to_millis(now)),
     )
-    if voted is not None:
-        audit.record(tx, row["id"], "voted", now, actor=user, via=via, detail={"vote": value})
+    if voted is None:  # a vote for that person (or by that account) committed meanwhile
+        cast = _votes(tx, row["id"])
+        raise AlreadyVoted(cast.get(principal) or next(v for v in cast.values() if v["by"] == user))
+    detail: dict[str, Any] = {"vote": value}
+    if principal != user:
+        detail["for"] = principal
+    audit.record(tx, row["id"], "voted", now, actor=user, via=via, detail=detail)
     yes, no = tally(tx, row["id"])
     needed = int(policy["required_approvals"])
     if yes >= needed:
-        return True
-    pool = max(len(deciders(tx, row, policy)), needed)
+        return principal, True
+    pool = max(len(people), needed)
     if policy["reject_rule"] == "first":
-        return False if no >= 1 else None
+        return principal, False if no >= 1 else None
     if no * 2 > pool or pool - no < needed:
-        return False
-    return None
+        return principal, False
+    return principal, None
+
+
+def _votes(tx: Tx, request_id: str) -> dict[str, dict[str, Any]]:
+    """The request's votes by the person each counts for, oldest first."""
+    rows = sql(tx).all(
+        "SELECT voter, voted_by, vote, via, voted_at FROM request_votes WHERE request_id = ?"
+        " ORDER BY voted_at, voter",
+        (request_id,),
+    )
+    return {
+        str(r["voter"]): {
+            "voter": r["voter"],
+            "by": r["voted_by"] or r["voter"],  # votes kept before accounts were: their own
+            "vote": json.loads(r["vote"]),
+            "via": r["via"],
+            "at": iso(from_millis(int(r["voted_at"]))),
+        }
+        for r in rows
+    }
 
 
 def tally(tx: Tx, request_id: str) -> tuple[int, int]:
@@ -428,12 +477,8 @@ def summary(tx: Tx, row: dict[str, Any], now: datetime) -> dict[str, Any] | None
     policy = load(tx, row["id"])
     if policy is None:
         return None
-    votes = sql(tx).all(
-        "SELECT voter, vote, via, voted_at FROM request_votes WHERE request_id = ?"
-        " ORDER BY voted_at, voter",
-        (row["id"],),
-    )
-    yes, _ = tally(tx, row["id"])
+    votes = list(_votes(tx, row["id"]).values())
+    yes = sum(1 for v in votes if v["vote"] is True)
     holder = claim_holder(policy, now)
     found: dict[str, Any] = {
         "assignees": policy["assignees"],
@@ -451,9 +496,7 @@ def summary(tx: Tx, row: dict[str, Any], now: datetime) -> dict[str, Any] | None
         needed = int(policy["required_approvals"])
         found["required_approvals"] = needed
         found["approvals"] = yes
-        found["votes"] = [
-            {"voter": v["voter"], "vote": json.loads(v["vote"]), "via": v["via"]} for v in votes
-        ]
+        found["votes"] = votes
         found["progress"] = f"{yes} of {needed} approvals"
     return found
 

@@ -492,6 +492,11 @@ class Block {
       announce("The answer was not accepted; see the errors.");
       return;
     }
+    if (error.status === 409 && error.currentStatus === null) {
+      // A vote of a quorum for someone whose vote stands already: nothing changed.
+      this.blockError([error.message]);
+      return;
+    }
     if (error.status === 409) {
       try {
         const found = await action("get_interaction", { request_id: this.record.id });

@@ -359,9 +359,11 @@ CREATE TABLE answer_links (
     outbox_id TEXT REFERENCES outbox (id),
     created_at BIGINT NOT NULL,
     expires_at BIGINT,
-    used_at BIGINT
+    used_at BIGINT,
+    revoked_at BIGINT
 );
 CREATE INDEX answer_links_request ON answer_links (request_id);
+CREATE INDEX answer_links_user ON answer_links (user_id) WHERE used_at IS NULL;
 -- Approval rules: a tool call an agent may make again without asking ("always allow"),
 -- in one conversation or wherever the agent acts for the user who allowed it.
 CREATE TABLE approval_rules (
@@ -438,8 +440,10 @@ CREATE TABLE request_votes (
     vote TEXT NOT NULL,
     via TEXT,
     voted_at BIGINT NOT NULL,
+    voted_by TEXT,
     PRIMARY KEY (request_id, voter)
 );
+CREATE UNIQUE INDEX request_votes_account ON request_votes (request_id, voted_by);
 
 CREATE TABLE request_audit (
     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

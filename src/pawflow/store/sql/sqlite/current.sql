@@ -359,9 +359,11 @@ CREATE TABLE answer_links (
     outbox_id TEXT REFERENCES outbox (id),
     created_at INTEGER NOT NULL,
     expires_at INTEGER,
-    used_at INTEGER
+    used_at INTEGER,
+    revoked_at INTEGER
 );
 CREATE INDEX answer_links_request ON answer_links (request_id);
+CREATE INDEX answer_links_user ON answer_links (user_id) WHERE used_at IS NULL;
 -- Approval rules: a tool call an agent may make again without asking ("always allow"),
 -- in one conversation or wherever the agent acts for the user who allowed it.
 CREATE TABLE approval_rules (
@@ -438,8 +440,10 @@ CREATE TABLE request_votes (
     vote TEXT NOT NULL,
     via TEXT,
     voted_at INTEGER NOT NULL,
+    voted_by TEXT,
     PRIMARY KEY (request_id, voter)
 );
+CREATE UNIQUE INDEX request_votes_account ON request_votes (request_id, voted_by);
 
 CREATE TABLE request_audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
