@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from email.message import EmailMessage
 
 import pytest
@@ -13,6 +14,7 @@ from pawflow.records import Interaction
 from pawflow.store import Store, outbox
 from tests.channels.imap import imap_server
 from tests.channels.smtp import smtp_server
+from tests.logs import tracebacks
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -83,3 +85,44 @@ def test_of_two_readers_on_one_store_one_reads_the_mailbox(store: Store) -> None
         first.stop()
         assert second.step() == ["not a reply"]
         assert imap.seen() == [True, True]
+
+
+def test_a_reply_that_is_not_the_senders_to_give_is_refused_without_a_traceback(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Ada's reply to a request handed on to bea, and her second vote on a quorum: each is
+    read once, refused, and leaves the request as it was."""
+    caplog.set_level(logging.INFO)
+    for user in ("ada", "bea"):
+        store.ensure_user(user)
+        with store.transaction() as tx:
+            outbox.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
+    room = store.create_conversation("req", "replies")
+    store.share_conversation(room.id, user="req", with_user="ada", access="write")
+    handed_on = store.request_interaction(
+        "req", room.id, "confirm", "Deploy?", policy={"assignees": ["ada"], "reassign_to": ["bea"]}
+    )
+    quorum = store.request_interaction(
+        "req",
+        room.id,
+        "confirm",
+        "Ship?",
+        policy={"assignees": ["ada", "bea"], "required_approvals": 2},
+    )
+    with smtp_server() as (inbox, smtp_url):
+        channel = EmailChannel(SmtpConfig.from_url(smtp_url, "pawflow@example.org"))
+        Dispatcher(store, [channel], base_url="http://127.0.0.1:1", owner="t").step()
+    mails = {str(m["X-PawFlow-Request"]): m for m in inbox.received() if "ada@" in str(m["To"])}
+    store.accountability.reassign_interaction(handed_on.id, ["bea"], user="ada")
+    store.respond_interaction(quorum.id, True, user="ada")  # ada voted elsewhere already
+    with imap_server() as imap:
+        reader = ReplyReader(store, ImapConfig.from_url(imap.url), _read)
+        imap.deliver(_reply(mails[handed_on.id], "ada@example.org", "yes"))
+        imap.deliver(_reply(mails[quorum.id], "ada@example.org", "no"))
+        assert reader.step() == ["refused", "refused"]
+        assert imap.seen() == [True, True]  # read once, not again on every pass
+    assert store.get_interaction(handed_on.id, user="req").status == "pending"
+    policy = store.accountability.interaction_details(quorum.id, user="req")["policy"]
+    assert policy["progress"] == "1 of 2 approvals"
+    assert [(v["voter"], v["vote"]) for v in policy["votes"]] == [("ada", True)]
+    assert tracebacks(caplog.records) == []

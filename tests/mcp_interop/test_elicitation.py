@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from pawflow.server.testing import LiveServer
 from pawflow.testing import eventually
+from tests.logs import tracebacks
 from tests.mcp_interop.conftest import http_client, structured
 from tests.server.conftest import Api
 
@@ -194,3 +196,38 @@ def test_a_question_that_does_not_fit_a_form_is_asked_in_url_mode(
     assert result["interaction"]["status"] == "pending"
     assert result["elicitation"] == "decline"
     assert result["answer_url"] == f"{live.url}/?c={result['interaction']['conversation_id']}"
+
+
+def test_an_elicited_answer_the_caller_may_not_give_says_whom_it_waits_for(
+    live: LiveServer, user_api: UserApi, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The requester may not answer her own request: the accepted form is refused with
+    whom it waits for, the request stays pending, and the log shows no traceback."""
+    caplog.set_level(logging.INFO)
+    _, token = user_api("max")
+    asked: list[str] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": True})
+
+    async def scenario() -> dict[str, Any]:
+        async with http_client(live, token, elicitation_callback=answer, **LEGACY) as client:
+            return structured(
+                await client.call_tool(
+                    "request_user_input",
+                    {
+                        "kind": "confirm",
+                        "message": "Ship it?",
+                        "assignees": ["nobody-else"],
+                        "requester_may_answer": False,
+                    },
+                )
+            )
+
+    result = anyio.run(scenario)
+    assert result["interaction"]["status"] == "pending"
+    [error] = result["errors"]
+    assert "waits for nobody-else" in error["message"]
+    assert len(asked) == 1  # not asked again: another try cannot help
+    assert tracebacks(caplog.records) == []

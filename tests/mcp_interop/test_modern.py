@@ -3,6 +3,7 @@ round-trip asking, a single-use requestState, Tasks, URL mode and subscriptions/
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from pawflow.mcp import PENDING_URI
 from pawflow.server.testing import LiveServer
 from pawflow.store import mcp_rounds
 from pawflow.testing import eventually
+from tests.logs import tracebacks
 from tests.mcp_interop.conftest import http_client, stdio_client, structured
 from tests.server.conftest import Api
 
@@ -368,3 +370,36 @@ def test_a_refused_answer_is_asked_again_in_a_new_round(
     assert first == "How many?"
     assert second.startswith("How many?\n\nThat answer was refused:\n- ")
     assert _rounds(live, result["interaction"]["id"]) == ["accept", "accept"]
+
+
+def test_an_answer_the_caller_may_not_give_ends_the_rounds_saying_why(
+    live: LiveServer, user_api: UserApi, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    _, token = user_api("ned")
+    messages: list[str] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        messages.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": True})
+
+    async def scenario() -> dict[str, Any]:
+        async with http_client(live, token, elicitation_callback=answer, **MODERN) as client:
+            return structured(
+                await client.call_tool(
+                    "request_user_input",
+                    {
+                        "kind": "confirm",
+                        "message": "Ship it?",
+                        "assignees": ["nobody-else"],
+                        "requester_may_answer": False,
+                    },
+                )
+            )
+
+    result = anyio.run(scenario)
+    assert result["interaction"]["status"] == "pending"
+    [error] = result["errors"]
+    assert "waits for nobody-else" in error["message"]
+    assert messages == ["Ship it?"]  # not asked again: another round cannot help
+    assert tracebacks(caplog.records) == []

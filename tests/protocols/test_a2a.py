@@ -30,10 +30,12 @@ pytestmark = pytest.mark.slow
 
 
 @asynccontextmanager
-async def client(server: Server, user: str, agent: str = "deployer") -> AsyncIterator[Client]:
+async def client(
+    server: Server, user: str, agent: str = "deployer", *, streaming: bool = False
+) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {server.tokens[user]}"}
     async with httpx.AsyncClient(headers=headers, timeout=60) as http:
-        factory = ClientFactory(ClientConfig(httpx_client=http, streaming=False))
+        factory = ClientFactory(ClientConfig(httpx_client=http, streaming=streaming))
         made = await factory.create_from_url(f"{server.url}/a2a/{agent}")
         try:
             yield made

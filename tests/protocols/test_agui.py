@@ -209,7 +209,7 @@ def test_a_run_waiting_for_its_agent_ends_when_the_token_is_revoked(tmp_path: Pa
             try:
                 eventually(lambda: waiting_turns(store))
                 with store.transaction() as tx:
-                    revoke_tokens(tx, "ana")
+                    revoke_tokens(tx, "ana", now=store.now())
             finally:
                 reader.join(timeout=30)
     error = events[-1]

@@ -6,14 +6,19 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
+from datetime import timedelta
 from pathlib import Path
 
-from typer.testing import CliRunner
+import pytest
+from typer.testing import CliRunner, Result
 
 from pawflow.cli import app
 from pawflow.clock import FakeClock
 from pawflow.server.testing import live_server
 from pawflow.store import open_store
+from pawflow.testing import temporary_store
+from tests.logs import tracebacks
 from tests.server.conftest import QUIET
 
 runner = CliRunner()
@@ -75,3 +80,46 @@ def test_groups_delegation_inbox_claim_and_the_audit_export(tmp_path: Path) -> N
     )
     rows = list(csv.DictReader(io.StringIO(as_csv.output)))
     assert [row["action"] for row in rows] == ["created", "claimed", "answered"]
+
+
+def test_a_refused_answer_from_the_command_line_says_why(
+    backend: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``pawflow answer`` by a requester who may not answer, and by a delegate whose principal
+    voted already: exit 1 with the reason, nothing changed, no traceback."""
+    caplog.set_level(logging.INFO)
+    with (
+        temporary_store(backend, tmp_path, clock=FakeClock()) as store,
+        live_server(store, settings=QUIET) as server,
+    ):
+        tokens = {user: server.token(user) for user in ("req", "alice", "bob", "dave")}
+        asked = store.request_interaction(
+            "req",
+            store.create_conversation("req").id,
+            "confirm",
+            "Ship?",
+            policy={
+                "assignees": ["alice", "dave"],
+                "required_approvals": 2,
+                "requester_may_answer": False,
+            },
+        )
+        store.accountability.delegate("alice", to="bob", until=store.now() + timedelta(days=1))
+
+        def answer(user: str, value: str) -> Result:
+            common = ["--server", server.url, "--token", tokens[user]]
+            return runner.invoke(app, ["answer", asked.id, value, *common])
+
+        req = answer("req", "yes")
+        said = " ".join(req.output.split())  # as printed, wrapped to the terminal
+        assert req.exit_code == 1
+        assert "Not yours to answer:" in said and "waits for alice, dave" in said
+        assert answer("alice", "yes").exit_code == 0
+        bob = answer("bob", "yes")  # alice's delegate: alice has voted
+        assert bob.exit_code == 1
+        assert "Already voted: alice has already voted yes" in " ".join(bob.output.split())
+        policy = store.accountability.interaction_details(asked.id, user="req")["policy"]
+        assert policy["progress"] == "1 of 2 approvals"
+        assert answer("dave", "yes").exit_code == 0
+        assert store.get_interaction(asked.id, user="req").answer is True
+    assert tracebacks(caplog.records) == []

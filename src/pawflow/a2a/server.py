@@ -18,9 +18,12 @@ A message on an input-required task answers: a data part ``{"request_id": ID, "a
 VALUE}`` (or ``{"request_id": ID, "cancel": true}``) answers that request, a text part alone
 the only pending one, through the same validation as ``respond_interaction``. An answer that
 fails it keeps the task input-required, the error in the status message, and the request
-pending. A request answered meanwhile from anywhere else is no longer asked: the next
-message on the task (any text) carries the task on from there. Cancelling the task cancels
-the requests its context still asks.
+pending. An answer that is not the caller's to give (the request waits for its assignees, or
+a vote for that person stands already) keeps it so too, and the reply is a JSON-RPC error of
+code -32600 (invalid request) whose message says whom the request waits for. A request
+answered meanwhile from anywhere else is no longer asked: the next message on the task (any
+text) carries the task on from there. Cancelling the task cancels the requests its context
+still asks.
 
 Tasks are kept in the store (:mod:`pawflow.a2a.tasks`): an input-required task is answered
 after a restart as before it. A task's push-notification configs are kept there too, and
@@ -29,6 +32,8 @@ each update of the task goes to them through the outbox, as webhook deliveries d
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from a2a.auth.user import User
@@ -41,7 +46,7 @@ from a2a.helpers.proto_helpers import (
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
-from a2a.server.events import EventQueue
+from a2a.server.events import Event, EventQueue
 from a2a.server.request_handlers import DefaultRequestHandlerV2
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes.common import DefaultServerCallContextBuilder
@@ -53,20 +58,24 @@ from a2a.types.a2a_pb2 import (
     AgentInterface,
     AgentSkill,
     HTTPAuthSecurityScheme,
+    Message,
     Part,
     SecurityRequirement,
     SecurityScheme,
+    SendMessageRequest,
     StringList,
+    Task,
     TaskState,
 )
 from a2a.utils.constants import PROTOCOL_VERSION_CURRENT, TransportProtocol
+from a2a.utils.errors import InvalidRequestError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from pawflow.a2a.tasks import OutboxPushes, StoredPushConfigs, StoredTasks, push_url_check
 from pawflow.agent_runs import AgentThread, caller
 from pawflow.channels.webhooks import AllowedHosts
-from pawflow.errors import InvalidInput, NotFound, PawFlowError
+from pawflow.errors import AlreadyVoted, Forbidden, InvalidInput, NotFound, PawFlowError
 from pawflow.records import Interaction
 from pawflow.server.auth import Principal
 from pawflow.server.context import ServerContext
@@ -76,6 +85,7 @@ TITLE = "A2A {context}"
 """The title of the conversation a new context gets."""
 VIA = "a2a"
 _PRINCIPAL = "pawflow.principal"  # the authenticated caller, in the request's scope
+_REFUSED = "pawflow.refused"  # an answer the store refused as not the caller's, in the call
 
 
 class _Caller(User):
@@ -134,7 +144,9 @@ class _Executor(AgentExecutor):
                 text = context.get_user_input().strip()
                 if text:
                     await thread.post(text)
-        except (InvalidInput, NotFound) as exc:
+        except (InvalidInput, NotFound, Forbidden, AlreadyVoted) as exc:
+            if isinstance(exc, Forbidden | AlreadyVoted):  # the reply is an error: see _Handler
+                context.call_context.state[_REFUSED] = exc
             parts = [new_text_part(f"The answer was not accepted: {_problem(exc)}")]
             if isinstance(exc, InvalidInput):
                 parts.append(new_data_part({"errors": [e.to_dict() for e in exc.errors]}))
@@ -197,11 +209,41 @@ def _request_part(record: Interaction) -> Part:
 
 
 def _problem(exc: PawFlowError) -> str:
-    if isinstance(exc, InvalidInput):
+    if isinstance(exc, InvalidInput | Forbidden | AlreadyVoted):
         return exc.message
     if isinstance(exc, NotFound):
         return f"{exc.what} not found"
     return str(exc)
+
+
+class _Handler(DefaultRequestHandlerV2):
+    """The SDK's handler, but a message whose answer is not the caller's to give (the
+    request waits for others, or a vote for that person stands) gets a JSON-RPC error, code
+    invalid request (-32600), saying so: its task stays input-required, nothing answered."""
+
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Message | Task:
+        result: Message | Task = await super().on_message_send(params, context)
+        _refusal(context)
+        return result
+
+    async def on_message_send_stream(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event, None]:
+        async with aclosing(super().on_message_send_stream(params, context)) as events:
+            async for event in events:
+                _refusal(context)
+                yield event
+        _refusal(context)
+
+
+def _refusal(context: ServerCallContext) -> None:
+    refused = context.state.pop(_REFUSED, None)
+    if isinstance(refused, Forbidden):
+        raise InvalidRequestError(refused.message, {"waiting_for": refused.waiting_for})
+    if isinstance(refused, AlreadyVoted):
+        raise InvalidRequestError(refused.message, {"vote": refused.vote})
 
 
 class A2AFace:
@@ -246,7 +288,7 @@ class A2AFace:
         if found is None:
             store = self.ctx.store
             allowed = AllowedHosts.parse(self.ctx.settings.webhook_allowed_hosts)
-            handler = DefaultRequestHandlerV2(
+            handler = _Handler(
                 agent_executor=_Executor(self.ctx, agent),
                 task_store=StoredTasks(store, agent),  # each agent's own tasks, in the store
                 agent_card=self._card(agent),

@@ -6,8 +6,10 @@ A run on thread ``threadId`` drives the caller's conversation of that id (or the
 - with ``resume`` entries, it answers (``resolved``, the ``payload`` being the answer) or
   cancels (``cancelled``) each request an entry names, in order, through the same validation
   as ``respond_interaction``; an answer that fails it ends the run with ``RUN_ERROR`` (code
-  ``invalid_answer``, the field errors in ``rawEvent``) and leaves that request pending. A
-  request another client answered first is not an error: a ``CUSTOM`` event
+  ``invalid_answer``, the field errors in ``rawEvent``) and leaves that request pending; so
+  does an answer that is not the caller's to give (code ``forbidden``, whom the request waits
+  for in the message and ``rawEvent.waiting_for``; or ``already_voted``, the vote that stands
+  in ``rawEvent.vote``). A request another client answered first is not an error: a ``CUSTOM`` event
   ``pawflow.resolved`` shows it as it is, and the run goes on;
 - otherwise the input's last message, when it is the user's, is posted to the conversation.
 
@@ -45,7 +47,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from pawflow.agent_runs import AgentThread, caller
-from pawflow.errors import InvalidInput, NotFound, PawFlowError
+from pawflow.errors import AlreadyVoted, Forbidden, InvalidInput, NotFound, PawFlowError
 from pawflow.records import Interaction
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import (
@@ -130,6 +132,13 @@ async def events(thread: AgentThread, run: RunAgentInput) -> AsyncIterator[BaseE
         return
     except NotFound as exc:
         yield RunErrorEvent(message=f"{exc.what} not found", code="not_found")
+        return
+    except Forbidden as exc:  # it waits for others: the request stays pending
+        raw = {"waiting_for": exc.waiting_for}
+        yield RunErrorEvent(message=exc.message, code="forbidden", raw_event=raw)
+        return
+    except AlreadyVoted as exc:  # a vote for that person stands: nothing changed
+        yield RunErrorEvent(message=exc.message, code="already_voted", raw_event={"vote": exc.vote})
         return
     except HTTPProblem as exc:  # the token was revoked while the run waited
         yield RunErrorEvent(message=exc.message, code="unauthorized")

@@ -33,7 +33,14 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pawflow.channels.dispatcher import process_owner
-from pawflow.errors import ConfigError, InvalidInput, NotFound, NotPending
+from pawflow.errors import (
+    AlreadyVoted,
+    ConfigError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    NotPending,
+)
 from pawflow.loops import Loop
 from pawflow.records import Interaction
 from pawflow.redaction import remember_url
@@ -181,7 +188,7 @@ class ReplyReader:
             return "not an answer"
         try:
             self.store.respond_interaction(request.id, answer, user=row.recipient, via="email")
-        except (InvalidInput, NotPending, NotFound) as exc:
+        except (InvalidInput, NotPending, NotFound, Forbidden, AlreadyVoted) as exc:
             log.info("a reply to request %s did not answer it: %s", request.id, exc)
             return "refused"
         return "answered"

@@ -16,10 +16,12 @@ decision.
 
 The Slack user is mapped to the PawFlow user whose Slack id it is; an unknown one is told so
 in an ephemeral message, and nothing changes. Every answer goes through
-``respond_interaction`` (``answered_via: "slack"``), so the request's own validation decides:
-a refused modal stays open with its field errors (``response_action: "errors"``), a refused
-message answer is explained in an ephemeral message. Once answered, the dispatcher rewrites
-every sent copy (:meth:`pawflow.channels.slack.SlackChannel.settle`).
+``respond_interaction`` (``answered_via: "slack"``), so the request's own validation
+decides: a refused modal stays open with its field errors (``response_action: "errors"``), a
+refused message answer is explained in an ephemeral message — an answer that is not the
+clicker's to give too (whom the request waits for, or the vote that stands), and Slack gets
+its 200. Once answered, the dispatcher rewrites every sent copy
+(:meth:`pawflow.channels.slack.SlackChannel.settle`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 from slack_sdk.errors import SlackClientError
 
 from pawflow.channels import slack, slack_approvals
-from pawflow.errors import InvalidInput, NotFound, NotPending
+from pawflow.errors import AlreadyVoted, Forbidden, InvalidInput, NotFound, NotPending
 from pawflow.interactions import Kind
 from pawflow.interactions.kinds import kind_of_property
 from pawflow.interactions.tool_approval import is_tool_approval
@@ -123,6 +125,12 @@ def field_errors(request: Interaction, error: InvalidInput) -> dict[str, str]:
     if not found and names:
         found[names[0]] = [error.message]
     return {name: "; ".join(messages)[:2000] for name, messages in found.items()}
+
+
+def not_theirs(error: Forbidden | AlreadyVoted) -> str:
+    """Why an answer was not the clicker's to give: whom the request waits for, or the vote
+    that stands."""
+    return f"Not answered: {error.message}."
 
 
 def _problems(error: InvalidInput) -> str:
@@ -240,6 +248,8 @@ class SlackAnswers:
             self.store.respond_interaction(request.id, answer, user=user, via="slack")
         except InvalidInput as exc:
             self._tell(payload, slack_id, _problems(exc))
+        except (Forbidden, AlreadyVoted) as exc:
+            self._tell(payload, slack_id, not_theirs(exc))
         except NotPending:
             settled = self.store.get_interaction(request.id, user=user)
             self._tell(payload, slack_id, slack.settled_line(settled) + ".")
@@ -272,6 +282,8 @@ class SlackAnswers:
             self.store.respond_interaction(request.id, answer, user=user, via="slack")
         except InvalidInput as exc:
             return {"response_action": "errors", "errors": field_errors(request, exc)}
+        except (Forbidden, AlreadyVoted) as exc:
+            return {"response_action": "errors", "errors": {first: not_theirs(exc)[:2000]}}
         except NotFound:
             return {"response_action": "errors", "errors": {first: NOT_YOURS}}
         except NotPending:
@@ -302,6 +314,8 @@ class SlackAnswers:
         except InvalidInput as exc:
             errors = slack_approvals.field_errors(meta["decision"], exc)
             return {"response_action": "errors", "errors": errors}
+        except (Forbidden, AlreadyVoted) as exc:
+            return {"response_action": "errors", "errors": {block: not_theirs(exc)[:2000]}}
         except NotPending:
             settled = self.store.get_interaction(request.id, user=user)
             line = slack.settled_line(settled, plain=True)

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from pawflow.errors import ApiError, ConfigError, InvalidInput, NotFound, NotPending, PawFlowError
+from pawflow.errors import (
+    AlreadyVoted,
+    ApiError,
+    ConfigError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    NotPending,
+    PawFlowError,
+)
 from pawflow.redaction import redact_logs
 
 if TYPE_CHECKING:
@@ -233,12 +242,12 @@ def users_signin_link(
 
 @users_app.command("revoke")
 def users_revoke(name: str = typer.Argument(...), db: str | None = DB_OPTION) -> None:
-    """Revoke every API token of a user."""
+    """Revoke every API token of a user, and the answer links they have not used."""
     from pawflow.server.credentials import revoke_tokens
     from pawflow.store import open_store
 
     with open_store(db) as store, store.transaction() as tx:
-        count = revoke_tokens(tx, name)
+        count = revoke_tokens(tx, name, now=store.now())
     _say(f"revoked {count} token(s) of {name}")
 
 
@@ -295,6 +304,8 @@ def _client(server: str, token: str | None) -> Client:
 
 
 def _fail(exc: PawFlowError) -> typer.Exit:
+    from rich.markup import escape
+
     if isinstance(exc, InvalidInput):
         errors.print("[red]Refused:[/] fix this and try again:")
         for error in exc.errors:
@@ -303,6 +314,10 @@ def _fail(exc: PawFlowError) -> typer.Exit:
         errors.print(f"[yellow]Too late:[/] that request is already {exc.status}.")
     elif isinstance(exc, NotFound):
         errors.print(f"[red]Not found:[/] no such {exc.what} for you.")
+    elif isinstance(exc, AlreadyVoted):
+        errors.print(f"[yellow]Already voted:[/] {escape(exc.message)}.")
+    elif isinstance(exc, Forbidden):
+        errors.print(f"[red]Not yours to answer:[/] {escape(exc.message)}.")
     elif isinstance(exc, ApiError):
         errors.print(f"[red]Server said {exc.status}:[/] {exc.message}")
     else:

@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pawflow import ids
-from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending
+from pawflow.errors import AlreadyVoted, FieldError, Forbidden, InvalidInput, NotFound, NotPending
 from pawflow.mcp import schemas
 from pawflow.mcp.backend import Backend
 from pawflow.mcp.elicitation import form_for, retry_message
@@ -195,6 +195,8 @@ async def _next_round(
         record = await backend.respond(record.id, form.answer(reply.content))
     except NotPending:
         record = await backend.get(record.id)
+    except (Forbidden, AlreadyVoted) as exc:  # not the caller's to give: no retry
+        return interaction_result(backend, Outcome(record, errors=[FieldError("", exc.message)]))
     except InvalidInput as exc:
         errors = exc.errors or [FieldError("", str(exc))]
         if state.attempt + 1 < ELICIT_ATTEMPTS:

@@ -21,7 +21,15 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import BaseModel, ValidationError
 
-from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending, PawFlowError
+from pawflow.errors import (
+    AlreadyVoted,
+    FieldError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    NotPending,
+    PawFlowError,
+)
 from pawflow.mcp import schemas
 from pawflow.mcp.backend import Backend
 from pawflow.mcp.elicitation import ElicitationForm, form_for, retry_message
@@ -268,6 +276,9 @@ async def _race(
                 except InvalidInput as exc:
                     outcome.errors = exc.errors or [FieldError("", str(exc))]
                     message = retry_message(record, outcome.errors)
+                except (Forbidden, AlreadyVoted) as exc:  # not the caller's to give: no retry
+                    outcome.errors = [FieldError("", exc.message)]
+                    break
         except Exception:  # the client failed to elicit: the durable request still stands
             log.warning("elicitation failed for request %s", record.id, exc_info=True)
         scope.cancel()
