@@ -50,7 +50,24 @@ def test_url_passwords_are_masked_remembered_or_not() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["token", "access_token", "api_key", "apikey", "password", "client_secret", "session"]
+    "name",
+    [
+        "token",
+        "access_token",
+        "api_key",
+        "apikey",
+        "password",
+        "client_secret",
+        "session",
+        # a JSON Web Token, a one-time password, and OAuth's authorization code and state
+        "jwt",
+        "otp",
+        "code",
+        "state",
+        "code_verifier",
+        "session_state",
+        "SAMLResponse",
+    ],
 )
 def test_secret_query_parameters_are_masked(name: str) -> None:
     line = f'"GET /api/session?page=2&{name}=v4lue-of-it&x=1 HTTP/1.1" 200'

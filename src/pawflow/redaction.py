@@ -8,7 +8,8 @@ values of its own secret-named environment variables (``…_KEY``, ``…_TOKEN``
 what looks like a secret even when it was never configured: the password of any
 ``scheme://user:password@host``, a ``Bearer`` credential, a PawFlow API token, an answer
 link's secret, and the value of a secret-named query parameter (``token=``,
-``access_token=``, ``api_key=``, ``password=``, …).
+``access_token=``, ``api_key=``, ``password=``, ``jwt=``, ``otp=``, …, and OAuth's
+``code=``, ``state=`` and ``code_verifier=``).
 
 Model errors and tool outputs pass through it before they are stored, so an endpoint that
 echoes its key in an error never gets it into a chat message, an event or a database row;
@@ -35,7 +36,8 @@ SECRET_NAME = re.compile(
 
 _QUERY = re.compile(
     r"(?i)([?&;](?:[a-z0-9_.\-\[\]]*?(?:token|secret|session|passw(?:or)?d|pwd|api[_-]?key"
-    r"|apikey|access[_-]?key|private[_-]?key|credential|auth|signature|sig|key))=)[^&#\s\"']*"
+    r"|apikey|access[_-]?key|private[_-]?key|credential|auth|signature|sig|key|jwt|code|state"
+    r"|verifier|otp|ticket|assertion|samlresponse))=)[^&#\s\"']*"
 )
 _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@\"']*:)[^@\s/\"']+(@)")
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]{8,}")
