@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,12 +14,15 @@ from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.channels.email import message_id
 from pawflow.clock import FakeClock
 from pawflow.redaction import redact
+from pawflow.server.credentials import revoke_tokens
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import Store, outbox
+from pawflow.store.database import sql
 from pawflow.testing import temporary_store
 from tests.channels.smtp import Inbox, html_of, smtp_server, text_of
 from tests.conftest import require_postgres
+from tests.logs import tracebacks
 
 QUIET = ServerSettings(sweep_interval=3600, rate_limit=100_000, rate_burst=100_000)
 LINK = re.compile(r"http://127\.0\.0\.1:\d+/a/pfa_[A-Za-z0-9_\-]+(?:/confirm\?pick=\d+)?")
@@ -238,3 +242,109 @@ def test_a_link_expires_with_its_request_and_tells_an_answer_from_elsewhere(
         assert store.get_interaction(soon, user="ada").status == "expired"
         told = http.get(links[elsewhere]).text
         assert "Answered by ada via chat" in told and "<form" not in told
+
+
+def _files(store: Store) -> int:
+    with store.transaction(write=False) as tx:
+        found = sql(tx).one("SELECT COUNT(*) AS n FROM files")
+    return int(found["n"]) if found else 0
+
+
+def _share_and_ask(store: Store, **policy: object) -> str:
+    """A request of req's, in a conversation ada writes in, sent to its assignees."""
+    for user in ("ada", "bea"):
+        store.ensure_user(user)
+        with store.transaction() as tx:
+            outbox.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
+    room = store.create_conversation("req", "mail")
+    store.share_conversation(room.id, user="req", with_user="ada", access="write")
+    return store.request_interaction("req", room.id, "confirm", "Ship?", policy=policy).id
+
+
+def test_a_refused_or_invalid_post_keeps_no_upload(
+    served: tuple[LiveServer, Inbox, Dispatcher], caplog: pytest.LogCaptureFixture
+) -> None:
+    server, inbox, dispatcher = served
+    store = server.store
+    caplog.set_level(logging.INFO)
+    schema = {
+        "type": "object",
+        "properties": {
+            "report": {"type": "object", "x-pawflow-kind": "file", "title": "Report"},
+            "count": {"type": "integer", "title": "Count"},
+        },
+        "required": ["report", "count"],
+    }
+    form = _ask(store, "form", "Details?", response_schema=schema)
+    text = _ask(store, "text", "Why?")
+    dispatcher.step()
+    links = {str(m["X-PawFlow-Request"]): _links(text_of(m))[0] for m in inbox.received()}
+    report = {"f.report": ("report.txt", b"all good", "text/plain")}
+    with httpx.Client(timeout=60) as http:
+        invalid = http.post(links[form], files=report, data={"f.count": "many"})
+        assert invalid.status_code == 422 and "count" in invalid.text
+        assert _files(store) == 0  # the file of a refused answer is not kept
+        # A file where none is asked is not kept either.
+        posted = http.post(links[text], files={"answer": ("x.bin", b"\0\1", "application/x")})
+        assert posted.status_code == 422
+        assert _files(store) == 0
+        done = http.post(links[form], files=report, data={"f.count": "2"})
+        assert done.status_code == 200, done.text
+    assert _files(store) == 1
+    assert store.get_interaction(form, user="ada").answer["report"]["name"] == "report.txt"
+    assert tracebacks(caplog.records) == []
+
+
+def test_a_link_not_its_users_to_use_says_whom_it_waits_for_and_keeps_nothing(
+    served: tuple[LiveServer, Inbox, Dispatcher], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Ada's link to a request handed on to bea, and her link to a quorum she voted on
+    elsewhere: each POST is refused with why, the link stays as it was."""
+    server, inbox, dispatcher = served
+    store = server.store
+    caplog.set_level(logging.INFO)
+    handed_on = _share_and_ask(store, assignees=["ada"], reassign_to=["bea"])
+    quorum = _share_and_ask(store, assignees=["ada", "bea"], required_approvals=2)
+    dispatcher.step()
+    links = {
+        str(m["X-PawFlow-Request"]): _links(text_of(m))[-1]
+        for m in inbox.received()
+        if "ada@" in str(m["To"])
+    }
+    store.accountability.reassign_interaction(handed_on, ["bea"], user="ada")
+    store.respond_interaction(quorum, True, user="ada", via="chat")
+    with httpx.Client(timeout=60) as http:
+        refused = http.post(links[handed_on], data={"answer": "yes"})
+        assert refused.status_code == 403
+        assert "this request waits for bea" in refused.text
+        voted = http.post(links[quorum], data={"answer": "no"})
+        assert voted.status_code == 409
+        assert "ada has already voted yes" in voted.text
+        assert "<form" in http.get(links[quorum]).text  # not spent: nothing was taken
+    assert store.get_interaction(handed_on, user="req").status == "pending"
+    policy = store.accountability.interaction_details(quorum, user="req")["policy"]
+    assert [(v["voter"], v["vote"], v["via"]) for v in policy["votes"]] == [("ada", True, "chat")]
+    assert tracebacks(caplog.records) == []
+
+
+def test_revoking_a_users_tokens_ends_their_answer_links(
+    served: tuple[LiveServer, Inbox, Dispatcher],
+) -> None:
+    server, inbox, dispatcher = served
+    store = server.store
+    first = _ask(store, "text", "Why?")
+    dispatcher.step()
+    (link,) = _links(text_of(inbox.received()[0]))
+    with store.transaction() as tx:
+        revoke_tokens(tx, "ada", now=store.now())  # as `pawflow users revoke ada` does
+    later = _ask(store, "text", "And now?")  # a link made after the revocation answers
+    dispatcher.step()
+    (fresh,) = _links(text_of(next(m for m in inbox.received() if later in str(m))))
+    with httpx.Client(timeout=60) as http:
+        shown = http.get(link)
+        assert "access was revoked" in shown.text and "<form" not in shown.text
+        refused = http.post(link, data={"answer": "because"})
+        assert refused.status_code == 409 and "access was revoked" in refused.text
+        assert http.post(fresh, data={"answer": "now"}).status_code == 200
+    assert store.get_interaction(first, user="ada").status == "pending"
+    assert store.get_interaction(later, user="ada").answer == "now"

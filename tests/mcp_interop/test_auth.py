@@ -123,7 +123,7 @@ def revoke(request: pytest.FixtureRequest, live: LiveServer) -> Iterator[Callabl
 
     def run(user: str) -> None:
         with store.transaction() as tx:
-            revoke_tokens(tx, user)
+            revoke_tokens(tx, user, now=store.now())
 
     yield run
     if other is not None:

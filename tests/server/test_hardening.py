@@ -161,7 +161,7 @@ def test_revoking_a_token_ends_its_open_stream(live: LiveServer) -> None:
         lines = response.iter_lines()
         assert next(lines).startswith("retry:")
         with live.store.transaction() as tx:
-            revoke_tokens(tx, user)
+            revoke_tokens(tx, user, now=live.store.now())
         assert _ends(lines)
         assert client.get("/api/session", headers=headers).status_code == 401
 
@@ -170,7 +170,8 @@ def _session(live: LiveServer, user: str) -> httpx.Client:
     link = issue_signin_link(live.store, user, base_url=live.url, ttl=live.settings.signin_ttl)
     token = link.split("token=", 1)[1]
     client = httpx.Client(base_url=live.url, timeout=httpx.Timeout(10.0, read=10.0))
-    assert client.post("/signin", data={"token": token}).status_code == 303
+    signed_in = client.post("/signin", data={"token": token}, headers={"Origin": live.url})
+    assert signed_in.status_code == 303
     return client
 
 

@@ -1,16 +1,18 @@
 """Answer links: ``GET /a/<token>`` shows a question, ``POST /a/<token>`` answers it.
 
-A link answers one request as one user, without signing in (:mod:`pawflow.store.answer_links`).
-Opening it never answers: mail scanners fetch every link they see. The page shows the
-question with a control for its kind, labelled as in the web chat; a confirm's or a
-choice's one-click button from a mail opens ``/a/<token>/confirm?pick=N``, a page whose
-button posts that answer. A tool approval shows the call and a form per decision the tool
-offers (:mod:`pawflow.server.answer_approvals`). The POST goes through
-``respond_interaction``'s own validation (``answered_via: "link"``) and spends the link in
-the answer's transaction; a refused answer shows its field errors and leaves the link as it
-was. Once the request is settled, from anywhere, the page says who answered, when and how.
-Nothing a visitor sends can point a link at another request, and the secret in the path is
-masked in every log line (:mod:`pawflow.redaction`).
+A link answers one request as one user, without signing in
+(:mod:`pawflow.store.answer_links`). Opening it never answers: mail scanners fetch every
+link they see. The page shows the question with a control for its kind, labelled as in the
+web chat; a confirm's or a choice's one-click button from a mail opens
+``/a/<token>/confirm?pick=N``, a page whose button posts that answer. A tool approval shows
+the call and a form per decision the tool offers (:mod:`pawflow.server.answer_approvals`).
+The POST goes through ``respond_interaction``'s own validation (``answered_via: "link"``)
+and spends the link in the answer's transaction; a refused answer shows its field errors (or
+whom the request waits for) and leaves the link as it was, keeping none of the files it
+carried. A link whose user's tokens were revoked answers nothing. Once the request is
+settled, from anywhere, the page says who answered, when and how. Nothing a visitor sends
+can point a link at another request, and the secret in the path is masked in every log line
+(:mod:`pawflow.redaction`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from starlette.datastructures import FormData, UploadFile
 
 from pawflow.channels import settled_text
 from pawflow.channels.base import buttons_for
-from pawflow.errors import Conflict, InvalidInput, NotFound, NotPending
+from pawflow.errors import AlreadyVoted, Conflict, Forbidden, InvalidInput, NotFound, NotPending
 from pawflow.interactions import Kind
 from pawflow.interactions.kinds import kind_of_property
 from pawflow.interactions.tool_approval import is_tool_approval
@@ -89,6 +91,8 @@ def _outcome(
         return (
             f'<p class="note"><strong>{_e(settled_text(request))}.</strong>{_decided(request)}</p>'
         )
+    if grant.revoked_at is not None:
+        return '<p class="note">This link no longer answers: its access was revoked.</p>'
     if grant.used_at is not None:
         return '<p class="note">This link was used already.</p>'
     if deadline and grant.expired(store.now()):
@@ -224,8 +228,11 @@ def confirm_page(request: Request, token: str, pick: str = "") -> HTMLResponse:
     return page("Answer", body)
 
 
-def _answer_from(form: FormData, record: Interaction, store: Store, user: str) -> Any:
-    """The answer a posted form carries, as ``respond_interaction`` takes it."""
+def _answer_from(
+    form: FormData, record: Interaction, store: Store, user: str, uploads: list[str]
+) -> Any:
+    """The answer a posted form carries, as ``respond_interaction`` takes it; the ids of the
+    files it kept are added to ``uploads``."""
     if is_tool_approval(record.ui_surface) and form.get("decision") is not None:
         return answer_approvals.decision_from(form)  # checked by the store, as any client's
     kind = record.kind
@@ -248,18 +255,24 @@ def _answer_from(form: FormData, record: Interaction, store: Store, user: str) -
             elif field_kind == Kind.CONFIRM:
                 answer[name] = form.get(key) == "yes"
             else:
-                answer[name] = _scalar(form.get(key), store, user)
+                file = field_kind == Kind.FILE
+                answer[name] = _scalar(form.get(key), store, user, uploads if file else None)
         return answer
-    return _scalar(form.get("answer"), store, user)
+    return _scalar(form.get("answer"), store, user, uploads if kind == Kind.FILE else None)
 
 
-def _scalar(value: str | UploadFile | None, store: Store, user: str) -> Any:
-    """A field's text, or a file kept as the user's upload (its id)."""
+def _scalar(
+    value: str | UploadFile | None, store: Store, user: str, uploads: list[str] | None
+) -> Any:
+    """A field's text, or a file kept as the user's upload (its id) where a file is asked
+    (``uploads`` given: the id is added to it)."""
     if isinstance(value, UploadFile):
-        if not value.filename:
+        if not value.filename or uploads is None:
             return None
         media = value.content_type or "application/octet-stream"
-        return store.add_file(user, value.filename, media, value.file.read()).id
+        kept = store.add_file(user, value.filename, media, value.file.read()).id
+        uploads.append(kept)
+        return kept
     return None if value is None or value == "" else value
 
 
@@ -283,8 +296,10 @@ def _answer(request: Request, token: str, form: FormData) -> HTMLResponse:
     ended = _outcome(record, grant, store, deadline=False)
     if ended is not None:
         return page("Answer", _question(record) + ended, status=409)
+    uploads: list[str] = []  # a refused answer keeps none of the files it carried
+    answered: Interaction | None = None
     try:
-        value = _answer_from(form, record, store, grant.user)
+        value = _answer_from(form, record, store, grant.user, uploads)
 
         def spend(tx: Any, _: Interaction) -> None:
             if not links.spend(tx, token, store.now()):
@@ -297,11 +312,18 @@ def _answer(request: Request, token: str, form: FormData) -> HTMLResponse:
         problems = [(e.path, e.message) for e in exc.errors] or [("", exc.message)]
         body = _question(record) + _errors(problems) + _controls(record, f"/a/{token}", form)
         return page("Answer", body, status=422)
+    except (Forbidden, AlreadyVoted) as exc:  # not this link's to give: it stays as it was
+        status = 403 if isinstance(exc, Forbidden) else 409
+        return page("Answer", _question(record) + _errors([("", exc.message)]), status=status)
     except (NotPending, Conflict, NotFound):
         found = _grant(request, token)
         assert found is not None
         grant, now = found
         return page("Answer", _question(now) + (_outcome(now, grant, store) or ""), status=409)
+    finally:
+        if answered is None and uploads:
+            store.discard_files(grant.user, uploads)
+    assert answered is not None
     note = (
         f'<p class="note"><strong>{_e(settled_text(answered))}.</strong>{_decided(answered)}'
         " Thank you.</p>"

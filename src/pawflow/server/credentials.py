@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from pawflow.errors import InvalidInput
 from pawflow.server.hub import auth_notice
-from pawflow.store import Store
+from pawflow.store import Store, answer_links
 from pawflow.store import Transaction as Tx
 from pawflow.store import credentials as rows
 from pawflow.store.conversations import ensure_user
@@ -51,8 +51,10 @@ def user_for_token(tx: Tx, token: str) -> str | None:
     return found[1]
 
 
-def revoke_tokens(tx: Tx, user: str) -> int:
+def revoke_tokens(tx: Tx, user: str, *, now: datetime) -> int:
+    """Revoke every API token of ``user`` (how many), and end their unused answer links."""
     tx.notify(auth_notice(user))  # the user's open streams check their credentials now
+    answer_links.revoke(tx, user, now)
     return rows.remove_tokens(tx, user)
 
 

@@ -5,6 +5,8 @@ carries it, and kept only as its SHA-256 digest. It is bound to its request and 
 nothing a visitor sends can point it at another request. It expires with the request and
 is spent by the answer it carries, in the answer's own transaction (:func:`spend`); opening
 it (:func:`find`) changes nothing, so a mail scanner that fetches every link burns none.
+It ends with its user's access: :func:`revoke` (revoking the user's tokens calls it) ends
+every link of theirs not yet used.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class AnswerLink:
     user: str
     expires_at: datetime | None
     used_at: datetime | None
+    revoked_at: datetime | None = None
 
     def expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -76,15 +79,26 @@ def find(tx: Tx, secret: str) -> AnswerLink | None:
         user=str(row["user_id"]),
         expires_at=None if row["expires_at"] is None else from_millis(int(row["expires_at"])),
         used_at=None if row["used_at"] is None else from_millis(int(row["used_at"])),
+        revoked_at=None if row["revoked_at"] is None else from_millis(int(row["revoked_at"])),
     )
 
 
 def spend(tx: Tx, secret: str, now: datetime) -> bool:
-    """Use the link up; False if it was spent already (another answer won)."""
+    """Use the link up; False if it was spent already (another answer won) or revoked."""
     return (
         sql(tx).execute(
-            "UPDATE answer_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL",
+            "UPDATE answer_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL"
+            " AND revoked_at IS NULL",
             (to_millis(now), digest(secret)),
         )
         > 0
+    )
+
+
+def revoke(tx: Tx, user: str, now: datetime) -> int:
+    """End every link of ``user`` not used yet; how many."""
+    return sql(tx).execute(
+        "UPDATE answer_links SET revoked_at = ? WHERE user_id = ? AND used_at IS NULL"
+        " AND revoked_at IS NULL",
+        (to_millis(now), user),
     )

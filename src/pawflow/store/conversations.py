@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from datetime import datetime
 from typing import Literal
 
@@ -182,6 +183,18 @@ def add_file(
         (ref.id, owner, ref.name, ref.size, ref.media_type, ref.sha256, content, to_millis(now)),
     )
     return ref
+
+
+def discard_files(tx: Tx, owner: str, file_ids: Collection[str]) -> int:
+    """Remove those of ``file_ids`` that ``owner`` uploaded and no answer refers to."""
+    removed = 0
+    for file_id in dict.fromkeys(file_ids):
+        removed += sql(tx).execute(
+            "DELETE FROM files WHERE id = ? AND owner = ?"
+            " AND NOT EXISTS (SELECT 1 FROM file_links WHERE file_id = ?)",
+            (file_id, owner, file_id),
+        )
+    return removed
 
 
 def get_file(tx: Tx, file_id: str, *, user: str) -> FileRef:

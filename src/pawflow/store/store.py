@@ -200,6 +200,12 @@ class Store:
                 tx, owner, name, media_type, content, max_bytes=self.file_cap, now=self.now()
             )
 
+    def discard_files(self, owner: str, file_ids: Collection[str]) -> int:
+        """Remove uploads of ``owner`` that answer nothing (an answer that carried them was
+        refused); how many."""
+        with self.db.transaction() as tx:
+            return convs.discard_files(tx, owner, file_ids)
+
     def get_file(self, file_id: str, *, user: str) -> FileRef:
         """An upload ``user`` made; anyone else's is not found."""
         with self.db.transaction(write=False) as tx:
