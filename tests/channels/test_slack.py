@@ -5,12 +5,14 @@ backends)."""
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+import pytest
 
 from pawflow.clock import FakeClock
 from pawflow.redaction import redact
@@ -19,6 +21,7 @@ from pawflow.server.testing import live_server
 from pawflow.store import Store, outbox
 from tests.channels.conftest import ADA, PATH, QUIET, SECRET, TOKEN, Slack, click
 from tests.channels.slack_api import sign
+from tests.logs import tracebacks
 
 
 def _blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -335,3 +338,58 @@ def test_a_server_with_a_bot_token_sends_by_slack_and_masks_its_secrets(store: S
     assert set(built.channels) == {"slack", "apprise"}  # every server runs apprise
     assert redact(f"token {TOKEN}, secret {SECRET}") == "token ***, secret ***"
     assert set(dispatcher(store, QUIET).channels) == {"apprise"}
+
+
+def test_an_answer_not_the_clickers_is_explained_to_them_alone_and_logs_no_traceback(
+    slack: Slack, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A click on a request that waits for someone else, or a second vote for the same
+    person: an ephemeral message says why, Slack gets its 200, nothing changes."""
+    caplog.set_level(logging.INFO)
+    slack.store.ensure_user("bea")
+    theirs = slack.ask(
+        "confirm", "Deploy?", policy={"assignees": ["bea"], "requester_may_answer": False}
+    )
+    refused = slack.post(click(theirs, "pick", "0"))
+    assert refused.status_code == 200, refused.text
+    assert slack.status(theirs) == "pending"
+    (told,) = slack.api.called("chat.postEphemeral")
+    assert told["user"] == ADA and told["channel"] == "D" + ADA[1:]
+    assert told["text"].startswith("Not answered:") and "waits for bea" in told["text"]
+
+    quorum = slack.ask(
+        "confirm", "Ship?", policy={"assignees": ["ada", "bea"], "required_approvals": 2}
+    )
+    assert slack.post(click(quorum, "pick", "0")).status_code == 200
+    again = slack.post(click(quorum, "pick", "1"))  # a second vote of ada's
+    assert again.status_code == 200
+    told = slack.api.called("chat.postEphemeral")[-1]
+    assert "ada has already voted yes" in told["text"]
+    details = slack.store.accountability.interaction_details(quorum, user="ada")
+    assert details["interaction"].status == "pending"
+    assert details["policy"]["progress"] == "1 of 2 approvals"
+    assert tracebacks(caplog.records) == []
+
+
+def test_forged_signatures_are_throttled_per_source_like_failed_sign_ins(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = QUIET.replace(
+        slack_bot_token=TOKEN,
+        slack_signing_secret=SECRET,
+        auth_failure_limit=1,
+        auth_failure_burst=2,
+    )
+    body = urlencode({"payload": "{}"})
+    now = int(store.now().timestamp())
+    with live_server(store, settings=settings) as server, httpx.Client(timeout=60) as http:
+        forged = sign("not-the-signing-secret-of-this-app", now, body)
+        codes = [http.post(server.url + PATH, content=body, headers=forged).status_code]
+        codes += [http.post(server.url + PATH, content=body, headers=forged).status_code]
+        throttled = http.post(server.url + PATH, content=body, headers=forged)
+        # Once the allowance is spent, the source is refused whatever it signs.
+        signed = http.post(server.url + PATH, content=body, headers=sign(SECRET, now, body))
+    assert codes == [401, 401]
+    assert throttled.status_code == 429 and int(throttled.headers["retry-after"]) >= 1
+    assert signed.status_code == 429
+    assert tracebacks(caplog.records) == []

@@ -3,7 +3,9 @@
 Slack signs each request with the app's signing secret (``X-Slack-Signature``: ``v0=`` and the
 HMAC-SHA256 of ``v0:<timestamp>:<body>``; ``X-Slack-Request-Timestamp``). A request whose
 signature does not match, or whose timestamp is more than five minutes from the server's
-clock (a replay), is a 401 and changes nothing; so is one without the headers. Without
+clock (a replay), is a 401 and changes nothing; so is one without the headers. Each such
+request counts against its source address like a failed sign-in: past the allowance, that
+address gets a 429 until it refills. Without
 ``PAWFLOW_SLACK_SIGNING_SECRET`` and ``PAWFLOW_SLACK_BOT_TOKEN`` the route is a 404, as if it
 did not exist. The verified payload is handed to
 :class:`pawflow.channels.slack_answers.SlackAnswers`, off the event loop (the store blocks).
@@ -24,6 +26,7 @@ from slack_sdk.signature import Clock, SignatureVerifier
 from pawflow.channels.slack import SlackConfig
 from pawflow.channels.slack_answers import SlackAnswers
 from pawflow.errors import HTTPProblem
+from pawflow.server.auth import client_address
 from pawflow.server.context import context_of
 from pawflow.store import Store
 
@@ -71,8 +74,11 @@ async def interactions(request: Request) -> Response:
     settings = ctx.settings
     if not settings.slack_signing_secret or not settings.slack_bot_token:
         raise HTTPProblem(404)
+    address = client_address(request)
+    ctx.auth_failures.check(address)  # a source that forged too many is refused at once
     body = await request.body()
     if not verified(ctx.store, settings.slack_signing_secret, body, request.headers):
+        ctx.auth_failures.failed(address)
         log.warning("a Slack interaction with a bad or stale signature was refused")
         raise HTTPProblem(401, "invalid Slack signature")
     payload = _payload(body)
