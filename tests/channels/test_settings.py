@@ -73,3 +73,31 @@ def test_a_request_names_its_own_channels_over_http(tmp_path: Path) -> None:
         }
     assert shown[quiet["id"]] == []
     assert [(d["channel"], d["status"]) for d in shown[loud["id"]]] == [("email", "queued")]
+
+
+def test_a_channel_named_twice_in_notify_is_refused(backend: str, tmp_path: Path) -> None:
+    """The schema says each channel once: a list naming one twice is a 422 on ``notify``
+    (set_notifications and a request's own list alike), and nothing changes."""
+    with (
+        temporary_store(backend, tmp_path) as store,
+        live_server(store, settings=QUIET) as server,
+        server.client("di") as di,
+    ):
+        di.post("/api/actions/set_notifications", json={"email": "di@example.org"})
+        twice = di.post("/api/actions/set_notifications", json={"notify": ["email", "email"]})
+        assert twice.status_code == 422, twice.text
+        assert [e["path"] for e in twice.json()["errors"]] == ["notify"]
+        assert "email" in twice.json()["error"]
+        kept = di.post("/api/actions/get_notifications", json={}).json()
+        assert kept["notify"] is None and kept["channels"] == ["email"]
+        chat = di.post("/api/actions/create_conversation", json={"title": "n"}).json()
+        asked = di.post(
+            "/api/actions/request_interaction",
+            json={
+                "conversation_id": chat["conversation"]["id"],
+                "kind": "confirm",
+                "message": "Q?",
+                "notify": ["email", "email"],
+            },
+        )
+        assert asked.status_code == 422 and asked.json()["errors"][0]["path"] == "notify"

@@ -118,7 +118,11 @@ def check_notify(value: object, field: str = "notify") -> tuple[str, ...]:
     if unknown:
         message = f"unknown channel(s) {', '.join(unknown)}: one of {', '.join(NOTIFY_CHANNELS)}"
         raise InvalidInput(message, [FieldError(field, message)])
-    return tuple(dict.fromkeys(value))
+    twice = sorted({v for v in value if value.count(v) > 1})
+    if twice:
+        message = f"each channel once: {', '.join(twice)} named more than once"
+        raise InvalidInput(message, [FieldError(field, message)])
+    return tuple(value)
 
 
 def _check_address(name: str, value: str | None) -> str | None:
