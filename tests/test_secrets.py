@@ -242,8 +242,10 @@ def test_no_secret_or_sign_in_token_escapes_a_full_run(tmp_path: Path, backend: 
                 link = _cli(env, "users", "signin-link", "alice", "--url", url)
                 sign_in = link.split("token=", 1)[1]
                 with httpx.Client(base_url=url) as browser:
+                    same_origin = {"Origin": url}
                     assert browser.get(link).status_code == 200
-                    assert browser.post("/signin", data={"token": sign_in}).status_code == 303
+                    posted = browser.post("/signin", data={"token": sign_in}, headers=same_origin)
+                    assert posted.status_code == 303
                     assert browser.get("/api/session").status_code == 200
                 events = _events(url, token)
                 command_lines = anyio.run(_ask_over_stdio, url, token)

@@ -185,11 +185,31 @@ def test_cross_origin_sign_in_is_refused(live: LiveServer) -> None:
         assert done.status_code == 303
 
 
+def test_a_sign_in_post_without_a_same_origin_header_is_refused(live: LiveServer) -> None:
+    """As for every change a cookie makes: the POST that redeems a link must carry a
+    same-origin ``Origin``, or, without one, the browser's ``Sec-Fetch-Site: same-origin``."""
+    link = issue_signin_link(live.store, "uma", base_url=live.url, ttl=QUIET.signin_ttl)
+    secret = link.split("token=", 1)[1]
+    with httpx.Client(base_url=live.url) as browser:
+        for headers in ({}, {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "none"}):
+            refused = browser.post("/signin", data={"token": secret}, headers=headers)
+            assert refused.status_code == 403, headers
+            assert SESSION_COOKIE not in browser.cookies
+        # Refused before the link was looked at: it still signs in, from this origin's page.
+        done = browser.post(
+            "/signin", data={"token": secret}, headers={"Sec-Fetch-Site": "same-origin"}
+        )
+        assert done.status_code == 303
+        assert browser.get("/api/session").json()["user"] == "uma"
+
+
 def test_expired_sign_in_links_do_not_work(make_server: Callable[..., LiveServer]) -> None:
     clock = FakeClock()
     server = make_server(clock=clock)
     link = issue_signin_link(server.store, "jo", base_url=server.url, ttl=QUIET.signin_ttl)
     clock.advance("2d")
     with httpx.Client(base_url=server.url) as browser:
-        response = browser.post("/signin", data={"token": link.split("token=", 1)[1]})
+        response = browser.post(
+            "/signin", data={"token": link.split("token=", 1)[1]}, headers={"Origin": server.url}
+        )
         assert response.status_code == 400

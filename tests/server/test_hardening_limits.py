@@ -74,7 +74,8 @@ def test_failed_guesses_are_throttled_per_address(make_server: Callable[..., Liv
         assert throttled.status_code == 429
         assert int(throttled.headers["retry-after"]) >= 1
         assert "failed sign-in attempts" in throttled.json()["error"]
-        signin = client.post("/signin", data={"token": "not-a-link"})
+        same_origin = {"Origin": server.url}
+        signin = client.post("/signin", data={"token": "not-a-link"}, headers=same_origin)
         assert signin.status_code == 429
 
 
@@ -82,7 +83,10 @@ def test_failed_sign_in_links_are_throttled(make_server: Callable[..., LiveServe
     server = make_server(auth_failure_limit=1, auth_failure_burst=2)
     with httpx.Client(base_url=server.url) as client:
         assert [
-            client.post("/signin", data={"token": f"guess{i}"}).status_code for i in range(3)
+            client.post(
+                "/signin", data={"token": f"guess{i}"}, headers={"Origin": server.url}
+            ).status_code
+            for i in range(3)
         ] == [
             400,
             400,
@@ -181,11 +185,13 @@ def test_sign_in_secrets_never_reach_the_access_log(live: LiveServer) -> None:
     level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
+    same_origin = {"Origin": live.url}
     try:
         secret = "s3cr3t-link-value"
         # An unknown link: the page says so (400), and the log still shows no secret.
         assert httpx.get(f"{live.url}/signin?token={secret}").status_code == 400
-        assert httpx.post(f"{live.url}/signin", data={"token": secret}).status_code == 400
+        posted = httpx.post(f"{live.url}/signin", data={"token": secret}, headers=same_origin)
+        assert posted.status_code == 400
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)

@@ -3,8 +3,9 @@
 API and terminal clients send ``Authorization: Bearer <token>``; browsers hold a session
 cookie (HttpOnly, SameSite=Lax) obtained through a one-time sign-in link. A state change
 made with the cookie must carry the session's CSRF token (``X-CSRF-Token``) and come from
-a same-origin page (``Origin``); a bearer token needs neither, as no browser sends it on
-its own. Secrets are kept as SHA-256 digests only (:mod:`pawflow.server.credentials` makes,
+a same-origin page (``Origin``, or without it ``Sec-Fetch-Site: same-origin``), and so must
+the POST that redeems a sign-in link; a bearer token needs neither, as no browser sends it
+on its own. Secrets are kept as SHA-256 digests only (:mod:`pawflow.server.credentials` makes,
 finds and revokes them in the store).
 """
 
@@ -60,9 +61,14 @@ def request_origin(request: Request) -> str:
 
 
 def check_same_origin(request: Request) -> None:
-    """Refuse a browser request whose ``Origin`` is neither this server nor a trusted one."""
+    """Refuse a browser request whose ``Origin`` is neither this server nor a trusted one.
+
+    Without ``Origin``, only a browser's own ``Sec-Fetch-Site: same-origin`` (a header no
+    page's script can set) vouches for it."""
     origin = request.headers.get("origin")
     if origin is None:
+        if request.headers.get("sec-fetch-site") == "same-origin":
+            return
         raise HTTPProblem(403, "a same-origin Origin header is required")
     trusted = context_of(request).settings.origins() | {request_origin(request)}
     if origin_of(origin) not in trusted - {""}:

@@ -18,13 +18,12 @@ from pawflow.server.auth import (
     SESSION_COOKIE,
     Principal,
     authenticate,
+    check_same_origin,
     client_address,
-    request_origin,
 )
 from pawflow.server.context import context_of
 from pawflow.server.credentials import create_login, drop_login, redeem_signin
-from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
-from pawflow.server.settings import origin_of
+from pawflow.server.errors import ERROR_RESPONSES
 
 router = APIRouter(tags=["session"])
 
@@ -47,12 +46,8 @@ def signin_form(request: Request, token: str = "") -> HTMLResponse:
 @router.post("/signin", include_in_schema=False)
 def signin(request: Request, token: Annotated[str, Form(max_length=200)] = "") -> Response:
     ctx = context_of(request)
-    origin = request.headers.get("origin")
     # A page elsewhere must not sign a visitor in to an account of its choosing.
-    if origin is not None and origin_of(origin) not in (
-        ctx.settings.origins() | {request_origin(request)}
-    ) - {""}:
-        raise HTTPProblem(403, "cross-origin sign-in refused")
+    check_same_origin(request)
     store = ctx.store
     address = client_address(request)
     ctx.auth_failures.check(address)
