@@ -304,13 +304,14 @@ def test_a_link_not_its_users_to_use_says_whom_it_waits_for_and_keeps_nothing(
     store = server.store
     caplog.set_level(logging.INFO)
     handed_on = _share_and_ask(store, assignees=["ada"], reassign_to=["bea"])
-    quorum = _share_and_ask(store, assignees=["ada", "bea"], required_approvals=2)
+    quorum = _share_and_ask(store, assignees=["ada", "bea", "cy"], required_approvals=3)
     dispatcher.step()
     links = {
         str(m["X-PawFlow-Request"]): _links(text_of(m))[-1]
         for m in inbox.received()
         if "ada@" in str(m["To"])
     }
+    bea = next(m for m in inbox.received() if "bea@" in str(m["To"]) and quorum in str(m))
     store.accountability.reassign_interaction(handed_on, ["bea"], user="ada")
     store.respond_interaction(quorum, True, user="ada", via="chat")
     with httpx.Client(timeout=60) as http:
@@ -321,9 +322,15 @@ def test_a_link_not_its_users_to_use_says_whom_it_waits_for_and_keeps_nothing(
         assert voted.status_code == 409
         assert "ada has already voted yes" in voted.text
         assert "<form" in http.get(links[quorum]).text  # not spent: nothing was taken
+        counted = http.post(_links(text_of(bea))[-1], data={"answer": "yes"})  # bea's own
+        assert counted.status_code == 200
+        assert "Your vote was counted; the request waits for more approvals." in counted.text
     assert store.get_interaction(handed_on, user="req").status == "pending"
     policy = store.accountability.interaction_details(quorum, user="req")["policy"]
-    assert [(v["voter"], v["vote"], v["via"]) for v in policy["votes"]] == [("ada", True, "chat")]
+    assert [(v["voter"], v["vote"], v["via"]) for v in policy["votes"]] == [
+        ("ada", True, "chat"),
+        ("bea", True, "link"),
+    ]
     assert tracebacks(caplog.records) == []
 
 

@@ -361,6 +361,8 @@ def test_an_answer_not_the_clickers_is_explained_to_them_alone_and_logs_no_trace
         "confirm", "Ship?", policy={"assignees": ["ada", "bea"], "required_approvals": 2}
     )
     assert slack.post(click(quorum, "pick", "0")).status_code == 200
+    counted = slack.api.called("chat.postEphemeral")[-1]
+    assert counted["text"] == "Your vote was counted; the request waits for more approvals."
     again = slack.post(click(quorum, "pick", "1"))  # a second vote of ada's
     assert again.status_code == 200
     told = slack.api.called("chat.postEphemeral")[-1]

@@ -114,7 +114,8 @@ def test_a_refused_answer_from_the_command_line_says_why(
         said = " ".join(req.output.split())  # as printed, wrapped to the terminal
         assert req.exit_code == 1
         assert "Not yours to answer:" in said and "waits for alice, dave" in said
-        assert answer("alice", "yes").exit_code == 0
+        alice = answer("alice", "yes")
+        assert alice.exit_code == 0 and "waits for more approvals" in alice.output
         bob = answer("bob", "yes")  # alice's delegate: alice has voted
         assert bob.exit_code == 1
         assert "Already voted: alice has already voted yes" in " ".join(bob.output.split())

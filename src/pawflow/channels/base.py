@@ -95,6 +95,10 @@ def plain_text(message: Outgoing) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
+VOTE_COUNTED = "Your vote was counted; the request waits for more approvals."
+"""What a vote of a quorum that does not decide it is told, on every client."""
+
+
 def settled_text(request: Interaction) -> str:
     """One line on how the request ended: "Answered by ada via link, 2026-01-02 14:02 UTC"."""
     if request.status == "answered":

@@ -33,6 +33,7 @@ from typing import Any
 from slack_sdk.errors import SlackClientError
 
 from pawflow.channels import slack, slack_approvals
+from pawflow.channels.base import VOTE_COUNTED
 from pawflow.errors import AlreadyVoted, Forbidden, InvalidInput, NotFound, NotPending
 from pawflow.interactions import Kind
 from pawflow.interactions.kinds import kind_of_property
@@ -245,7 +246,7 @@ class SlackAnswers:
         self, payload: dict[str, Any], slack_id: str, user: str, request: Interaction, answer: Any
     ) -> None:
         try:
-            self.store.respond_interaction(request.id, answer, user=user, via="slack")
+            voted = self.store.respond_interaction(request.id, answer, user=user, via="slack")
         except InvalidInput as exc:
             self._tell(payload, slack_id, _problems(exc))
         except (Forbidden, AlreadyVoted) as exc:
@@ -255,6 +256,9 @@ class SlackAnswers:
             self._tell(payload, slack_id, slack.settled_line(settled) + ".")
         except NotFound:
             self._tell(payload, slack_id, NOT_YOURS)
+        else:
+            if voted.pending:  # a vote of a quorum: nothing else shows it was taken
+                self._tell(payload, slack_id, VOTE_COUNTED)
 
     def _submission(self, payload: dict[str, Any]) -> Response:
         view = payload.get("view") or {}

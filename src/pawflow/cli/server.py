@@ -428,6 +428,9 @@ def answer(
     if as_json:
         _say(json.dumps({"interaction": done.to_dict()}))
         return
+    if done.pending:  # a vote of a quorum (docs/governance.md)
+        console.print(f"Voted on [bold]{done.id}[/]: the request waits for more approvals.")
+        return
     console.print(f"Answered [bold]{done.id}[/]: {json.dumps(done.answer)}")
 
 

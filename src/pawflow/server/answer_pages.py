@@ -26,7 +26,7 @@ from fastapi.responses import HTMLResponse
 from starlette.datastructures import FormData, UploadFile
 
 from pawflow.channels import settled_text
-from pawflow.channels.base import buttons_for
+from pawflow.channels.base import VOTE_COUNTED, buttons_for
 from pawflow.errors import AlreadyVoted, Conflict, Forbidden, InvalidInput, NotFound, NotPending
 from pawflow.interactions import Kind
 from pawflow.interactions.kinds import kind_of_property
@@ -324,6 +324,9 @@ def _answer(request: Request, token: str, form: FormData) -> HTMLResponse:
         if answered is None and uploads:
             store.discard_files(grant.user, uploads)
     assert answered is not None
+    if answered.pending:  # a vote of a quorum: the request waits for more
+        note = f'<p class="note"><strong>{_e(VOTE_COUNTED)}</strong> Thank you.</p>'
+        return page("Answer", _question(answered) + note)
     note = (
         f'<p class="note"><strong>{_e(settled_text(answered))}.</strong>{_decided(answered)}'
         " Thank you.</p>"
