@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint lint-js typecheck imports unit browser prometheus bench clean vsix vscode-test
+.PHONY: venv run test lint lint-js typecheck imports unit browser prometheus bench clean vsix vscode-test
 
 # The lowest total line coverage `make test` accepts.
 COVERAGE_FLOOR ?= 88
@@ -12,8 +12,20 @@ COVERAGE_FLOOR ?= 88
 # throwaway PostgreSQL database) and its own ports, so they run side by side.
 TEST_WORKERS ?= auto
 
+# The environment is made again when its installer does not run: a build cut short (Ctrl+C
+# in the first seconds of `make run`, or while pip upgrades itself) leaves a python without a
+# working pip, which would fail every later run. `make clean` starts over by hand.
+define ENSURE_VENV
+@$(PY) -m pip --version >/dev/null 2>&1 || { \
+  if [ -e $(VENV) ]; then echo "$(VENV) is incomplete (an interrupted build?): making it again"; fi; \
+  echo "$(PYTHON) -m venv $(VENV)"; rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
+endef
+
+venv:
+	$(ENSURE_VENV)
+
 $(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(ENSURE_VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@

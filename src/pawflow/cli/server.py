@@ -120,7 +120,6 @@ def serve(
     """
     from rich.markup import escape
 
-    from pawflow import serve as serving
     from pawflow.server.running import listen
     from pawflow.server.settings import ServerSettings
     from pawflow.telemetry import configure_logging
@@ -137,10 +136,27 @@ def serve(
         raise typer.Exit(1) from None
     configure_logging(log_level, settings.log_format)
     redact_logs()
-    if workers > 1:
-        with closing(sock):
-            _serve_workers(settings, sock, workers, demo=demo, agents=agents, log_level=log_level)
+    # Ctrl+C (SIGINT) is how a server run from a terminal is stopped: a normal stop, exit 0,
+    # whether it comes while serving (uvicorn re-raises it once it has shut down) or while
+    # starting. `make run` then prints no error.
+    try:
+        if workers > 1:
+            with closing(sock):
+                _serve_workers(
+                    settings, sock, workers, demo=demo, agents=agents, log_level=log_level
+                )
+            return
+        _serve_one(settings, sock, demo=demo, agents=agents, log_level=log_level)
+    except KeyboardInterrupt:
         return
+
+
+def _serve_one(
+    settings: ServerSettings, sock: socket, *, demo: bool, agents: Path | None, log_level: str
+) -> None:
+    """``serve`` in this process, until interrupted."""
+    from pawflow import serve as serving
+
     # The agents' MCP sessions stay open while the server runs.
     with closing(sock), ExitStack() as connections:
         try:
