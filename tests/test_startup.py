@@ -13,11 +13,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+import pawflow
 from pawflow.cli import app
 from pawflow.flow.engine import DEFAULT_MAX_HOPS
 from pawflow.mcp.backend import DEFAULT_CONVERSATION
@@ -117,6 +119,14 @@ def test_help_loads_the_command_line_only(tmp_path: Path) -> None:
     outside, ours, printed = loaded(tmp_path, "--help")
     assert "Show this message and exit." in printed and "inbox" in printed
     assert outside <= CLI, f"pawflow --help loaded {sorted(outside - CLI)}"
+    assert cli_modules(ours) <= PAWFLOW_CLI, sorted(cli_modules(ours) - PAWFLOW_CLI)
+
+
+def test_version_is_printed_by_the_command_line_only(tmp_path: Path) -> None:
+    outside, ours, printed = loaded(tmp_path, "--version")
+    # One version: the package's, which its metadata (pip, the server, /healthz) also says.
+    assert printed == f"pawflow {pawflow.__version__}\n" == f"pawflow {version('pawflow')}\n"
+    assert outside <= CLI, f"pawflow --version loaded {sorted(outside - CLI)}"
     assert cli_modules(ours) <= PAWFLOW_CLI, sorted(cli_modules(ours) - PAWFLOW_CLI)
 
 

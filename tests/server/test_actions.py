@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+import pawflow
 from pawflow.clock import FakeClock
 from pawflow.records import Message
 from pawflow.server.testing import LiveServer, live_server
@@ -291,4 +292,5 @@ def test_send_message_hands_the_message_on_off_the_request_path(sqlite_store: St
 def test_healthz_needs_nobody(live: LiveServer) -> None:
     with live.client() as anonymous:
         response = anonymous.get("/healthz")
-    assert response.status_code == 200 and response.json() == {"status": "ok"}
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "version": pawflow.__version__}

@@ -12,6 +12,7 @@ from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute, Mount
 from typer.testing import CliRunner
 
+import pawflow
 from pawflow.cli import app as cli
 from pawflow.clock import FakeClock
 from pawflow.mcp.mounting import mount as mount_mcp
@@ -104,7 +105,12 @@ def test_bearer_tokens_authenticate(live: LiveServer) -> None:
     token = live.token("frank")
     with httpx.Client(base_url=live.url) as client:
         ok = client.get("/api/session", headers={"Authorization": f"Bearer {token}"})
-        assert ok.json() == {"user": "frank", "via": "token", "csrf_token": None}
+        assert ok.json() == {
+            "user": "frank",
+            "via": "token",
+            "csrf_token": None,
+            "version": pawflow.__version__,
+        }
         for header in (f"Bearer {token}x", f"Basic {token}", "Bearer", token):
             response = client.get("/api/session", headers={"Authorization": header})
             assert response.status_code == 401

@@ -1,4 +1,5 @@
-"""The web chat's settings: where the signed-in user is notified, saved through the actions."""
+"""The web chat's settings: where the signed-in user is notified, saved through the actions;
+and its about: the server's version."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import expect
 
+import pawflow
 from pawflow.store import outbox
 from tests.webchat.conftest import Person
 
@@ -37,4 +39,13 @@ def test_notifications_are_shown_and_saved(person: Callable[..., Person]) -> Non
     page.get_by_label("Email address").fill("not an address")
     page.get_by_role("button", name="Save").click()
     expect(page.locator(".notify-settings .note")).to_contain_text("email")
+    assert not ann.script_errors
+
+
+def test_the_about_names_the_server_s_version(person: Callable[..., Person]) -> None:
+    ann = person()
+    page = ann.open("/")
+    page.get_by_text("About", exact=True).click()
+    expect(page.locator(".about")).to_contain_text(f"PawFlow {pawflow.__version__} —")
+    expect(page.get_by_role("link", name="API reference")).to_have_attribute("href", "/docs")
     assert not ann.script_errors

@@ -6,6 +6,7 @@ import os
 
 import typer
 
+from pawflow import __version__
 from pawflow.cli import approvals, chat, demo, flows, governance, mcp, server, sessions, webhooks
 from pawflow.redaction import remember_settings
 
@@ -29,8 +30,22 @@ webhooks.register(app)
 approvals.register(app)
 
 
+def _version(shown: bool) -> None:
+    if shown:
+        typer.echo(f"pawflow {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Print the version of PawFlow and exit.",
+    ),
+) -> None:
     """Ask a person something and wait for the answer durably."""
     # Keys, tokens and passwords this process is configured with are masked wherever
     # PawFlow stores or logs text it did not write itself (pawflow.redaction).

@@ -11,7 +11,6 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,6 +21,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
+import pawflow
 from pawflow.loops import Service
 from pawflow.server import (
     actions,
@@ -121,7 +121,7 @@ def create_app(
 
     app = FastAPI(
         title="PawFlow",
-        version=version("pawflow"),
+        version=pawflow.__version__,
         description="Ask a person something and wait for the answer durably.",
         openapi_url=None,
         docs_url=None,
@@ -161,7 +161,7 @@ def _add_basics(app: FastAPI, store: Store) -> None:
     )
     def healthz() -> JSONResponse:
         store.ping()
-        return JSONResponse({"status": "ok", **clocks.health(store.clock)})
+        return JSONResponse({"status": "ok", "version": app.version, **clocks.health(store.clock)})
 
     @app.get("/openapi.json", include_in_schema=False)
     def openapi(principal: Annotated[Principal, Depends(authenticate)]) -> JSONResponse:

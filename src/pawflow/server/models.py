@@ -566,6 +566,7 @@ class SessionOut(Out):
     user: str
     via: Literal["token", "session"]
     csrf_token: str | None
+    version: str = Field(description="The server's version of PawFlow.")
 
 
 class ClockHealth(Out):
@@ -582,4 +583,5 @@ class ClockHealth(Out):
 
 class Health(Out):
     status: Literal["ok"]
+    version: str = Field(description="The server's version of PawFlow.")
     clock: ClockHealth | None = None

@@ -11,6 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+import pawflow
 from pawflow.server import models as m
 from pawflow.server import signin_page
 from pawflow.server.auth import (
@@ -96,5 +97,10 @@ def signout(request: Request, principal: Annotated[Principal, Depends(authentica
 )
 def session(principal: Annotated[Principal, Depends(authenticate)]) -> JSONResponse:
     return JSONResponse(
-        {"user": principal.user, "via": principal.via, "csrf_token": principal.csrf_token}
+        {
+            "user": principal.user,
+            "via": principal.via,
+            "csrf_token": principal.csrf_token,
+            "version": pawflow.__version__,
+        }
     )

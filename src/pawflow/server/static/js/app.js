@@ -131,6 +131,23 @@ function home() {
       ", or choose a conversation.",
     ),
     notificationSettings(),
+    about(),
+  );
+}
+
+/** The "About" section: the server's version of PawFlow and where its API is described. */
+function about() {
+  return h(
+    "details",
+    { class: "settings about" },
+    h("summary", null, "About"),
+    h(
+      "p",
+      null,
+      `PawFlow ${state.me.version} — ask a person something and wait for the answer durably. `,
+      h("a", { href: "/docs" }, "API reference"),
+      ".",
+    ),
   );
 }
 
@@ -460,6 +477,7 @@ async function boot() {
     return;
   }
   state.me.user = session.user;
+  state.me.version = session.version;
   byId("who").textContent = session.user;
   pendingButton.hidden = false;
   const signOutButton = byId("sign-out");

@@ -336,6 +336,7 @@ export function oneOf(names, value) {
 /**
  * @typedef {object} Health
  * @property {"ok"} status
+ * @property {string} version - The server's version of PawFlow.
  */
 
 /**
@@ -602,6 +603,7 @@ export function oneOf(names, value) {
  * @property {string} user
  * @property {"token" | "session"} via
  * @property {string | null} csrf_token
+ * @property {string} version - The server's version of PawFlow.
  */
 
 /**

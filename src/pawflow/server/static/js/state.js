@@ -13,7 +13,8 @@ export const records = new Map();
 export const conversations = new Map();
 /** @type {Set<string>} conversations with messages not seen yet */
 export const unread = new Set();
-export const me = { user: "" };
+/** Who is signed in, and the server's version of PawFlow (from /api/session). */
+export const me = { user: "", version: "" };
 
 /** @typedef {(record: Interaction, old: Interaction | null) => void} RecordListener */
 /** @type {Set<RecordListener>} */
