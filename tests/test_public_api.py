@@ -72,6 +72,7 @@ PUBLIC = [
     "Sweeper",
     "SystemClock",
     "TaskFailed",
+    "TokenRefused",
     "UndecodableCheckpoint",
     "Undeliverable",
     "__version__",

@@ -38,6 +38,7 @@ from pawflow.errors import (
     StoreError,
     StoreUnavailable,
     TaskFailed,
+    TokenRefused,
     UndecodableCheckpoint,
     Undeliverable,
 )
@@ -138,6 +139,7 @@ __all__ = [
     "Sweeper",
     "SystemClock",
     "TaskFailed",
+    "TokenRefused",
     "UndecodableCheckpoint",
     "Undeliverable",
     "__version__",

@@ -1,8 +1,9 @@
 """An HTTP client of the PawFlow server, for terminals, editors and scripts.
 
 Failures come back as the same errors the store raises (``NotFound``, ``NotPending``,
-``InvalidInput`` with its field errors, ``PayloadTooLarge``); anything else the server
-refuses is an :class:`ApiError` carrying the status.
+``InvalidInput`` with its field errors, ``PayloadTooLarge``); a token the server does not
+accept is a :class:`~pawflow.errors.TokenRefused` saying where the token was read from and
+how to get one; anything else the server refuses is an :class:`ApiError` carrying the status.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pawflow.errors import (
     NotPending,
     PawFlowError,
     PayloadTooLarge,
+    TokenRefused,
 )
 from pawflow.errors import (
     ApiError as ApiError,
@@ -55,7 +57,8 @@ class ServerEvent:
     data: Any
 
 
-def _error_for(response: httpx.Response) -> PawFlowError:
+def _error_for(response: httpx.Response, refused: Callable[[str], PawFlowError]) -> PawFlowError:
+    """The error for a refused request; a 401 is ``refused(the server's reason)``."""
     try:
         body = response.json()
     except ValueError:
@@ -63,6 +66,8 @@ def _error_for(response: httpx.Response) -> PawFlowError:
     message = body.get("error") if isinstance(body, dict) else None
     message = str(message or response.reason_phrase or "error")
     status = response.status_code
+    if status == 401:
+        return refused(message)
     if status == 404 and message.endswith(" not found"):
         return NotFound(message.removesuffix(" not found"))
     if status == 409 and isinstance(body, dict) and isinstance(body.get("status"), str):
@@ -88,7 +93,11 @@ def _error_for(response: httpx.Response) -> PawFlowError:
 
 
 class Client:
-    """``Client(server, token)``; or ``Client.from_env()`` for PAWFLOW_SERVER/PAWFLOW_TOKEN."""
+    """``Client(server, token)``; or ``Client.from_env()`` for PAWFLOW_SERVER/PAWFLOW_TOKEN.
+
+    ``token_source`` names where the token was read from (``PAWFLOW_TOKEN``, a file), for the
+    message of a :class:`~pawflow.errors.TokenRefused`.
+    """
 
     def __init__(
         self,
@@ -97,10 +106,12 @@ class Client:
         *,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        token_source: str | None = None,
     ) -> None:
         remember(token)  # masked in whatever this process logs
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.server = server.rstrip("/")
+        self.token_source = token_source
         # A plain-HTTP server (the loopback default) needs no certificate store: the client
         # requests only paths under ``server`` and follows no redirect, so loading the store
         # would only slow every command's start.
@@ -123,7 +134,16 @@ class Client:
         return cls(
             server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER,
             token or os.environ.get(TOKEN_ENV),
+            token_source=None if token else TOKEN_ENV,
         )
+
+    def _error(self, response: httpx.Response) -> PawFlowError:
+        def refused(reason: str) -> PawFlowError:
+            if "authorization" not in self.http.headers:  # no token was sent at all
+                return ApiError(401, reason)
+            return TokenRefused(self.server, self.token_source, reason)
+
+        return _error_for(response, refused)
 
     def close(self) -> None:
         self.http.close()
@@ -147,14 +167,14 @@ class Client:
         payload = {key: value for key, value in body.items() if value is not None}
         response = self._send("POST", f"/api/actions/{name}", json=payload)
         if not response.is_success:
-            raise _error_for(response)
+            raise self._error(response)
         result: dict[str, Any] = response.json()
         return result
 
     def whoami(self) -> str:
         response = self._send("GET", "/api/session")
         if not response.is_success:
-            raise _error_for(response)
+            raise self._error(response)
         return str(response.json()["user"])
 
     def request_interaction(
@@ -269,7 +289,7 @@ class Client:
             "POST", "/api/actions/decline_invitation", json={"conversation_id": conversation_id}
         )
         if not response.is_success:
-            raise _error_for(response)
+            raise self._error(response)
 
     # -- uploads ----------------------------------------------------------------------------
 
@@ -294,7 +314,7 @@ class Client:
             "POST", "/api/files", files={"file": (filename, content, media)}, data=form
         )
         if not response.is_success:
-            raise _error_for(response)
+            raise self._error(response)
         return FileRef.model_validate(response.json()["file"])
 
     # -- events -----------------------------------------------------------------------------
@@ -321,7 +341,7 @@ class Client:
             ) as response:
                 if not response.is_success:
                     response.read()
-                    raise _error_for(response)
+                    raise self._error(response)
                 if on_open is not None:
                     on_open()
                 yield from parse_sse(response.iter_lines())

@@ -31,6 +31,7 @@ escape raw::
     ├── Halt                        governance stopped an agent's run (``reason``)
     ├── TaskFailed                  a flow task could not process a FlowFile
     ├── ApiError                    the HTTP API refused a client's request (``status``)
+    │   └── TokenRefused            the server does not accept the client's API token
     ├── ServerUnreachable           the client got no answer from the server at all
     └── HTTPProblem                 the HTTP layer refused a request (``status_code``)
 """
@@ -254,6 +255,33 @@ class ApiError(PawFlowError):
         self.message = message
         self.body = body
         self.retry_after = retry_after
+
+
+class TokenRefused(ApiError):
+    """The server does not accept the client's API token (a 401: mistyped, revoked, or made
+    on another server's store).
+
+    Its message is the one every command, the terminal app and the MCP server give: which
+    server refused, where the token was read from (``source``: ``PAWFLOW_TOKEN``,
+    ``--token``, a file) and how to get one that works.
+    """
+
+    def __init__(self, server: str, source: str | None, reason: str, body: Any = None) -> None:
+        if source is None:
+            where, fix = "", "use it"
+        elif source == "--token":
+            where, fix = " given with --token", "pass it with --token"
+        else:
+            where, fix = f" in {source}", f"put it in {source}"
+        message = (
+            f"{server} does not accept the token{where} ({reason}). Make a token with"
+            f" `pawflow users add NAME` where the server's store is, and {fix}; a browser"
+            " signs in with a link from `pawflow users signin-link NAME`."
+        )
+        super().__init__(401, message, body)
+        self.server = server
+        self.source = source
+        self.reason = reason
 
 
 class ServerUnreachable(PawFlowError):

@@ -52,7 +52,9 @@ def test_a_refused_token_ends_pawflow_mcp_at_start(sqlite_live: LiveServer) -> N
         started.kill()
     assert started.returncode == 1
     assert stdout == ""  # nothing said on the protocol's channel
-    assert f"{sqlite_live.url} does not accept this token" in stderr
+    assert f"{sqlite_live.url} does not accept the token in PAWFLOW_TOKEN" in " ".join(
+        stderr.split()
+    )
     assert "pawflow users add NAME" in stderr
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from pawflow.cli.server import SERVER_OPTION, TOKEN_OPTION, _client
+from pawflow.cli.server import SERVER_OPTION, TOKEN_OPTION, _client, errors
 
 
 def chat(
@@ -13,10 +13,16 @@ def chat(
     token: str | None = TOKEN_OPTION,
 ) -> None:
     """Talk to agents and answer every kind of request, live, in the terminal."""
+    from rich.markup import escape
+
     from pawflow.tui import ChatApp
 
     with _client(server, token) as client:
-        ChatApp(client, conversation_id=conversation).run()
+        app = ChatApp(client, conversation_id=conversation)
+        app.run()
+    if app.refusal is not None:  # said in the app, and again here where it can be copied
+        errors.print(f"[red]Refused:[/] {escape(app.refusal)}", soft_wrap=True)
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -68,23 +68,20 @@ def mcp(
         )
         raise typer.Exit(2)
     if token_file is not None:
-        secret = read_token_file(token_file)
+        secret, source = read_token_file(token_file), f"the file {token_file}"
     else:
-        secret = os.environ.get(TOKEN_ENV, "").strip()
+        secret, source = os.environ.get(TOKEN_ENV, "").strip(), TOKEN_ENV
     if not secret:
         errors.print(
             "[red]No token:[/] set PAWFLOW_TOKEN or pass --token-file PATH"
             " (pawflow users add NAME makes one)."
         )
         raise typer.Exit(2)
-    with Client(server, secret) as client:
+    with Client(server, secret, token_source=source) as client:
         try:
             client.whoami()
-        except ApiError as exc:
-            errors.print(
-                f"[red]Refused:[/] {escape(server)} does not accept this token"
-                f" ({escape(exc.message)}). Make one with: pawflow users add NAME"
-            )
+        except ApiError as exc:  # a TokenRefused says where the token came from, and the fix
+            errors.print(f"[red]Refused:[/] {escape(exc.message)}", soft_wrap=True)
             raise typer.Exit(1) from None
         except ServerUnreachable as exc:
             # The tools fail until it can be reached; the MCP client may start first.

@@ -7,6 +7,7 @@ Each command imports what it uses when it runs: ``pawflow --help`` loads none of
 from __future__ import annotations
 
 import json
+import os
 import sys
 from contextlib import ExitStack, closing
 from pathlib import Path
@@ -23,6 +24,7 @@ from pawflow.errors import (
     NotFound,
     NotPending,
     PawFlowError,
+    TokenRefused,
 )
 from pawflow.redaction import redact_logs
 
@@ -311,18 +313,23 @@ def users_set(
 def _client(server: str, token: str | None) -> Client:
     if not token:
         errors.print(
-            "[red]No token:[/] pass --token or set PAWFLOW_TOKEN (pawflow users add NAME)."
+            "[red]No token:[/] set PAWFLOW_TOKEN (or pass --token); `pawflow users add NAME`"
+            " makes one."
         )
         raise typer.Exit(2)
     from pawflow.client import Client
 
-    return Client(server, token)
+    # Where the token was read from, for the message of a token the server refuses.
+    source = "PAWFLOW_TOKEN" if token == os.environ.get("PAWFLOW_TOKEN") else "--token"
+    return Client(server, token, token_source=source)
 
 
 def _fail(exc: PawFlowError) -> typer.Exit:
     from rich.markup import escape
 
-    if isinstance(exc, InvalidInput):
+    if isinstance(exc, TokenRefused):
+        errors.print(f"[red]Refused:[/] {escape(exc.message)}", soft_wrap=True)
+    elif isinstance(exc, InvalidInput):
         errors.print("[red]Refused:[/] fix this and try again:")
         for error in exc.errors:
             errors.print(f"  {error.path or 'answer'}: {error.message}")

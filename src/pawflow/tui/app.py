@@ -21,13 +21,19 @@ from textual.widgets import Footer, Input, ListView, Static
 from textual.worker import Worker, WorkerState
 
 from pawflow.client import Client, ServerEvent
-from pawflow.errors import PawFlowError
+from pawflow.errors import PawFlowError, TokenRefused
 from pawflow.records import Conversation, Interaction, Message
 from pawflow.tui.approvals import rules_command
 from pawflow.tui.blocks import RequestBlock
 from pawflow.tui.live import CONNECTION_TEXT, Connection, LiveHandlers, LiveStream
 from pawflow.tui.state import ChatState
-from pawflow.tui.views import AssignedScreen, ConversationList, ConversationView, InboxScreen
+from pawflow.tui.views import (
+    AssignedScreen,
+    ConversationList,
+    ConversationView,
+    InboxScreen,
+    RefusedScreen,
+)
 
 INTERACTION_EVENTS = frozenset({"interaction_request", "interaction_answered"})
 
@@ -116,8 +122,13 @@ class ChatApp(App[None]):
         # The stream holds its connection for as long as it lives: a client of its own.
         self.owns_events_client = events_client is None
         self.events_client = events_client or Client(
-            client.server, _token_of(client), timeout=client.http.timeout.connect or 30.0
+            client.server,
+            _token_of(client),
+            timeout=client.http.timeout.connect or 30.0,
+            token_source=client.token_source,
         )
+        self.refusal: str | None = None
+        """Why the server refused the token (the message every command gives), once it has."""
         self.live = LiveStream(
             self.events_client,
             LiveHandlers(
@@ -221,6 +232,10 @@ class ChatApp(App[None]):
                 await asyncio.to_thread(client.get_interaction, request_id)
                 for request_id in self.state.stale_pending(pending)
             ]
+        except TokenRefused as exc:
+            self.token_refused(exc.message)
+            self.post_message(ReadFailed(read_number))
+            return
         except PawFlowError as exc:
             self.notify(f"Cannot read from the server: {exc}", severity="error")
             self.post_message(ReadFailed(read_number))
@@ -325,6 +340,21 @@ class ChatApp(App[None]):
         self.connection = message.state
         self.connection_reason = message.reason
         self.show_status()
+        if message.state is Connection.REFUSED:
+            self.token_refused(message.reason)
+
+    def token_refused(self, message: str) -> None:
+        """Say once that the server does not accept the token, and offer to quit (the
+        command then prints the message again, for the fix to be copied)."""
+        if self.refusal is not None:
+            return
+        self.refusal = message
+
+        def chosen(quit_app: bool | None) -> None:
+            if quit_app:
+                self.exit()
+
+        self.push_screen(RefusedScreen(message), chosen)
 
     async def on_live_event(self, message: LiveEvent) -> None:
         if self.held is not None and self.reading is not None and self.reading.is_cancelled:

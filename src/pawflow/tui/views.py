@@ -14,9 +14,9 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.text import Text
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, ListItem, ListView, Static
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Footer, Input, Label, ListItem, ListView, Static
 
 from pawflow.records import Interaction, Message
 from pawflow.tui.blocks import Host, RequestBlock
@@ -221,6 +221,47 @@ class AssignedScreen(InboxScreen):
         """Only what is shown changes here: a new request may not be assigned to them."""
         for block in self.query(f"#request-{record.id}").results(RequestBlock):
             block.update_record(record)
+
+
+class RefusedScreen(ModalScreen[bool]):
+    """The server does not accept the token: why, the fix (the message every command gives),
+    and an offer to quit (dismissed with True) or to stay (False)."""
+
+    DEFAULT_CSS = """
+    RefusedScreen { align: center middle; }
+    RefusedScreen > Vertical {
+        width: 80; max-width: 100%; height: auto; padding: 1 2;
+        border: thick $error; background: $surface;
+    }
+    RefusedScreen #refused-title { text-style: bold; color: $error; }
+    RefusedScreen #refused-message { margin: 1 0; }
+    RefusedScreen Horizontal { height: auto; }
+    RefusedScreen Button { margin-right: 2; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "choose(True)", "Quit"),
+        Binding("escape", "choose(False)", "Stay"),
+    ]
+    AUTO_FOCUS = "#refused-quit"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(id="refused")
+        self.message = message
+
+    def compose(self) -> Any:
+        with Vertical():
+            yield Static("The server does not accept your token", id="refused-title")
+            yield Static(Text(self.message), id="refused-message")
+            with Horizontal():
+                yield Button("Quit", id="refused-quit", variant="error")
+                yield Button("Stay", id="refused-stay")
+        yield Footer()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "refused-quit")
+
+    def action_choose(self, quit_app: bool) -> None:
+        self.dismiss(quit_app)
 
 
 class ConversationList(ListView):
