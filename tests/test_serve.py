@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import threading
 from pathlib import Path
 
@@ -14,9 +15,9 @@ from pawflow.cli import app as cli
 from pawflow.demo.agents import DEMO_AGENT
 from pawflow.errors import ConfigError, InvalidInput
 from pawflow.flow.deployments import list_deployments
-from pawflow.serve import prepare
+from pawflow.serve import prepare, token_file
 from pawflow.server.context import ServerContext
-from pawflow.server.credentials import issue_token
+from pawflow.server.credentials import issue_token, revoke_tokens
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import live_server
 from pawflow.store import Store, open_store
@@ -75,6 +76,54 @@ def test_prepare_demo_sets_up_every_demo_once(tmp_path: Path) -> None:
         assert "PAWFLOW_TOKEN=pf_" in text
     finally:
         second.store.close()
+
+
+def _printed_token(lines: list[str]) -> str:
+    [line] = [line for line in lines if "export PAWFLOW_TOKEN=" in line]
+    return line.split("=", 1)[1]
+
+
+def test_every_demo_start_prints_the_same_token_until_it_is_revoked(tmp_path: Path) -> None:
+    """A start used to mint another token that never expires; the local user's token is
+    kept (for its owner only) and printed again while the store takes it."""
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    kept = tmp_path / "demo.db.token"
+    assert token_file(url) == kept
+    with open_store(url) as store:
+        first = prepare(ServerSettings(db=url), demo=True, store=store)
+        token = _printed_token(first.lines)
+        assert kept.read_text() == token + "\n" and stat.S_IMODE(kept.stat().st_mode) == 0o600
+        assert f"kept in {kept}" in "\n".join(first.lines)
+        again = prepare(ServerSettings(db=url), demo=True, store=store)
+        assert _printed_token(again.lines) == token
+        with TestClient(again.app, headers={"Authorization": f"Bearer {token}"}) as http:
+            assert http.get("/api/session").json()["user"] == "local"
+        with store.transaction() as tx:
+            assert revoke_tokens(tx, "local") == 1  # one token, however many starts
+        renewed = _printed_token(prepare(ServerSettings(db=url), demo=True, store=store).lines)
+        assert renewed != token and kept.read_text() == renewed + "\n"
+        # Another store's token is not taken for this one's (nor the other way round).
+        other = f"sqlite:///{tmp_path / 'other.db'}"
+        with open_store(other) as elsewhere:
+            kept.rename(tmp_path / "other.db.token")
+            theirs = _printed_token(
+                prepare(ServerSettings(db=other), demo=True, store=elsewhere).lines
+            )
+        assert _printed_token(
+            prepare(ServerSettings(db=url), demo=True, store=store).lines
+        ) not in (
+            renewed,
+            theirs,
+        )
+
+
+def test_a_store_that_is_no_file_keeps_its_token_in_the_data_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    one = token_file("postgresql://pawflow:secret@db/one")
+    assert one.parent == tmp_path / "pawflow" / "tokens" and "secret" not in one.name
+    assert token_file("postgresql://pawflow:secret@db/two") != one
 
 
 def test_prepare_makes_a_local_user_only_on_an_empty_database(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ plugins (the planner, the organizer, the inbox) with their conversations.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import shutil
@@ -54,10 +55,10 @@ from pawflow.mcp.mounting import mount as mount_mcp
 from pawflow.records import Interaction
 from pawflow.redaction import redact_logs
 from pawflow.server.app import create_app
-from pawflow.server.credentials import issue_signin_link, issue_token
+from pawflow.server.credentials import issue_signin_link, kept_token
 from pawflow.server.running import serve_app, serve_workers
 from pawflow.server.settings import ServerSettings
-from pawflow.store import Store, open_store
+from pawflow.store import Store, data_dir, open_store
 from pawflow.store.clocks import keep_database_time
 from pawflow.store.leases import LeaseTerms
 
@@ -246,17 +247,29 @@ def greeting(store: Store, chat: ChatService, settings: ServerSettings, *, demo:
         if on_path:
             lines += ["The pawflow command is not on your PATH; to put it there:", *on_path]
     if demo:
-        token = issue_token(store, local, label="demo")
+        kept = token_file(settings.db)
+        token = kept_token(store, local, kept, label="demo")
         lines += [
             "The terminal chat: in another terminal, run",
             *on_path,
             f"  export PAWFLOW_SERVER={settings.base_url}",
             f"  export PAWFLOW_TOKEN={token}",
             "  pawflow chat    # or: pawflow inbox, pawflow answer ID VALUE",
+            f"The same token at every start (kept in {kept}, for you only);"
+            f" pawflow users revoke {local} revokes it and any other token of {local}.",
         ]
     if settings.db.startswith("sqlite:///"):
         lines.append(f"Database: {settings.db.removeprefix('sqlite:///')} (--db or PAWFLOW_DB)")
     return lines
+
+
+def token_file(db: str) -> Path:
+    """Where ``--demo`` keeps the local user's token between starts: beside a SQLite
+    database; for another store, in the data folder under its URL's digest."""
+    if db.startswith("sqlite:///"):
+        return Path(db.removeprefix("sqlite:///") + ".token")
+    digest = hashlib.sha256(db.encode("utf-8")).hexdigest()[:16]
+    return data_dir() / "tokens" / f"{digest}.token"
 
 
 def setup_demo(store: Store, chat: ChatService, user: str, settings: ServerSettings) -> None:

@@ -7,11 +7,14 @@ credentials with it; :mod:`pawflow.server.auth` checks them on each request.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import os
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from pawflow.errors import InvalidInput
 from pawflow.server.hub import auth_notice
@@ -112,6 +115,38 @@ def prune_expired(tx: Tx, now: datetime) -> int:
 def issue_token(store: Store, user: str, *, label: str = "") -> str:
     with store.transaction() as tx:
         return create_token(tx, user, label=label, now=store.now())
+
+
+def kept_token(store: Store, user: str, path: Path, *, label: str = "") -> str:
+    """``user``'s token saved in ``path`` while the store still takes it for them; otherwise
+    a new one, saved there (readable by its owner only) for the next time. ``pawflow serve
+    --demo`` prints the same token at every start instead of minting one each time; a file
+    that cannot be written costs only that reuse."""
+    try:
+        saved = path.read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        saved = ""
+    with store.transaction() as tx:
+        if saved and user_for_token(tx, saved) == user:
+            return saved
+        token = create_token(tx, user, label=label, now=store.now())
+    with contextlib.suppress(OSError):
+        _save_secret(path, token)
+    return token
+
+
+def _save_secret(path: Path, secret: str) -> None:
+    """Write ``secret`` to ``path`` whole (a new file renamed over the old), mode 0600."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fresh = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    descriptor = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(secret + "\n")
+        os.replace(fresh, path)
+    except BaseException:
+        fresh.unlink(missing_ok=True)
+        raise
 
 
 def issue_signin_link(store: Store, user: str, *, base_url: str, ttl: timedelta) -> str:
