@@ -76,6 +76,13 @@ def test_a_good_file_makes_agents_on_the_endpoint(tmp_path: Path) -> None:
         (GOOD.replace("wipe, approval", "nuke, approval"), "unknown tool 'nuke'"),
         (GOOD + GOOD.replace("agents:\n", ""), "agent names must be unique: helper"),
         ("agents: []", "agents: List should have at least 1 item"),
+        ("", "agents.yaml: the file is empty: expected `agents:` and a list of agents under it"),
+        ("# agents to come\n", "the file is empty: expected `agents:`"),
+        (
+            "- name: helper\n",
+            "expected `agents:` and a list of agents under it (docs/agents.md), not a list",
+        ),
+        ("agents:\n", "agents: the list is empty: give at least one agent"),
         ("agents: [", "is not valid YAML"),
     ],
 )

@@ -137,6 +137,10 @@ class AgentsFile(_Strict):
     agents: list[AgentConfig] = Field(min_length=1)
 
 
+def _yaml_type(data: Any) -> str:
+    return "list" if isinstance(data, list) else "text" if isinstance(data, str) else "value"
+
+
 def _where(loc: tuple[int | str, ...], data: Any) -> str:
     """``agent 'helper': model.url`` for a pydantic error location."""
     parts = list(loc)
@@ -160,6 +164,13 @@ def parse(text: str, *, source: str = "agents.yaml") -> AgentsFile:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise InvalidInput(f"{source} is not valid YAML: {exc}") from exc
+    expected = "expected `agents:` and a list of agents under it (docs/agents.md)"
+    if data is None:  # nothing, or only comments
+        raise InvalidInput(f"{source}: the file is empty: {expected}")
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{source}: {expected}, not a {_yaml_type(data)}")
+    if "agents" in data and data["agents"] is None:
+        raise InvalidInput(f"{source}: agents: the list is empty: give at least one agent")
     try:
         parsed = AgentsFile.model_validate(data)
     except ValidationError as exc:
