@@ -24,6 +24,10 @@ from typer.testing import CliRunner
 from pawflow.cli import app
 from pawflow.flow import parse_flow
 from pawflow.flow.registry import default_registry
+from pawflow.server.app import _openapi, create_app
+from pawflow.server.models import RequestInteraction
+from pawflow.server.settings import ServerSettings
+from pawflow.testing import temporary_store
 
 ROOT = Path(__file__).parent.parent
 DOCS = ROOT / "docs"
@@ -152,3 +156,23 @@ def test_links_resolve(page: Path) -> None:
         assert linked.exists(), f"{name(page)}: {target} leads nowhere"
         if fragment:
             assert fragment in anchors(linked), f"{name(page)}: no heading for {target}"
+
+
+def test_the_server_api_table_names_every_action_and_every_request_field(
+    tmp_path: Path,
+) -> None:
+    """docs/server-api.md lists every action the server has, and every field of
+    ``request_interaction`` (its policy and ``notify`` included) in that action's row."""
+    with temporary_store("sqlite", tmp_path) as store:
+        paths = _openapi(create_app(store, settings=ServerSettings()))["paths"]
+    actions = {path.removeprefix("/api/actions/") for path in paths if "/actions/" in path}
+    page = (DOCS / "server-api.md").read_text(encoding="utf-8")
+    table = page[page.index("## Actions") : page.index("## Errors")]
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| `")]
+    named = {name for row in rows for name in re.findall(r"`([a-z_]+)`", row[1])}
+    assert sorted(actions - named) == []
+    [asking] = [row for row in rows if row[1].strip() == "`request_interaction`"]
+    fields = {field.alias or name for name, field in RequestInteraction.model_fields.items()} - {
+        "policy"
+    }  # the one refused with where its fields go
+    assert sorted(f for f in fields if f"`{f}`" not in asking[2]) == []

@@ -4,7 +4,9 @@ escalation and the audit trail (docs/governance.md)."""
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -373,3 +375,38 @@ def test_an_answer_after_the_deadline_of_a_request_that_extends_is_taken(
     assert done.status_code == 200, done.text
     trail = people["req"].ok("get_interaction", request_id=asked["id"])["audit"]
     assert [e["action"] for e in trail] == ["created", "extended", "escalated", "answered"]
+
+
+def _documented_body() -> dict[str, Any]:
+    """The request_interaction body docs/governance.md shows, as written there."""
+    page = (Path(__file__).parents[2] / "docs" / "governance.md").read_text(encoding="utf-8")
+    [body] = re.findall(r"^```json\n(.*?)^```", page, re.S | re.M)
+    found: dict[str, Any] = json.loads(body)
+    return found
+
+
+def test_the_documented_body_asks_with_its_policy_and_a_nested_one_says_where_it_goes(
+    people: People,
+) -> None:
+    req = people["req"]
+    body = _documented_body()
+    assert body["assignees"] == ["ada", "group:leads"]
+    body["conversation_id"] = req.conversation()
+    asked = req.call("request_interaction", **body)
+    assert asked.status_code == 200, asked.text
+    request_id = asked.json()["interaction"]["id"]
+    policy = req.ok("get_interaction", request_id=request_id)["policy"]
+    assert policy["assignees"] == ["ada", "group:leads"]
+    assert policy["requester_may_answer"] is False
+
+    nested = {key: body[key] for key in ("conversation_id", "kind", "message", "expires_in")}
+    nested["policy"] = {key: body[key] for key in ("assignees", "on_expire")}
+    refused = req.call("request_interaction", **nested)
+    assert refused.status_code == 422
+    [error] = refused.json()["errors"]
+    assert error["path"] == "policy"
+    assert error["message"].startswith(
+        "the policy's fields go at the top of the body, beside kind and message, not under"
+        " policy: assignees, requester_may_answer, reassign_to, claim_for,"
+    )
+    assert "Extra inputs" not in refused.text

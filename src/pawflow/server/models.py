@@ -23,9 +23,10 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
+    field_validator,
 )
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
+from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
+from pydantic_core import CoreSchema, PydanticCustomError
 from typing_extensions import TypeAliasType
 
 from pawflow.interactions import OPTION_KINDS, Kind
@@ -343,6 +344,20 @@ def _on_expire_schema(schema: dict[str, Any]) -> None:
     ]
 
 
+POLICY_FIELDS = (
+    "assignees",
+    "requester_may_answer",
+    "reassign_to",
+    "claim_for",
+    "required_approvals",
+    "reject",
+    "remind_every",
+    "escalate",
+    "on_expire",
+)
+"""The fields of ``request_interaction`` that make its policy (docs/governance.md)."""
+
+
 class RequestInteraction(Body):
     """Ask the caller (or whoever answers in the conversation) something."""
 
@@ -430,21 +445,25 @@ class RequestInteraction(Body):
         " request, which needs a deadline) or {escalate: [...], extend: DURATION}.",
         json_schema_extra=_on_expire_schema,
     )
+    # Store.request_interaction takes policy={...}; over HTTP and MCP its fields sit at the
+    # top of the body. A nested "policy" is refused with where they go (never in the schema).
+    nested_policy: SkipJsonSchema[Any] = Field(
+        default=None, alias="policy", exclude=True, repr=False
+    )
+
+    @field_validator("nested_policy")
+    @classmethod
+    def _policy_fields_at_the_top(cls, value: Any) -> Any:
+        raise PydanticCustomError(
+            "policy_nested",
+            "the policy's fields go at the top of the body, beside kind and message, not"
+            " under policy: {fields} (docs/governance.md)",
+            {"fields": ", ".join(POLICY_FIELDS)},
+        )
 
     def policy(self) -> dict[str, Any]:
         """The policy fields that were given, as the store reads them."""
-        names = (
-            "assignees",
-            "requester_may_answer",
-            "reassign_to",
-            "claim_for",
-            "required_approvals",
-            "reject",
-            "remind_every",
-            "escalate",
-            "on_expire",
-        )
-        found = {name: getattr(self, name) for name in names}
+        found = {name: getattr(self, name) for name in POLICY_FIELDS}
         if self.escalate is not None:
             found["escalate"] = [step.model_dump(exclude_none=True) for step in self.escalate]
         return {name: value for name, value in found.items() if value is not None}
