@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,9 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
+import pawflow.channels
+from pawflow.channels import slack as slack_channel
+from pawflow.channels import slack_approvals
 from pawflow.clock import FakeClock
 from pawflow.redaction import redact
 from pawflow.serve import dispatcher
@@ -22,6 +26,9 @@ from pawflow.store import Store, outbox
 from tests.channels.conftest import ADA, PATH, QUIET, SECRET, TOKEN, Slack, click
 from tests.channels.slack_api import sign
 from tests.logs import tracebacks
+
+ROOT = Path(__file__).parents[2]
+SOURCES = Path(pawflow.channels.__file__).parent
 
 
 def _blocks(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -395,3 +402,31 @@ def test_forged_signatures_are_throttled_per_source_like_failed_sign_ins(
     assert throttled.status_code == 429 and int(throttled.headers["retry-after"]) >= 1
     assert signed.status_code == 429
     assert tracebacks(caplog.records) == []
+
+
+def test_the_manual_lists_every_web_api_method_and_action_the_channel_uses() -> None:
+    """docs/channels.md names each Web API method the code calls and each action_id and
+    callback_id it answers, for whoever puts a proxy or a stand-in in Slack's place."""
+    source = "\n".join(
+        (SOURCES / name).read_text(encoding="utf-8")
+        for name in ("slack.py", "slack_answers.py", "slack_approvals.py")
+    )
+    called = {
+        ".".join(name.split("_", 1))  # chat_postMessage -> chat.postMessage
+        for name in re.findall(r"self\.client\.(\w+)\(", source)
+    }
+    page = (ROOT / "docs" / "channels.md").read_text(encoding="utf-8")
+    table = re.findall(r"^\| `([\w.]+)` \|", page, re.M)
+    assert len(called) == 6 and sorted(called - set(table)) == []
+    named = {
+        slack_channel.PICK,
+        slack_channel.SUBMIT,
+        slack_channel.OPEN_FORM,
+        slack_channel.OPEN_PAGE,
+        slack_channel.FORM_CALLBACK,
+        slack_channel.ANSWER_BLOCK,
+        slack_approvals.APPROVE,
+        slack_approvals.DECIDE,
+        slack_approvals.CALLBACK,
+    }
+    assert sorted(n for n in named if f"`{n}`" not in page and f".{n}." not in page) == []
