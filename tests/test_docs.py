@@ -68,6 +68,15 @@ def test_the_index_lists_every_page() -> None:
     assert pages <= linked
 
 
+def test_the_readme_s_manual_names_every_page_of_the_index() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    manual = readme[readme.index("## The manual") :]
+    listed = {target.removeprefix("docs/").split("#")[0] for target in LINK.findall(manual)}
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    indexed = {target.split("#")[0] for target in LINK.findall(index) if target.endswith(".md")}
+    assert sorted(indexed - {"../README.md"} - listed) == []
+
+
 @pytest.mark.parametrize("page", pages_with("python"), ids=name)
 def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -196,3 +196,7 @@ def test_serve_help_names_the_environment_variables() -> None:
     assert result.exit_code == 0
     for name in ("PAWFLOW_HOST", "PAWFLOW_PORT", "PAWFLOW_DB"):
         assert name in result.output
+    said = " ".join(result.output.split())
+    # --demo says what it starts, not only that a user and a conversation exist.
+    for part in ("the deploy agent", "a tour of every kind of question", "pawflow chat"):
+        assert part in said

@@ -98,7 +98,12 @@ def serve(
         None, envvar="PAWFLOW_PUBLIC_URL", help="URL browsers use (sign-in links, Origin)."
     ),
     demo: bool = typer.Option(
-        False, "--demo", help="Make sure a local user and a Demo conversation exist."
+        False,
+        "--demo",
+        help="The demos, as make run starts them: the deploy agent, a tour of every kind of"
+        " question, an expense form from a deployed flow, the planner, organizer and inbox chat"
+        " plugins, their conversations (made once) for the user local, and on each start a"
+        " sign-in link and the lines that start pawflow chat.",
     ),
     log_level: str = typer.Option("info", envvar="PAWFLOW_LOG_LEVEL", help="Server log level."),
     agents: Path | None = AGENTS_OPTION,
