@@ -120,5 +120,5 @@ def test_the_expense_example_end_to_end(tmp_path: Path) -> None:
         messages = eventually(lambda: len(told()) == 2 and told())
         assert messages == [
             "The expense claim was not submitted (expired).",
-            "Your expense of 612.4 EUR is over 500, so a manager will review it.",
+            "Your expense of €612.40 is over €500.00, so a manager will review it.",
         ]

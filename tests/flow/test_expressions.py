@@ -29,6 +29,10 @@ FLOWFILE = FlowFile.create(attributes={"durable.wait.value": VALUE, "name": " Ad
         ("${durable.wait.value:jsonPath('$.answer.tags[1]')}", "b"),
         ("${durable.wait.value:jsonPath(\"$['answer']['tags']\")}", '["a","b"]'),
         ("${durable.wait.value:jsonPath('$.nope'):default('-')}", "-"),
+        ("${durable.wait.value:jsonPath('$.answer.amount'):money('EUR')}", "€12.50"),
+        ("${n:money('JPY')}", "¥3"),
+        ("${name:money('EUR')}", " Ada "),  # not a number: as it is
+        ("${missing:money('EUR')}", ""),
         ("${name:jsonPath('$.x')}", ""),
         ("${ 'n' }", "3"),
         ("cost: $${n}", "cost: ${n}"),

@@ -9,9 +9,10 @@ A property value is text in which ``${name}`` stands for the FlowFile attribute 
     ${'odd name!'}                              a quoted attribute name
 
 Functions: ``jsonPath(path)``, ``default(text)``, ``toUpper()``, ``toLower()``, ``trim()``,
-``append(text)``, ``prepend(text)``. JSON paths are the subset ``$``, ``.field``,
-``['field']`` and ``[index]``; a JSON result that is not a string is written as JSON
-(``true``, ``12.5``, ``{"a":1}``) and a missing one as empty text.
+``append(text)``, ``prepend(text)``, ``money(currency)`` (a number as an amount in that ISO
+4217 currency, ``€42.50``, as the web chat and the terminal write it). JSON paths are the
+subset ``$``, ``.field``, ``['field']`` and ``[index]``; a JSON result that is not a string
+is written as JSON (``true``, ``12.5``, ``{"a":1}``) and a missing one as empty text.
 
 Templates are parsed once, when the flow is loaded, so a syntax error names its task and
 property before anything runs.
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pawflow.errors import ExpressionError as ExpressionError
+from pawflow.interactions.money import money
 
 Lookup = Callable[[str], str | None]
 
@@ -44,6 +46,7 @@ FUNCTIONS: dict[str, int] = {
     "trim": 0,
     "append": 1,
     "prepend": 1,
+    "money": 1,
 }
 
 
@@ -144,6 +147,8 @@ def _apply(call: _Call, value: Any) -> Any:
         return call.path.find(document)
     if call.name == "default":
         return call.args[0] if value is None or value == "" else value
+    if call.name == "money":
+        return "" if value is None or value == "" else money(value, call.args[0])
     text = render_value(value)
     if call.name == "toUpper":
         return text.upper()

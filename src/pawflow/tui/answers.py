@@ -16,6 +16,7 @@ from typing import Any
 
 from pawflow.errors import InvalidInput
 from pawflow.interactions import Kind, kind_of_property
+from pawflow.interactions.money import money
 from pawflow.records import OptionItem
 
 KIND_NAMES = {
@@ -212,7 +213,7 @@ def answer_text(
     if kind == "file" and isinstance(answer, Mapping):
         return f"{answer.get('name')} ({answer.get('size')} bytes)"
     if kind in ("integer", "decimal") and schema.get("x-pawflow-currency"):
-        return f"{answer} {schema['x-pawflow-currency']}"
+        return money(answer, str(schema["x-pawflow-currency"]))
     if kind == "form" and isinstance(answer, Mapping):
         return form_answer_text(answer, schema)
     return str(answer)

@@ -189,26 +189,30 @@ export function mediaList(types) {
   return `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`;
 }
 
+// Amounts are written one way wherever PawFlow shows them (the terminal app and the flows'
+// messages too, pawflow.interactions.money): as English writes money, "€1,234.50".
+const MONEY_LOCALE = "en-US";
+
 /**
- * An amount in ``currency`` (ISO 4217), as the reader's locale writes money.
+ * An amount in ``currency`` (ISO 4217): "€42.50", "¥1,235", "CHF 42.50".
  * @param {number | Intl.StringNumericLiteral} amount
  * @param {string} currency
  */
 export function money(amount, currency) {
   try {
-    return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(amount);
+    return new Intl.NumberFormat(MONEY_LOCALE, { style: "currency", currency }).format(amount);
   } catch {
     return `${amount} ${currency}`;
   }
 }
 
 /**
- * The symbol of ``currency`` in the reader's locale ("€").
+ * The symbol of ``currency`` as amounts are written ("€").
  * @param {string} currency
  */
 export function currencySymbol(currency) {
   try {
-    const parts = new Intl.NumberFormat(undefined, { style: "currency", currency }).formatToParts(0);
+    const parts = new Intl.NumberFormat(MONEY_LOCALE, { style: "currency", currency }).formatToParts(0);
     return parts.find((part) => part.type === "currency")?.value || currency;
   } catch {
     return currency;
