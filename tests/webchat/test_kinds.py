@@ -364,3 +364,21 @@ def test_readable_and_answerable_at_360_pixels(person: Callable[..., Person]) ->
     page.get_by_role("link", name="← Conversations").click()
     expect(page.locator("#sidebar")).to_be_visible()
     assert page.evaluate(fits)
+
+
+def test_the_example_of_a_date_cannot_be_read_with_day_and_month_swapped(
+    person: Callable[..., Person],
+) -> None:
+    """On 12 February the example was 12/02/2026 (12 February, or 2 December?): it is a
+    day past 12 of the month now."""
+    ann = person()
+    chat = ann.conversation("Dates")
+    date = ann.ask(chat, "date", "Start day?")
+    ann.context.clock.set_fixed_time(datetime(2026, 2, 12, 9, 30))
+    page = ann.open_conversation(chat)
+    block(page, date.id).get_by_label("Date").fill("soon")
+    block(page, date.id).get_by_role("button", name="Send").click()
+    expect(block(page, date.id).locator(".field-error")).to_have_text(
+        "Write the date as dd/mm/yyyy, such as 28/02/2026."  # the reader's locale: en-GB
+    )
+    assert ann.script_errors == []

@@ -54,6 +54,16 @@ export function dateText(date) {
 }
 
 /**
+ * A date to show as an example, near ``today``, whose day is past 12 so that it cannot be
+ * read with the day and the month swapped (28/02/2026, never 12/02/2026).
+ * @param {Date} [today]
+ */
+export function exampleDate(today = new Date()) {
+  if (today.getDate() > 12) return dateText(today);
+  return dateText(new Date(today.getFullYear(), today.getMonth(), 28));
+}
+
+/**
  * @param {number} year
  * @param {number} month
  * @param {number} day

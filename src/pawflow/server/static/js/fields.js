@@ -5,7 +5,7 @@
 // errors are shown back here, beside the input they are about.
 
 import { SCALAR_KINDS, oneOf } from "./contract.js";
-import { datePattern, dateText, dateTimePattern, parseDate, parseDateTime } from "./dates.js";
+import { datePattern, dateTimePattern, exampleDate, parseDate, parseDateTime } from "./dates.js";
 import { all, h, uid } from "./dom.js";
 import {
   currencySymbol,
@@ -195,7 +195,7 @@ function datetimeValue(text) {
  */
 function explained(kind, schema, message, entered) {
   if ((kind === "date" || kind === "datetime") && entered.unreadable) {
-    const example = dateText(new Date());
+    const example = exampleDate();
     return kind === "date"
       ? `Write the date as ${datePattern()}, such as ${example}.`
       : `Write the date and time as ${dateTimePattern()}, such as ${example} 09:30.`;
