@@ -92,6 +92,9 @@ def test_every_kind_answered_in_the_page_is_stored_normalized(
     picks.get_by_role("button", name="Validate").click()
     block(page, text.id).get_by_label("Your answer").fill("Apollo")
     block(page, text.id).get_by_role("button", name="Send").click()
+    # Tagged apart from a one-line text.
+    expect(block(page, multiline.id).locator(".kind-tag")).to_have_text("Long text")
+    expect(block(page, text.id).locator(".kind-tag")).to_have_text("Text")
     notes = block(page, multiline.id).get_by_label("Your answer")
     notes.fill("line one\nline two")
     notes.press("Control+Enter")

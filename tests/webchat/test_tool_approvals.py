@@ -47,15 +47,23 @@ def test_an_edit_is_checked_and_then_sent(person: Callable[..., Person]) -> None
     expect(asked.locator(".card-title")).to_have_text("releaser wants to run deploy")
     expect(asked.get_by_label("environment")).to_have_value("production")
     expect(asked.get_by_label("replicas")).to_have_value("2")
+    # Tagged as what it is; "Approve" until an argument is changed.
+    expect(asked.locator(".kind-tag")).to_have_text("Approval")
+    expect(asked.get_by_role("button", name="Approve", exact=True)).to_be_visible()
+    expect(asked.get_by_role("button", name="Approve with my edits")).to_have_count(0)
+    asked.get_by_label("replicas").fill("3")
+    expect(asked.get_by_role("button", name="Approve with my edits")).to_be_visible()
+    asked.get_by_label("replicas").fill("2")  # back as proposed
+    expect(asked.get_by_role("button", name="Approve", exact=True)).to_be_visible()
 
     asked.get_by_label("replicas").fill("50")
-    asked.get_by_role("button", name="Approve (with my edits)").click()
+    asked.get_by_role("button", name="Approve with my edits").click()
     expect(asked.locator(".field--invalid .field-error")).to_have_text("must be at most 5")
     assert ann.record(request_id).status == "pending"
 
     asked.get_by_label("environment").select_option("staging")
     asked.get_by_label("replicas").fill("3")
-    asked.get_by_role("button", name="Approve (with my edits)").click()
+    asked.get_by_role("button", name="Approve with my edits").click()
     expect(asked).to_have_attribute("data-status", "answered")
     answer = ann.record(request_id).answer
     assert answer["decision"] == "edit"
@@ -84,7 +92,7 @@ def test_an_always_allow_is_listed_and_revoked_here(person: Callable[..., Person
     page = ann.open_conversation(chat)
     asked = block(page, request_id)
     asked.get_by_label("Always allow this call in this conversation").check()
-    asked.get_by_role("button", name="Approve (with my edits)").click()
+    asked.get_by_role("button", name="Approve", exact=True).click()
     expect(asked).to_have_attribute("data-status", "answered")
     assert ann.record(request_id).answer["always"] == "conversation"
 

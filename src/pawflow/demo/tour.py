@@ -60,7 +60,7 @@ EXAMPLES: list[dict[str, Any]] = [
         "message": "Please upload the signed contract (PDF or image, at most 5 MB).",
         "response_schema": {
             "maxBytes": 5_000_000,
-            "mediaTypes": ["application/pdf", "image/*", "text/plain"],
+            "mediaTypes": ["application/pdf", "image/*"],
         },
     },
     {

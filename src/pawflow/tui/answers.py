@@ -24,7 +24,7 @@ KIND_NAMES = {
     "choice": "Choice",
     "multi": "Several choices",
     "text": "Text",
-    "multiline": "Text",
+    "multiline": "Long text",
     "integer": "Whole number",
     "decimal": "Number",
     "date": "Date",
@@ -32,6 +32,9 @@ KIND_NAMES = {
     "file": "File",
     "form": "Form",
 }
+"""Each kind as the block's tag says it (the web chat's KIND_NAMES, format.js)."""
+APPROVAL_TAG = "Approval"
+"""The tag of a tool approval, whatever its kind (a confirm)."""
 
 PLACEHOLDERS = {
     "integer": "a whole number",

@@ -12,7 +12,7 @@ import { all, announce, append, clear, disable, h, uid, untilServerIsBack } from
 import { answerText, expiryText, fromNow, kindName, optionsOf, schemaOf, when } from "./format.js";
 import { field, kindOfProperty } from "./fields.js";
 import { me, mine, upsert } from "./state.js";
-import { decisionText, isToolApproval, renderSurface, unsupported } from "./surfaces.js";
+import { APPROVAL_TAG, decisionText, isToolApproval, renderSurface, unsupported } from "./surfaces.js";
 import { trailControl } from "./trail.js";
 
 /**
@@ -141,7 +141,7 @@ class Block {
       h(
         "header",
         { class: "block-head" },
-        h("span", { class: "kind-tag" }, kindName(record.kind)),
+        h("span", { class: "kind-tag" }, isToolApproval(record.ui_surface) ? APPROVAL_TAG : kindName(record.kind)),
         h("span", { class: `status-tag status-tag--${record.status}` }, STATUS_TEXT[record.status]),
       ),
       h("h3", { class: "block-title", id: titleId }, record.title || record.message),

@@ -49,7 +49,7 @@ const KIND_NAMES = {
   choice: "Choice",
   multi: "Several choices",
   text: "Text",
-  multiline: "Text",
+  multiline: "Long text",
   integer: "Whole number",
   decimal: "Number",
   date: "Date",

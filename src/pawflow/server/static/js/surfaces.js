@@ -16,6 +16,8 @@ const TABLE = "table";
 /** @type {CardSurface["type"]} */
 const CARD = "card";
 const TOOL_APPROVAL = "tool_approval";
+/** A tool approval's tag on its block, whatever its kind (a confirm). */
+export const APPROVAL_TAG = "Approval";
 
 /**
  * An agent's tool call waiting for a decision (pawflow.interactions.tool_approval).
@@ -384,26 +386,31 @@ function toolApproval(surface, act, disabled) {
     h("fieldset", { class: "tool-arguments" }, h("legend", null, `Arguments of ${surface.tool}`), inputs.map((i) => i.element)),
   );
   if (!disabled) {
+    // "Approve" runs the call as proposed; once an argument is changed it says so.
+    const approve = h(
+      "button",
+      {
+        type: "button",
+        class: "primary",
+        onclick: () =>
+          act(
+            offered.has("edit") && !same()
+              ? { decision: "edit", arguments: edited(), ...alwaysPart() }
+              : { decision: "approve", ...alwaysPart() },
+          ),
+      },
+      "Approve",
+    );
+    const relabel = () => {
+      approve.textContent = offered.has("edit") && !same() ? "Approve with my edits" : "Approve";
+    };
+    for (const input of inputs) {
+      input.element.addEventListener("input", relabel);
+      input.element.addEventListener("change", relabel);
+    }
     element.append(
       h("p", { class: "always" }, always, h("label", { for: always.id }, "Always allow this call in this conversation")),
-      h(
-        "div",
-        { class: "actions" },
-        h(
-          "button",
-          {
-            type: "button",
-            class: "primary",
-            onclick: () =>
-              act(
-                offered.has("edit") && !same()
-                  ? { decision: "edit", arguments: edited(), ...alwaysPart() }
-                  : { decision: "approve", ...alwaysPart() },
-              ),
-          },
-          offered.has("edit") ? "Approve (with my edits)" : "Approve",
-        ),
-      ),
+      h("div", { class: "actions" }, approve),
       h(
         "div",
         { class: "reject" },
