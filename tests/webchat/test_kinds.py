@@ -319,12 +319,17 @@ def test_every_control_is_labelled_and_answerable_from_the_keyboard(
 ) -> None:
     ann = person()
     chat = ann.conversation("Keyboard")
-    for example in EXAMPLES:
-        ann.ask(chat, **example)
+    tour = [ann.ask(chat, **example) for example in EXAMPLES]
     quick = ann.ask(chat, "confirm", "Keyboard only?")
     name = ann.ask(chat, "text", "Your name?")
     page = ann.open_conversation(chat)
     assert page.evaluate(UNLABELLED) == []
+    # The Tour's file question takes what it asks for: "(PDF or image, at most 5 MB)".
+    [contract] = [asked for asked in tour if asked.kind == "file"]
+    assert "(PDF or image, at most 5 MB)" in contract.message
+    expect(block(page, contract.id).locator(".hint")).to_have_text(
+        "a PDF or an image · at most 5 MB"
+    )
 
     field = block(page, name.id).get_by_label("Your answer")
     field.focus()
