@@ -5,6 +5,7 @@ counted without closing the request (a second one is refused, saying which vote 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 
 import pytest
 from playwright.sync_api import expect
@@ -72,6 +73,17 @@ def test_the_inbox_lists_what_is_assigned_and_answers_it_in_place(
     expect(items).to_have_count(0)
     assigned.get_by_role("button", name="Assigned to me").click()
     expect(items).to_have_count(2)
+    # The filters stand apart, and the one shown looks pressed.
+    filters = assigned.locator(".inbox-filters button")
+    boxes = [filters.nth(i).bounding_box() for i in range(filters.count())]
+    assert all(a and b and b["x"] >= a["x"] + a["width"] + 4 for a, b in pairwise(boxes))
+    pressed = assigned.get_by_role("button", name="Assigned to me")
+    expect(pressed).to_have_attribute("aria-pressed", "true")
+    look = "el => getComputedStyle(el).backgroundColor + getComputedStyle(el).borderColor"
+    others = {filters.nth(i).evaluate(look) for i in range(filters.count())} - {
+        pressed.evaluate(look)
+    }
+    assert len(others) == 1  # every other filter alike, the pressed one apart
     history = block(page, later.id).locator("details.trail")
     history.get_by_text("History").click()
     history.get_by_role("button", name="Claim").click()
