@@ -110,7 +110,7 @@ def test_pawflow_chat_in_a_terminal(served: Served, tmux: Tmux) -> None:
         tmux.keys("y")
         eventually(lambda: client.get_interaction(asked.id).status == "answered", timeout=STEP)
         assert client.get_interaction(asked.id).answer is True
-        tmux.until(lambda screen: "Answered by ada in its block: Yes" in screen)
+        tmux.until(lambda screen: "Answered by you in its block: Yes" in screen)
 
         waiting = client.request_interaction(conversation, "text", "Name the release?")
         tmux.until(lambda screen: "Name the release?" in screen)

@@ -198,6 +198,10 @@ class ChatApp(App[None]):
 
     # -- what blocks ask of the app ----------------------------------------------------------
 
+    @property
+    def user(self) -> str:
+        return self.state.user
+
     def record_changed(self, record: Interaction) -> None:
         self.call_later(self.apply_record, record)  # drawn on the app's loop, as live events
 

@@ -23,7 +23,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from pawflow.client import Client
 from pawflow.errors import PawFlowError
-from pawflow.tui.inputs import Ready
+from pawflow.tui.inputs import Line, Ready
 
 TOOL_APPROVAL = "tool_approval"
 
@@ -86,7 +86,7 @@ class ArgumentLine(Vertical):
     def compose(self) -> Any:
         yield Label(self.field_name)
         yield self.input
-        yield Static("", classes="field-error")
+        yield Line(classes="field-error")
 
     def read(self) -> Any:
         raw = self.input.value
@@ -100,10 +100,10 @@ class ArgumentLine(Vertical):
             return raw
 
     def set_error(self, message: str) -> None:
-        self.query_one(".field-error", Static).update(f"✕ {escape(message)}")
+        self.query_one(".field-error", Line).say(f"✕ {escape(message)}")
 
     def clear_error(self) -> None:
-        self.query_one(".field-error", Static).update("")
+        self.query_one(".field-error", Line).say("")
 
     def focus_first(self) -> None:
         self.input.focus()
@@ -113,7 +113,7 @@ class ToolApprovalPanel(Vertical):
     """The decisions on one tool call; a button posts :class:`Ready` with the decision."""
 
     DEFAULT_CSS = """
-    ToolApprovalPanel { height: auto; border: round $accent; padding: 0 1; margin: 1 0; }
+    ToolApprovalPanel { height: auto; border: round $accent; padding: 0 1; }
     ToolApprovalPanel Horizontal { height: auto; }
     ToolApprovalPanel Button { margin-right: 2; }
     """
@@ -171,6 +171,11 @@ class ToolApprovalPanel(Vertical):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()  # Enter moves on; only a button decides
         self.screen.focus_next()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """ "Approve" runs the call as proposed; once an argument is changed it says so."""
+        edited = "edit" in self.offered and self.edited() != self.proposed
+        self.query_one("#approve", Button).label = "Approve with my edits" if edited else "Approve"
 
     def line_for(self, path: str) -> ArgumentLine | None:
         name = argument_of(path)

@@ -17,12 +17,13 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, SelectionList, Static, TextArea
+from textual.widgets import Button, Checkbox, Input, Label, SelectionList, Static, TextArea
 
 from pawflow.client import Client, ServerUnreachable
 from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending, PawFlowError
 from pawflow.records import Interaction
 from pawflow.tui.answers import (
+    APPROVAL_TAG,
     KIND_NAMES,
     PathToUpload,
     answer_text,
@@ -36,6 +37,7 @@ from pawflow.tui.approvals import ToolApprovalPanel, decision_text, is_tool_appr
 from pawflow.tui.inputs import (
     AnswerWidget,
     Edited,
+    Line,
     MultilineInput,
     Ready,
     field_input,
@@ -65,6 +67,11 @@ _VIA = {
 }
 
 
+def answerer(name: str, user: str) -> str:
+    """Who answered, as the web chat says it: "you" for the person reading."""
+    return "you" if user and name == user else name
+
+
 def via_text(via: str | None) -> str:
     """`` in the chat``: where the answer came from, or nothing when the record says nothing."""
     return "" if not via else f" {_VIA.get(via, f'via {via}')}"
@@ -74,6 +81,11 @@ class Host(Protocol):
     """What a block needs from the app around it."""
 
     client: Client
+
+    @property
+    def user(self) -> str:
+        """Who is signed in ("" until known): their own answers read "by you"."""
+        ...
 
     def record_changed(self, record: Interaction) -> None: ...
 
@@ -85,6 +97,7 @@ class FieldBox(Vertical):
 
     DEFAULT_CSS = """
     FieldBox { height: auto; margin-bottom: 1; }
+    FieldBox:last-child { margin-bottom: 0; }
     FieldBox .hint { color: $text-muted; }
     FieldBox .field-error { color: $error; }
     """
@@ -97,18 +110,22 @@ class FieldBox(Vertical):
         self.hint = hint
 
     def compose(self) -> Any:
-        if self.label:
+        if self.label and not isinstance(self.widget, Checkbox):  # a checkbox carries its own
             yield Label(self.label)
         yield self.widget
         if self.hint:
             yield Static(escape(self.hint), classes="hint")
-        yield Static("", classes="field-error")
+        yield Line(classes="field-error")
+
+    @property
+    def error(self) -> str:
+        return self.query_one(".field-error", Line).said
 
     def set_error(self, message: str) -> None:
-        self.query_one(".field-error", Static).update(f"✕ {escape(message)}")
+        self.query_one(".field-error", Line).say(f"✕ {escape(message)}")
 
     def clear_error(self) -> None:
-        self.query_one(".field-error", Static).update("")
+        self.query_one(".field-error", Line).say("")
 
 
 class RequestBlock(Vertical):
@@ -125,7 +142,8 @@ class RequestBlock(Vertical):
     RequestBlock .block-error { color: $error; }
     RequestBlock .confirm { color: $warning; text-style: bold; }
     RequestBlock .outcome { color: $success; }
-    RequestBlock .controls { height: auto; }
+    RequestBlock .controls { height: auto; margin-top: 1; }
+    RequestBlock .surface-title { margin-bottom: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+s", "send", "Send", show=False)]
 
@@ -146,14 +164,15 @@ class RequestBlock(Vertical):
     def compose(self) -> Any:
         record = self.record
         heading = f"[b]{escape(record.title)}[/b] · " if record.title else ""
-        yield Static(f"{heading}[i]{KIND_NAMES.get(record.kind, record.kind)}[/i]")
+        tag = APPROVAL_TAG if is_tool_approval(record.ui_surface) else KIND_NAMES.get(record.kind)
+        yield Static(f"{heading}[i]{escape(tag or record.kind)}[/i]", classes="tag")
         yield Static(Markdown(record.message))
         yield Static(self._meta(), classes="meta")
-        yield Static("", classes="outcome")
+        yield Line(classes="outcome")
         if record.status == "pending":
             yield Vertical(*self._controls(), classes="controls")
-        yield Static("", classes="confirm")
-        yield Static("", classes="block-error")
+        yield Line(classes="confirm")
+        yield Line(classes="block-error")
 
     def on_mount(self) -> None:
         self._show_outcome()
@@ -192,7 +211,8 @@ class RequestBlock(Vertical):
                 parts.append(self.panel)
             elif surface.get("type") == "table":
                 if surface.get("title"):
-                    parts.append(Static(f"[b]{escape(str(surface['title']))}[/b]"))
+                    title = f"[b]{escape(str(surface['title']))}[/b]"
+                    parts.append(Static(title, classes="surface-title"))
                 table = SurfaceTable(record, id="surface")
                 surface_answers = table.answers
                 parts.append(table)
@@ -208,8 +228,8 @@ class RequestBlock(Vertical):
             return parts
         if record.kind == "form":
             for field in form_fields(record.response_schema):
-                widget = field_input(field.kind, enum_choices(field.schema), field.name)
                 label = field.label + (" *" if field.required else "")
+                widget = field_input(field.kind, enum_choices(field.schema), field.name, label)
                 box = FieldBox(
                     field.name, label, widget, " · ".join(hints(field.kind, field.schema))
                 )
@@ -232,9 +252,9 @@ class RequestBlock(Vertical):
 
     def _show_outcome(self) -> None:
         record = self.record
-        outcome = self.query_one(".outcome", Static)
+        outcome = self.query_one(".outcome", Line)
         if record.status == "pending":
-            outcome.update("")
+            outcome.say("")
             self.remove_class("closed")
             return
         self.add_class("closed")
@@ -243,11 +263,12 @@ class RequestBlock(Vertical):
             text = answer_text(record.kind, record.answer, choices, record.response_schema)
             if is_tool_approval(record.ui_surface):
                 text = decision_text(record.answer)
-            who = f" by {record.answered_by}" if record.answered_by else ""
+            by = record.answered_by
+            who = f" by {answerer(by, self.host.user)}" if by else ""
             who += via_text(record.answered_via)
-            outcome.update(f"✓ Answered{escape(who)}: {escape(text)}")
+            outcome.say(f"✓ Answered{escape(who)}: {escape(text)}")
         else:
-            outcome.update(f"✕ {record.status.capitalize()}")
+            outcome.say(f"✕ {record.status.capitalize()}")
 
     def update_record(self, record: Interaction) -> None:
         """The server's newer record: a closed request loses its controls everywhere."""
@@ -255,7 +276,7 @@ class RequestBlock(Vertical):
         if record.status != "pending":
             for controls in self.query(".controls"):
                 controls.remove()
-            self.query_one(".block-error", Static).update("")
+            self.query_one(".block-error", Line).say("")
             self.forget_empty()
         self._show_outcome()
 
@@ -303,7 +324,7 @@ class RequestBlock(Vertical):
         answer = self._read() if read else value
         if self._empty(answer) and not self.empty_asked:
             self.empty_asked = True
-            self.query_one(".confirm", Static).update(escape(EMPTY_QUESTIONS[self.record.kind]))
+            self.query_one(".confirm", Line).say(escape(EMPTY_QUESTIONS[self.record.kind]))
             return
         self.forget_empty()
         self.busy = True
@@ -319,8 +340,8 @@ class RequestBlock(Vertical):
     def forget_empty(self) -> None:
         """The inputs changed (or the answer went out): an empty one is asked about anew."""
         self.empty_asked = False
-        for confirm in self.query(".confirm").results(Static):
-            confirm.update("")
+        for confirm in self.query(".confirm").results(Line):
+            confirm.say("")
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.forget_empty()
@@ -394,7 +415,7 @@ class RequestBlock(Vertical):
             box.clear_error()
         for line in self.panel.lines if self.panel is not None else []:
             line.clear_error()
-        self.query_one(".block-error", Static).update("")
+        self.query_one(".block-error", Line).say("")
 
     def show_errors(self, errors: list[FieldError]) -> None:
         loose = []
@@ -410,9 +431,7 @@ class RequestBlock(Vertical):
                 box.set_error(error.message)
         if loose:
             self.block_error("; ".join(loose))
-        invalid = next(
-            (b for b in self.boxes if str(b.query_one(".field-error", Static).render())), None
-        )
+        invalid = next((b for b in self.boxes if b.error), None)
         target = cast(Any, invalid.widget if invalid else None)
         if target is not None:
             target.focus_first()
@@ -424,4 +443,4 @@ class RequestBlock(Vertical):
         return next((b for b in self.boxes if b.field_name == name), None)
 
     def block_error(self, message: str) -> None:
-        self.query_one(".block-error", Static).update(f"✕ {escape(message)}")
+        self.query_one(".block-error", Line).say(f"✕ {escape(message)}")

@@ -13,12 +13,38 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Button, Checkbox, Input, OptionList, Select, SelectionList, TextArea
+from textual.widgets import (
+    Button,
+    Checkbox,
+    Input,
+    OptionList,
+    Select,
+    SelectionList,
+    Static,
+    TextArea,
+)
 from textual.widgets.option_list import Option
 
 from pawflow.tui.answers import PLACEHOLDERS, Choice, scalar_value
 
 _UNSET: Any = object()
+
+
+class Line(Static):
+    """A line beside the inputs (an outcome, an error, a question) that takes no room while
+    it says nothing."""
+
+    def __init__(self, text: str = "", *, classes: str) -> None:
+        super().__init__(text, classes=classes)
+        self.display = bool(text)
+
+    def say(self, text: str) -> None:
+        self.update(text)
+        self.display = bool(text)
+
+    @property
+    def said(self) -> str:
+        return str(self.render()) if self.display else ""
 
 
 class Ready(Message):
@@ -213,11 +239,11 @@ def single_input(kind: str, choices: list[Choice]) -> AnswerWidget:
     return LineInput(kind, id="answer")
 
 
-def field_input(kind: str, choices: list[Choice], name: str) -> AnswerWidget:
-    """The input of a form field named ``name``."""
+def field_input(kind: str, choices: list[Choice], name: str, label: str = "") -> AnswerWidget:
+    """The input of a form field named ``name`` (a yes/no one carries its ``label``)."""
     ident = f"field-{name}"
     if kind == "confirm":
-        return CheckInput(id=ident)
+        return CheckInput(label, id=ident)
     if kind == "choice":
         return SelectInput(choices, id=ident)
     if kind == "multi":

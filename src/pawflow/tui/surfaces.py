@@ -171,7 +171,7 @@ class SurfaceTable(DataTable[str]):
     Enter or a digit picks the row (choice); Space ticks and Enter validates (multi).
     """
 
-    DEFAULT_CSS = "SurfaceTable { height: auto; max-height: 16; margin: 1 0; }"
+    DEFAULT_CSS = "SurfaceTable { height: auto; max-height: 16; }"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("space", "tick", "Tick", show=False),
         *[Binding(str(d), f"pick({d})", show=False) for d in range(1, 10)],
@@ -265,7 +265,7 @@ class SurfaceCard(Vertical):
     """A card surface: its text and fields, and a button per action (confirm and choice)."""
 
     DEFAULT_CSS = """
-    SurfaceCard { height: auto; border: round $accent; padding: 0 1; margin: 1 0; }
+    SurfaceCard { height: auto; border: round $accent; padding: 0 1; }
     SurfaceCard Horizontal { height: auto; }
     SurfaceCard Button { margin-right: 2; }
     """

@@ -60,8 +60,19 @@ class MessageItem(Static):
         self.update(Group(who, Markdown(self.message.content)))
 
 
+def introduced(message: Message) -> str | None:
+    """The request an agent's reply introduces (its ``data.request_id``), if any: its block
+    goes right after the reply, as in the web chat, though the request was made first."""
+    found = (message.data or {}).get("request_id")
+    return found if message.role == "assistant" and isinstance(found, str) else None
+
+
 class ConversationView(Vertical):
-    """One conversation: its messages and requests in the order they came, and a message box."""
+    """One conversation: its messages and requests in the order they came, and a message box.
+
+    Items are placed by creation time, then messages before requests of the same moment; a
+    request an agent's reply introduces comes right after that reply.
+    """
 
     DEFAULT_CSS = """
     ConversationView { width: 1fr; }
@@ -75,6 +86,8 @@ class ConversationView(Vertical):
         self.host = host
         self.conversation_id: str | None = None
         self.shown_messages: set[str] = set()
+        self.anchors: dict[str, str] = {}
+        """A request's id → the id of the reply that introduced it."""
 
     def compose(self) -> Any:
         yield Static(
@@ -95,13 +108,25 @@ class ConversationView(Vertical):
         self.query_one("#conversation-title", Static).update(f"[b]{escape(title)}[/b]")
         history = self.history
         await history.remove_children()
-        items: list[tuple[Any, int, Any]] = [(m.created_at, 0, m) for m in messages]
-        items += [(r.created_at, 1, r) for r in records]
-        items.sort(key=lambda item: (item[0], item[1]))
+        self.anchors = {}
+        keys: dict[str, tuple[Any, int, int, str]] = {}
+        for m in messages:
+            keys[m.id] = (m.created_at, 0, m.seq, "")
+            request_id = introduced(m)
+            if request_id is not None:
+                self.anchors[request_id] = m.id
+        items: list[tuple[tuple[Any, int, int, str], Message | Interaction]] = [
+            (keys[m.id], m) for m in messages
+        ]
+        for r in records:
+            anchor = self.anchors.get(r.id)
+            at = (r.created_at, 1, 0, r.id) if anchor is None else (*keys[anchor][:3], r.id)
+            items.append((at, r))
+        items.sort(key=lambda item: item[0])
         self.shown_messages = {m.id for m in messages}
         widgets = [
             MessageItem(thing) if isinstance(thing, Message) else RequestBlock(thing, self.host)
-            for _, _, thing in items
+            for _, thing in items
         ]
         await history.mount_all(widgets)
         history.scroll_end(animate=False)
@@ -110,7 +135,13 @@ class ConversationView(Vertical):
         if message.conversation_id != self.conversation_id or message.id in self.shown_messages:
             return
         self.shown_messages.add(message.id)
-        await self.history.mount(MessageItem(message))
+        item = MessageItem(message)
+        await self.history.mount(item)
+        request_id = introduced(message)
+        if request_id is not None:
+            self.anchors[request_id] = message.id
+            for block in self.history.query(f"#request-{request_id}").results(RequestBlock):
+                self.history.move_child(block, after=item)  # drawn when it was asked
         self.history.scroll_end(animate=False)
 
     async def add_or_update(self, record: Interaction) -> None:
@@ -121,7 +152,13 @@ class ConversationView(Vertical):
             for block in found.results(RequestBlock):
                 block.update_record(record)
             return
-        await self.history.mount(RequestBlock(record, self.host))
+        anchor = self.anchors.get(record.id)
+        after = self.history.query(f"#message-{anchor}") if anchor else None
+        block = RequestBlock(record, self.host)
+        if after:
+            await self.history.mount(block, after=after.first())
+        else:
+            await self.history.mount(block)
         self.history.scroll_end(animate=False)
 
     def blocks(self) -> list[RequestBlock]:
