@@ -99,7 +99,8 @@ def test_every_demo_start_prints_the_same_token_until_it_is_revoked(tmp_path: Pa
         with TestClient(again.app, headers={"Authorization": f"Bearer {token}"}) as http:
             assert http.get("/api/session").json()["user"] == "local"
         with store.transaction() as tx:
-            assert revoke_tokens(tx, "local") == 1  # one token, however many starts
+            # One token, however many starts.
+            assert revoke_tokens(tx, "local", now=store.now()) == 1
         renewed = _printed_token(prepare(ServerSettings(db=url), demo=True, store=store).lines)
         assert renewed != token and kept.read_text() == renewed + "\n"
         # Another store's token is not taken for this one's (nor the other way round).

@@ -34,7 +34,7 @@ def test_a_revoked_token_is_said_and_staying_keeps_the_app_open(
             await until(pilot, lambda: app.hydrations > 0 and app.connection is Connection.LIVE)
             name = await asyncio.to_thread(user.client.whoami)
             with live.store.transaction() as tx:
-                revoke_tokens(tx, name)
+                revoke_tokens(tx, name, now=live.store.now())
             await until(pilot, lambda: _offered(app))
             said = _said(app)
             assert said.startswith(f"{live.url} does not accept the token (invalid token).")

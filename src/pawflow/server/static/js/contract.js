@@ -205,6 +205,17 @@ export function oneOf(names, value) {
  */
 
 /**
+ * This server's clock against the database's (PostgreSQL only).
+ * @typedef {object} ClockHealth
+ * @property {"ok" | "skewed"} status
+ * @property {number | null} offset_seconds - How far this server's clock is ahead of the
+ *   database's (negative: behind)
+ * @property {number} max_skew_seconds - PAWFLOW_MAX_CLOCK_SKEW
+ * @property {string | null} read_at - When the database's clock was last read
+ * @property {string} detail
+ */
+
+/**
  * @typedef {object} Column
  * @property {string} key
  * @property {string} label
@@ -337,6 +348,7 @@ export function oneOf(names, value) {
  * @typedef {object} Health
  * @property {"ok"} status
  * @property {string} version - The server's version of PawFlow.
+ * @property {ClockHealth | null} [clock]
  */
 
 /**
