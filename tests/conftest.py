@@ -11,6 +11,8 @@ import pytest
 from pawflow.clock import FakeClock
 from pawflow.store import Store
 from pawflow.testing import postgres_available, temporary_store
+from tests.disks import SmallDisk, can_mount, small_disk
+from tests.pgcluster import PrivateCluster, private_cluster
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 _postgres_up: bool | None = None
@@ -59,3 +61,26 @@ def store(backend: str, tmp_path: Path, clock: FakeClock) -> Iterator[Store]:
 def sqlite_store(tmp_path: Path, clock: FakeClock) -> Iterator[Store]:
     with temporary_store("sqlite", tmp_path, clock=clock) as opened:
         yield opened
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PrivateCluster]:
+    """A PostgreSQL cluster of this test's own (never the shared server), which it may stop,
+    restart and start again; removed afterwards. Without PostgreSQL's programs the test is
+    skipped locally, and fails in CI."""
+    with private_cluster() as cluster:
+        if cluster is None:
+            if IN_CI:
+                pytest.fail("initdb and pg_ctl are not installed (required in CI)")
+            pytest.skip("initdb and pg_ctl are not installed")
+        yield cluster
+
+
+@pytest.fixture
+def small_disk_mounted() -> Iterator[SmallDisk]:
+    """A small filesystem of this test's own (a 4 MiB tmpfs), to fill up; skipped where the
+    tests may not mount one (not root)."""
+    if not can_mount():
+        pytest.skip("mounting a small filesystem needs root")
+    with small_disk() as disk:
+        yield disk
