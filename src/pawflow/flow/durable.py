@@ -38,6 +38,7 @@ from pawflow.flow.engine import PARK_MODE_RESUME, Ending, Engine, Item, fan_out
 from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.task import Emit, Parker, Resumption, RuntimeContext
 from pawflow.ids import new_id
+from pawflow.loops import Failures
 from pawflow.store import continuations as cont
 from pawflow.store import queues
 from pawflow.store.queues import NewRow
@@ -189,6 +190,8 @@ class DurableEngine(Engine):
         self._ready: deque[tuple[str, Item]] = deque()
         self._pending: Counter[str] = Counter()
         self._retry_at = 0.0
+        self._failures = Failures(f"flow {self.target}: writing to the store", log)
+        """Failed takes and records: logged once with the traceback, then counted."""
 
     # -- arriving -----------------------------------------------------------------------
 
@@ -397,10 +400,11 @@ class DurableEngine(Engine):
         except LeaseLost:
             self.lose()
             return False
-        except Exception:
-            log.exception("flow %s: taking FlowFiles for task %s failed", self.target, task_id)
+        except Exception as exc:
+            self._failures.failed(exc)
             self._put_back(task_id, items)
             return False
+        self._failures.succeeded()
         for item in fresh:
             item.attempts += 1
             item.taken = True
@@ -460,12 +464,11 @@ class DurableEngine(Engine):
         except LeaseLost:
             self.lose()
             return
-        except Exception:
-            log.exception(
-                "flow %s: recording what task %s did failed; it runs again", self.target, task_id
-            )
+        except Exception as exc:  # it runs again
+            self._failures.failed(exc)
             self._put_back(task_id, [item for item, held, _, _ in plans if not held])
             return
+        self._failures.succeeded()
         with self._cond:
             if not self.lost:
                 for row_id, (target, flowfile, hops) in queued:

@@ -8,6 +8,8 @@ lease, how other processes are told that something changed.
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
 import os
 import sqlite3
 import threading
@@ -16,12 +18,16 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from pawflow import loops
 from pawflow.errors import Conflict, InvalidInput, StoreError, StoreUnavailable
+from pawflow.loops import Loop
 
 Row = dict[str, Any]
 Params = Sequence[Any]
 
 NOTIFY_CHANNEL = "pawflow"
+
+log = logging.getLogger("pawflow.store")
 
 
 class Sql:
@@ -140,6 +146,50 @@ TOUCHED = "touched"
 """SQLite: the file changed while this process also committed; maybe only by us."""
 
 
+LISTEN_BACKOFF = 0.1
+"""Seconds a listener waits before its first try to reconnect (doubled on each failure)."""
+
+
+class Availability:
+    """Whether the database answers, as this process last found it: what is wrong and since
+    when, for the health check and for requests that fail fast meanwhile. Going down and
+    coming back are logged once each; coming back wakes every failing loop of the process."""
+
+    def __init__(self) -> None:
+        self.problem: str | None = None
+        self.since: float | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def down(self) -> bool:
+        return self.problem is not None
+
+    def lost(self, problem: str) -> None:
+        with self._lock:
+            first = self.problem is None
+            self.problem = problem
+            if first:
+                self.since = time.monotonic()
+        if first:
+            log.warning("the store is unavailable: %s", problem)
+
+    def back(self) -> None:
+        if self.problem is None:  # the usual case, without the lock
+            return
+        with self._lock:
+            since, self.problem, self.since = self.since, None, None
+        if since is not None:
+            log.warning("the store is available again after %.1f s", time.monotonic() - since)
+            loops.wake_failing()
+
+    def describe(self) -> str | None:
+        """What is wrong, in words; None while the database answers."""
+        problem, since = self.problem, self.since
+        if problem is None:
+            return None
+        return f"{problem} (for {time.monotonic() - (since or time.monotonic()):.0f} s)"
+
+
 class Database:
     """Connections, transactions and cross-process notices for one database."""
 
@@ -148,6 +198,7 @@ class Database:
 
     def __init__(self) -> None:
         self._local_listeners: list[Callable[[str], None]] = []
+        self.availability = Availability()
 
     def run(self, cursor: Any, sql: str, params: Params) -> None:
         raise NotImplementedError
@@ -168,22 +219,19 @@ class Database:
         raise NotImplementedError
 
     def _watch(
-        self,
-        callback: Callable[[str], None],
-        watch: Callable[[], None],
-        stop: threading.Event,
-        name: str,
+        self, callback: Callable[[str], None], session: Callable[[Loop], None], name: str
     ) -> Callable[[], None]:
-        """Run ``watch`` on a thread; local commits reach ``callback`` directly."""
+        """Run ``session`` on a loop of its own (it returns only when the loop stops, and
+        raises when it loses the database: the loop logs that, waits, and runs it again);
+        local commits reach ``callback`` directly."""
         self._local_listeners.append(callback)
-        thread = threading.Thread(target=watch, name=name, daemon=True)
-        thread.start()
+        loop: Loop = Loop(name, lambda: session(loop), interval=LISTEN_BACKOFF, join_timeout=5)
+        loop.start()
 
         def stop_listening() -> None:
-            stop.set()
             with contextlib.suppress(ValueError):
                 self._local_listeners.remove(callback)
-            thread.join(timeout=5)
+            loop.stop()
 
         return stop_listening
 
@@ -200,6 +248,15 @@ def _sqlite_busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and (
         "locked" in str(exc) or "busy" in str(exc)
     )
+
+
+FULL_BELOW = 1024 * 1024
+"""Bytes free under which an I/O error of SQLite is taken for a full disk (SQLite says "disk
+I/O error" when it cannot grow its shared-memory file, and "database or disk is full" only
+when a write of the database or its log fails)."""
+_UNAVAILABLE = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_READONLY")
+"""What SQLite says when the file cannot be written or opened: the store is unavailable
+(503) until that is mended, rather than failing (500)."""
 
 
 class SqliteDatabase(Database):
@@ -222,10 +279,13 @@ class SqliteDatabase(Database):
         super().__init__()
         self.path = path
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            # Owner-only from the first byte; SQLite gives its -wal and -shm files the
-            # database file's mode.
-            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                # Owner-only from the first byte; SQLite gives its -wal and -shm files the
+                # database file's mode.
+                os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+            except OSError as exc:
+                raise self.unavailable(exc, f"cannot open {path}", opening=True) from exc
         self.busy_timeout = busy_timeout
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -236,15 +296,49 @@ class SqliteDatabase(Database):
         self._writer = threading.Lock()
 
     def connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, isolation_level=None, timeout=self.busy_timeout, check_same_thread=False
-        )
-        conn.row_factory = sqlite3.Row
-        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
+        try:
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, timeout=self.busy_timeout, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise self.unavailable(exc, f"cannot open {self.path}", opening=True) from exc
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self.unavailable(exc, f"cannot open {self.path}", opening=True) from exc
         return conn
+
+    def unavailable(
+        self, exc: BaseException, doing: str, *, opening: bool = False
+    ) -> StoreUnavailable:
+        """The error to raise for ``exc`` (what ``doing`` ran into): "disk full" with the
+        path when the disk is full, which the health check reports until a write succeeds
+        (unless it came of ``opening`` a connection: the caller reports that)."""
+        full = getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or (
+            isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        )
+        free = self._free_bytes()
+        if full or (free is not None and free < FULL_BELOW):
+            left = "" if free is None else f" ({free // 1024} KiB free)"
+            problem = f"disk full: {self.path}{left}"
+            if not opening:
+                self.availability.lost(problem)
+            return StoreUnavailable(problem)
+        return StoreUnavailable(f"{doing}: {exc}")
+
+    def _free_bytes(self) -> int | None:
+        if self.path == ":memory:":
+            return None
+        try:
+            found = os.statvfs(Path(self.path).parent)
+        except OSError:
+            return None
+        return found.f_bavail * found.f_frsize
 
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -265,6 +359,8 @@ class SqliteDatabase(Database):
         except sqlite3.Error as exc:
             if _sqlite_busy(exc):
                 raise
+            if getattr(exc, "sqlite_errorname", "").startswith(_UNAVAILABLE):
+                raise self.unavailable(exc, "database unavailable") from exc
             raise StoreError(f"database error: {exc}") from exc
 
     def lock_key(self, tx: Tx, key: str) -> None:
@@ -302,9 +398,11 @@ class SqliteDatabase(Database):
             try:
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 break
-            except sqlite3.OperationalError as exc:
+            except sqlite3.Error as exc:
+                if not _sqlite_busy(exc):
+                    raise self.unavailable(exc, "cannot begin a transaction") from exc
                 # busy_timeout covers nearly every wait; this covers the rest (WAL recovery).
-                if not _sqlite_busy(exc) or time.monotonic() > deadline:
+                if time.monotonic() > deadline:
                     raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
                 time.sleep(0.005)
         tx = Tx(self, conn.cursor())
@@ -312,7 +410,10 @@ class SqliteDatabase(Database):
             yield tx
             tx._close()
         except BaseException as exc:
-            conn.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk does that).
+            with contextlib.suppress(sqlite3.Error):
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
             if _sqlite_busy(exc):
                 raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
             raise
@@ -327,8 +428,11 @@ class SqliteDatabase(Database):
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise StoreUnavailable(f"commit failed: {exc}") from exc
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            raise self.unavailable(exc, "commit failed") from exc
+        if write:
+            self.availability.back()  # a write went through: the disk has room again
         if committed is not None:
             committed()  # the next writer may start while this one's callbacks run
         self._finish(tx)
@@ -339,18 +443,18 @@ class SqliteDatabase(Database):
         # this process's commits too: when this process also committed since the last poll,
         # the change may be ours alone, and is announced as "touched" (a listener that
         # already heard of its own commits may ignore it) rather than "changed".
-        stop = threading.Event()
 
-        def watch() -> None:
+        def watch(loop: Loop) -> None:
             conn = self.connect()
             try:
                 with self._commit_lock:
                     last = conn.execute("PRAGMA data_version").fetchone()[0]
                     seen = self._local_commits
                 callback("changed")  # anything committed before the baseline was read
+                loop.failures.succeeded()
                 interval = POLL_SLOW
                 quiet_until = 0.0
-                while not stop.wait(interval):
+                while not loop.stopping(interval):
                     with self._commit_lock:
                         version = conn.execute("PRAGMA data_version").fetchone()[0]
                         local = self._local_commits
@@ -363,12 +467,10 @@ class SqliteDatabase(Database):
                     elif interval < POLL_SLOW and time.monotonic() > quiet_until:
                         interval = min(interval * 2, POLL_SLOW)
                     seen = local
-            except sqlite3.Error:
-                pass
             finally:
                 conn.close()
 
-        return self._watch(callback, watch, stop, "pawflow-sqlite-watch")
+        return self._watch(callback, watch, "sqlite-watch")
 
     def close(self) -> None:
         self._closed = True

@@ -34,11 +34,15 @@ def open_store(
     clock: Clock | None = None,
     payload_cap: int = DEFAULT_PAYLOAD_CAP,
     migrate: bool = True,
+    timeout: float | None = None,
 ) -> Store:
     """Open (and by default migrate) the store at ``url`` (by default :func:`default_url`).
 
     ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``, ``sqlite://:memory:``
     is not offered (every thread would get its own empty database); ``postgresql://…``.
+    On PostgreSQL, ``timeout`` bounds how long a transaction waits for a connection, and a
+    connection for the server (5 s by default, ``PAWFLOW_DB_TIMEOUT`` for ``pawflow serve``):
+    past it the store is unavailable (``StoreUnavailable``).
     """
     url = default_url() if url is None else url
     db: Database
@@ -49,7 +53,7 @@ def open_store(
         # psycopg is loaded only for a PostgreSQL store, never for the embedded default.
         from pawflow.store.postgres import PostgresDatabase  # noqa: PLC0415
 
-        db = PostgresDatabase(url)
+        db = PostgresDatabase(url) if timeout is None else PostgresDatabase(url, timeout=timeout)
     else:
         raise InvalidInput(
             f"unsupported store URL {url!r}: use sqlite:///path/to/file.db or postgresql://…"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
+import math
 import secrets
 import threading
 from collections.abc import Callable, Iterator
@@ -20,10 +22,22 @@ import psycopg_pool
 from psycopg.rows import dict_row
 
 from pawflow.errors import Conflict, StoreError, StoreUnavailable
+from pawflow.loops import Loop
 from pawflow.store.database import NOTIFY_CHANNEL, Database, Params, Tx, sql
+
+log = logging.getLogger("pawflow.store")
 
 NOTIFY_LIMIT = 7000
 """Bytes per notification payload (PostgreSQL refuses 8000 and more)."""
+DEFAULT_TIMEOUT = 5.0
+"""Seconds a transaction waits for a connection (and a connection for the server) before
+the store is unavailable (``PAWFLOW_DB_TIMEOUT``)."""
+PROBE_INTERVAL = 0.25
+"""Seconds between two tries to reach the server while it is down."""
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _payloads(origin: str, notices: set[str]) -> list[str]:
@@ -61,32 +75,54 @@ class PostgresDatabase(Database):
     dialect = "postgres"
     skip_locked = " FOR UPDATE SKIP LOCKED"
 
-    def __init__(self, url: str, *, max_connections: int = 10, timeout: float = 30.0) -> None:
+    def __init__(
+        self, url: str, *, max_connections: int = 10, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         super().__init__()
         self.url = url
         self.origin = secrets.token_hex(8)
         """Marks this instance's notifications, which its own LISTEN thread skips."""
+        self.timeout = timeout
+        self.max_connections = max_connections
         self._sql_cache: dict[str, str] = {}
+        self._closing = threading.Event()
+        self._probing = False
+        self._probe_lock = threading.Lock()
+        self._renew_lock = threading.Lock()
         try:
             # Fail fast and clearly when the server is not there, rather than after the
             # pool has retried for its whole timeout.
-            psycopg.connect(url, connect_timeout=min(int(timeout), 10)).close()
+            self._connect().close()
         except psycopg.Error as exc:
-            raise StoreUnavailable(f"cannot reach PostgreSQL: {exc}") from exc
+            raise StoreUnavailable(f"cannot reach PostgreSQL: {_one_line(exc)}") from exc
+        self.pool = self._new_pool()
         try:
-            self.pool: psycopg_pool.ConnectionPool[psycopg.Connection[Any]] = (
-                psycopg_pool.ConnectionPool(
-                    url,
-                    min_size=1,
-                    max_size=max_connections,
-                    timeout=timeout,
-                    kwargs={"row_factory": dict_row, "autocommit": False},
-                    open=True,
-                )
-            )
             self.pool.wait(timeout=timeout)
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-            raise StoreUnavailable(f"cannot reach PostgreSQL: {exc}") from exc
+            self.pool.close()
+            raise StoreUnavailable(f"cannot reach PostgreSQL: {_one_line(exc)}") from exc
+
+    @property
+    def connect_timeout(self) -> int:
+        """libpq's ``connect_timeout``: whole seconds, 2 at least."""
+        return max(2, math.ceil(self.timeout))
+
+    def _connect(self, **options: Any) -> psycopg.Connection[Any]:
+        return psycopg.connect(self.url, connect_timeout=self.connect_timeout, **options)
+
+    def _new_pool(self) -> psycopg_pool.ConnectionPool[psycopg.Connection[Any]]:
+        return psycopg_pool.ConnectionPool(
+            self.url,
+            min_size=1,
+            max_size=self.max_connections,
+            timeout=self.timeout,
+            kwargs={
+                "row_factory": dict_row,
+                "autocommit": False,
+                "connect_timeout": self.connect_timeout,
+            },
+            open=True,
+        )
 
     def _translate(self, sql: str) -> str:
         cached = self._sql_cache.get(sql)
@@ -110,6 +146,11 @@ class PostgresDatabase(Database):
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
+        problem = self.availability.problem
+        if problem is not None:  # fail at once while the server is known to be away
+            self._suspect()
+            raise StoreUnavailable(f"the database is unreachable: {problem}")
+        conn: psycopg.Connection[Any] | None = None
         try:
             with self.pool.connection() as conn, conn.transaction():
                 tx = Tx(self, conn.cursor())
@@ -118,37 +159,92 @@ class PostgresDatabase(Database):
                 for payload in _payloads(self.origin, tx._notices):
                     sql(tx).execute("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, payload))
         except psycopg_pool.PoolTimeout as exc:
+            self._suspect()
             raise StoreUnavailable(f"no database connection available: {exc}") from exc
         except psycopg.errors.OperationalError as exc:
+            if conn is None or conn.broken:
+                self._suspect()
             raise StoreUnavailable(f"database unavailable: {exc}") from exc
         except psycopg.Error as exc:
             raise StoreError(f"database error: {exc}") from exc
+        except StoreUnavailable:
+            if conn is not None and conn.broken:
+                self._suspect()
+            raise
         self._finish(tx)
 
-    def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
-        stop = threading.Event()
+    # -- outages ------------------------------------------------------------------------
 
-        def watch() -> None:
-            while not stop.is_set():
+    def _suspect(self) -> None:
+        """A connection broke, or none came: find out on a thread of its own whether the
+        server is away (then transactions fail at once until it answers again, tried every
+        ``PROBE_INTERVAL`` seconds) or only that connection was lost."""
+        with self._probe_lock:
+            if self._probing or self._closing.is_set():
+                return
+            self._probing = True
+        threading.Thread(target=self._probe, name="pawflow-pg-probe", daemon=True).start()
+
+    def _probe(self) -> None:
+        try:
+            while not self._closing.is_set():
                 try:
-                    with psycopg.connect(self.url, autocommit=True) as conn:
-                        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
-                        callback("changed")  # anything missed while (re)connecting
-                        while not stop.is_set():
-                            for note in conn.notifies(timeout=0.25):
-                                origin, notices = _read_payload(note.payload)
-                                # This process's listeners heard its commits directly.
-                                if origin != self.origin:
-                                    for notice in notices:
-                                        callback(notice)
-                except psycopg.Error:
-                    if stop.wait(0.5):
+                    self._connect(autocommit=True).close()
+                except psycopg.Error as exc:
+                    self.availability.lost(f"cannot reach PostgreSQL: {_one_line(exc)}")
+                    if self._closing.wait(PROBE_INTERVAL):
                         return
+                    continue
+                self._reconnected()
+                return
+        except Exception:  # the next transaction that fails tries again
+            log.warning("probing the database failed", exc_info=True)
+        finally:
+            with self._probe_lock:
+                self._probing = False
 
-        return self._watch(callback, watch, stop, "pawflow-pg-listen")
+    def _reconnected(self) -> None:
+        """The server answers: after an outage, start over with a new pool (the old one's
+        connections are dead, and it would wait out its own doubling backoff before making
+        new ones), and say the store is back; otherwise only drop the dead idle ones."""
+        with self._renew_lock:
+            if self._closing.is_set():
+                return
+            if self.availability.down:
+                old, self.pool = self.pool, self._new_pool()
+                # Connections on loan are closed when given back; its threads end meanwhile.
+                threading.Thread(target=old.close, name="pawflow-pg-old-pool", daemon=True).start()
+                self.availability.back()
+            else:
+                self.pool.check()
+
+    def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        def watch(loop: Loop) -> None:
+            reconnecting = loop.failures.count > 0
+            try:
+                with self._connect(autocommit=True) as conn:
+                    conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                    if reconnecting:  # the server may have restarted: so did the pool's
+                        self._reconnected()
+                    callback("changed")  # anything missed while (re)connecting
+                    loop.failures.succeeded()
+                    while not loop.stopping():
+                        for note in conn.notifies(timeout=0.25):
+                            origin, notices = _read_payload(note.payload)
+                            # This process's listeners heard its commits directly.
+                            if origin != self.origin:
+                                for notice in notices:
+                                    callback(notice)
+            except psycopg.OperationalError:
+                self._suspect()
+                raise
+
+        return self._watch(callback, watch, "pg-listen")
 
     def close(self) -> None:
-        self.pool.close()
+        self._closing.set()
+        with self._renew_lock:
+            self.pool.close()
 
 
 def available(admin_url: str) -> bool:

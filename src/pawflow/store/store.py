@@ -100,6 +100,11 @@ class Store:
         with self.db.transaction(write=False) as tx:
             sql(tx).one("SELECT 1 AS ok")
 
+    def problem(self) -> str | None:
+        """What is wrong with the database as this process last found it (unreachable,
+        its disk full), and for how long; None while it works. Known without asking it."""
+        return self.db.availability.describe()
+
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
         """One transaction, to pass to the store's functions (``turns.enqueue(tx, …)``)
