@@ -161,3 +161,42 @@ def redact_logs() -> None:
     for place in places:
         if not any(isinstance(f, RedactingFilter) for f in place.filters):
             place.addFilter(RedactingFilter())
+    hosts_only_in_http_logs()
+
+
+class HostOnlyFilter(logging.Filter):
+    """HTTP clients' lines about a request they made name its host only, never its path or
+    query: webhook URLs (Slack's, Discord's, …) carry their secret in the path. httpx says
+    ``HTTP Request: POST https://host/path …`` at INFO, urllib3 (under Apprise) the path
+    at DEBUG."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if not isinstance(args, tuple) or not isinstance(record.msg, str):
+            return True
+        if record.name == "httpx" and record.msg.startswith("HTTP Request:") and len(args) > 1:
+            record.args = (args[0], _origin(str(args[1])), *args[2:])
+        elif record.name == "urllib3.connectionpool" and record.msg.startswith(_URLLIB3_LINE):
+            record.args = (*args[:4], "/…", *args[5:])
+        return True
+
+
+_URLLIB3_LINE = '%s://%s:%s "%s %s %s"'
+HTTP_CLIENT_LOGGERS = ("httpx", "urllib3.connectionpool")
+
+
+def _origin(url: str) -> str:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return MASK
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}" if parts.scheme and host else MASK
+
+
+def hosts_only_in_http_logs() -> None:
+    """Install :class:`HostOnlyFilter` on the HTTP clients' loggers (once)."""
+    for name in HTTP_CLIENT_LOGGERS:
+        place = logging.getLogger(name)
+        if not any(isinstance(f, HostOnlyFilter) for f in place.filters):
+            place.addFilter(HostOnlyFilter())

@@ -1,4 +1,5 @@
-"""An answer link's secret never reaches a log line of a real ``pawflow serve``."""
+"""An answer link's secret, and a webhook URL's path, never reach a log line of a real
+``pawflow serve``."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import httpx
 import pytest
 
 from pawflow import open_store
-from pawflow.store import answer_links
+from pawflow.store import answer_links, webhooks
 from pawflow.testing import eventually
+from tests.channels.receiver import receiver
 from tests.served import Served
 
 pytestmark = pytest.mark.slow
@@ -35,3 +37,32 @@ def test_the_access_log_masks_an_answer_link(tmp_path: Path) -> None:
     logged = "".join(served.output)
     assert "/a/***" in logged
     assert secret[4:20] not in logged
+
+
+def test_a_webhook_is_logged_by_its_host_alone(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'pawflow.db'}"
+    secret_path = "/services/T0PAWFLOW/B0PAWFLOW/s3cretWebhookPathPart"
+    with receiver() as inbox:
+        with open_store(url) as store:
+            store.ensure_user("ada")
+            conversation = store.create_conversation("ada", "logs")
+            with store.transaction() as tx:
+                webhooks.create(
+                    tx, "ada", inbox.url + secret_path, ("interaction.created",), store.now()
+                )
+            store.request_interaction("ada", conversation.id, "confirm", "Logged?")
+        served = Served(
+            url,
+            tmp_path,
+            env={"PAWFLOW_LOG_LEVEL": "info", "PAWFLOW_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1"},
+        )
+        served.start()
+        try:
+            eventually(inbox.received, timeout=60)
+            eventually(lambda: any("HTTP Request: POST" in s for s in served.output), timeout=30)
+        finally:
+            served.kill()
+    assert [got.path for got in inbox.received()] == [secret_path]
+    logged = "".join(served.output)
+    assert f"HTTP Request: POST {inbox.url} " in logged
+    assert "s3cretWebhookPathPart" not in logged and "/services/" not in logged

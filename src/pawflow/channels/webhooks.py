@@ -36,6 +36,7 @@ import httpx
 from standardwebhooks import Webhook as Signer
 
 from pawflow.errors import FieldError, InvalidInput
+from pawflow.redaction import hosts_only_in_http_logs
 from pawflow.store.a2a_push import PushDelivery
 from pawflow.store.a2a_tasks import PushConfig
 from pawflow.store.webhooks import Webhook, WebhookDelivery
@@ -153,6 +154,7 @@ class WebhookSender:
     def __init__(self, allowed: AllowedHosts | None = None, *, timeout: float = 10.0) -> None:
         self.allowed = allowed or AllowedHosts()
         self.timeout = timeout
+        hosts_only_in_http_logs()  # a webhook's URL may carry its secret in the path
 
     def headers(self, hook: Webhook, delivery: WebhookDelivery, now: datetime) -> dict[str, str]:
         """The Standard Webhooks headers of an attempt made at ``now``."""
