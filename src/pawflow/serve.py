@@ -17,7 +17,8 @@ import shutil
 import socket
 import sysconfig
 import tempfile
-from collections.abc import AsyncIterator, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -48,7 +49,7 @@ from pawflow.demo import chat as demo_chat
 from pawflow.demo.flows import deploy_expense_demo
 from pawflow.demo.tour import demo_conversation, seed_tour
 from pawflow.durations import setting_seconds
-from pawflow.errors import ConfigError
+from pawflow.errors import ConfigError, StoreUnavailable
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
 from pawflow.mcp.mounting import mount as mount_mcp
@@ -194,7 +195,7 @@ def prepare(
     conversations and an API token (see :func:`greeting`). ``demo`` installs the demo agents
     and plugins; ``agents`` come from ``pawflow serve --agents``. Without
     ``metrics_server``, a metrics port of the settings is left to another process."""
-    store = store or open_store(settings.db)
+    store = store or open_store(settings.db, timeout=settings.db_timeout)
     try:
         clock = clock_watch(store, settings)  # first: every time after it is the database's
         flows = flow_service(store, settings)
@@ -225,6 +226,39 @@ def prepare(
         store.close()
         raise
     return Prepared(store, app, lines, flows, chat)
+
+
+WAIT_STEP = 0.5
+"""Seconds between two tries to open the store while start-up waits for the database."""
+
+
+def open_waiting(settings: ServerSettings, say: Callable[[str], object]) -> Store:
+    """The store of the settings, once the database is reachable: waits up to
+    ``wait_for_db`` seconds, telling ``say`` once what it waits for; past that, the
+    ``StoreUnavailable`` says what was wrong and which setting waits longer."""
+    deadline = time.monotonic() + settings.wait_for_db
+    waiting = False
+    while True:
+        try:
+            return open_store(settings.db, timeout=settings.db_timeout)
+        except StoreUnavailable as exc:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if settings.wait_for_db <= 0:
+                    hint = "--wait-for-db or PAWFLOW_WAIT_FOR_DB waits for it"
+                else:
+                    hint = (
+                        f"waited {settings.wait_for_db:g} s; --wait-for-db or"
+                        " PAWFLOW_WAIT_FOR_DB waits longer"
+                    )
+                raise StoreUnavailable(f"{exc} ({hint})") from exc
+            if not waiting:
+                waiting = True
+                say(
+                    f"Waiting up to {settings.wait_for_db:g} s for the database"
+                    f" (--wait-for-db, PAWFLOW_WAIT_FOR_DB): {exc}"
+                )
+            time.sleep(min(WAIT_STEP, left))
 
 
 def greeting(store: Store, chat: ChatService, settings: ServerSettings, *, demo: bool) -> list[str]:
@@ -322,10 +356,13 @@ MCP_STATE_KEYS = "PAWFLOW_MCP_STATE_KEYS"
 them, since a client's next round may reach another worker."""
 
 
-def greet_once(settings: ServerSettings, *, demo: bool = False) -> list[str]:
-    """Before the workers start: the store migrated, and :func:`greeting` done once."""
-    with open_store(settings.db) as store:
-        return greeting(store, chat_service(store, settings, demo=demo), settings, demo=demo)
+def greet_once(
+    settings: ServerSettings, *, demo: bool = False, store: Store | None = None
+) -> list[str]:
+    """Before the workers start: the store migrated, and :func:`greeting` done once (on
+    ``store``, which it closes, or on the store of the settings)."""
+    with store or open_store(settings.db, timeout=settings.db_timeout) as opened:
+        return greeting(opened, chat_service(opened, settings, demo=demo), settings, demo=demo)
 
 
 @dataclass(frozen=True)
@@ -401,7 +438,7 @@ def run_workers(
         if settings.metrics and settings.metrics_port is not None:
             from pawflow.server.metrics import MetricsServer  # noqa: PLC0415
 
-            store = stack.enter_context(open_store(settings.db))
+            store = stack.enter_context(open_store(settings.db, timeout=settings.db_timeout))
             server = MetricsServer(store, settings)
             server.start()
             stack.callback(server.stop)

@@ -293,4 +293,6 @@ def test_healthz_needs_nobody(live: LiveServer) -> None:
     with live.client() as anonymous:
         response = anonymous.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "version": pawflow.__version__}
+    body = response.json()
+    assert body["store"] == "ok" and body["loops"]["sweeper"] == "running"
+    assert body["version"] == pawflow.__version__

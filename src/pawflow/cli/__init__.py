@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import typer
 
 from pawflow import __version__
 from pawflow.cli import approvals, chat, demo, flows, governance, mcp, server, sessions, webhooks
-from pawflow.redaction import remember_settings
+from pawflow.errors import StoreError
+from pawflow.redaction import redact, remember_settings
 
 # Every app of the CLI prints plain help (rich_markup_mode=None): typer's rich panels put a
 # type after each flag ("--help <bool>"), as if it took a value.
@@ -53,4 +55,10 @@ def _root(
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except StoreError as exc:
+        # The store cannot be opened or used (unreachable, its disk full): one line saying
+        # so, not a traceback.
+        sys.stderr.write(f"Cannot use the store: {redact(str(exc))}\n")
+        sys.exit(1)

@@ -24,6 +24,7 @@ from pawflow.errors import (
     NotFound,
     NotPending,
     PawFlowError,
+    StoreError,
     TokenRefused,
 )
 from pawflow.redaction import redact_logs
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from pawflow.client import Client
     from pawflow.records import Interaction
     from pawflow.server.settings import ServerSettings
+    from pawflow.store import Store
 
 
 class Printer:
@@ -115,6 +117,14 @@ def serve(
         help="Server processes sharing the port and the store (about one per core); each"
         " runs the background work too, shared out by leases.",
     ),
+    wait_for_db: str | None = typer.Option(
+        None,
+        "--wait-for-db",
+        envvar="PAWFLOW_WAIT_FOR_DB",
+        help="How long to wait at start for the database to be reachable (30s by default;"
+        " 0: not at all).",
+        show_default=False,
+    ),
 ) -> None:
     """Run the server: web chat at /, the API under /api, /healthz, /openapi.json.
 
@@ -132,7 +142,9 @@ def serve(
     from pawflow.telemetry import configure_logging
 
     try:
-        settings = ServerSettings.from_env(host=host, port=port, db=db, public_url=public_url)
+        settings = ServerSettings.from_env(
+            host=host, port=port, db=db, public_url=public_url, wait_for_db=wait_for_db
+        )
     except InvalidInput as exc:
         raise typer.BadParameter(str(exc)) from exc
     # The port first: a taken one ends here, before a sign-in link is printed.
@@ -145,36 +157,59 @@ def serve(
     redact_logs()
     # Ctrl+C (SIGINT) is how a server run from a terminal is stopped: a normal stop, exit 0,
     # whether it comes while serving (uvicorn re-raises it once it has shut down) or while
-    # starting. `make run` then prints no error.
+    # starting (or waiting for its database). `make run` then prints no error.
     try:
-        if workers > 1:
-            with closing(sock):
-                _serve_workers(
-                    settings, sock, workers, demo=demo, agents=agents, log_level=log_level
-                )
-            return
-        _serve_one(settings, sock, demo=demo, agents=agents, log_level=log_level)
+        with closing(sock):
+            _serve(settings, sock, workers, demo=demo, agents=agents, log_level=log_level)
     except KeyboardInterrupt:
         return
 
 
-def _serve_one(
-    settings: ServerSettings, sock: socket, *, demo: bool, agents: Path | None, log_level: str
+def _serve(
+    settings: ServerSettings,
+    sock: socket,
+    workers: int,
+    *,
+    demo: bool,
+    agents: Path | None,
+    log_level: str,
 ) -> None:
-    """``serve`` in this process, until interrupted."""
+    """``serve`` until interrupted: the store opened (waiting for its database), then this
+    process's app, or the workers'."""
+    from rich.markup import escape
+
     from pawflow import serve as serving
 
+    try:
+        store = serving.open_waiting(
+            settings, lambda line: errors.print(escape(line), soft_wrap=True)
+        )
+    except StoreError as exc:  # one line naming the problem and the setting, no traceback
+        errors.print(f"[red]Cannot serve:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1) from None
+    if workers > 1:
+        _serve_workers(
+            settings, sock, workers, demo=demo, agents=agents, log_level=log_level, store=store
+        )
+        return
     # The agents' MCP sessions stay open while the server runs.
-    with closing(sock), ExitStack() as connections:
+    with ExitStack() as connections:
         try:
             specs = []
             if agents is not None:  # the agents' MCP client, only for agents that use one
                 from pawflow.agent.config import load_agents
 
                 specs = load_agents(agents, connections=connections)
-            prepared = serving.prepare(settings, demo=demo, agents=specs)
+            prepared = serving.prepare(settings, demo=demo, agents=specs, store=store)
         except InvalidInput as exc:  # e.g. an agent named like the demo agent
+            store.close()
             raise typer.BadParameter(exc.message, param_hint="--agents") from exc
+        except StoreError as exc:
+            errors.print(f"[red]Cannot serve:[/] {escape(str(exc))}", soft_wrap=True)
+            raise typer.Exit(1) from None
+        except BaseException:
+            store.close()
+            raise
         for line in prepared.lines:
             _say(line)
         serving.run(prepared, settings, log_level=log_level, sock=sock)
@@ -188,9 +223,13 @@ def _serve_workers(
     demo: bool,
     agents: Path | None,
     log_level: str,
+    store: Store,
 ) -> None:
-    """``serve --workers N``: the agents file read and the greeting made here, once; each
-    worker then opens the agents' sessions and builds its app itself."""
+    """``serve --workers N``: the agents file read and the greeting made here, once (on
+    ``store``, closed after it); each worker then opens the agents' sessions and builds its
+    app itself."""
+    from rich.markup import escape
+
     from pawflow import serve as serving
 
     if agents is not None:
@@ -199,10 +238,17 @@ def _serve_workers(
         try:
             parse(agents.read_text("utf-8"), source=agents.name)
         except OSError as exc:
+            store.close()
             raise typer.BadParameter(f"cannot read {agents}: {exc}", param_hint="--agents") from exc
         except InvalidInput as exc:
+            store.close()
             raise typer.BadParameter(exc.message, param_hint="--agents") from exc
-    for line in serving.greet_once(settings, demo=demo):
+    try:
+        lines = serving.greet_once(settings, demo=demo, store=store)
+    except StoreError as exc:
+        errors.print(f"[red]Cannot serve:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1) from None
+    for line in lines:
         _say(line)
     if not serving.run_workers(
         settings,

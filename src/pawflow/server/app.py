@@ -30,6 +30,7 @@ from pawflow.server import (
     events,
     files,
     governance,
+    health,
     invitations,
     pages,
     signin,
@@ -50,7 +51,7 @@ from pawflow.server.limits import (
 )
 from pawflow.server.settings import ServerSettings
 from pawflow.server.throttle import FailureThrottle
-from pawflow.store import Store, clocks
+from pawflow.store import Store
 from pawflow.store.sweeper import Sweeper
 
 log = logging.getLogger("pawflow.server")
@@ -155,13 +156,20 @@ def create_app(
 def _add_basics(app: FastAPI, store: Store) -> None:
     @app.get(
         "/healthz",
-        summary="Liveness and store reachability",
+        summary="Whether the server can work, and what is down",
         response_model=m.Health,
-        responses={503: server_errors.ERROR_RESPONSES[503]},
+        responses={
+            503: {
+                "model": m.Health,
+                "description": "The store does not answer, or a background loop stopped.",
+            }
+        },
     )
     def healthz() -> JSONResponse:
-        store.ping()
-        return JSONResponse({"status": "ok", "version": app.version, **clocks.health(store.clock)})
+        code, body = health.check(store)
+        body["version"] = app.version
+        headers = {"Retry-After": health.RETRY_AFTER} if code == 503 else None
+        return JSONResponse(body, status_code=code, headers=headers)
 
     @app.get("/openapi.json", include_in_schema=False)
     def openapi(principal: Annotated[Principal, Depends(authenticate)]) -> JSONResponse:

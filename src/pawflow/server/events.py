@@ -15,6 +15,7 @@ confirmation-family names, in the same write, with the same id. A stream ends wi
 from __future__ import annotations
 
 import json
+import logging
 import re
 import secrets
 import time
@@ -27,6 +28,7 @@ import anyio
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
+from pawflow.errors import StoreError
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Event
 from pawflow.server.auth import Principal, authenticate, still_signed_in
@@ -42,6 +44,10 @@ from pawflow.store.store import SweepStep
 
 BATCH = 500
 RETRY_MILLIS = 2000
+STORE_FAILED = f"retry: {RETRY_MILLIS}\n: the store is unavailable; reconnect with Last-Event-ID\n\n"
+"""The last words of a stream whose store failed: a comment every client reads past."""
+
+log = logging.getLogger("pawflow.server")
 
 ALIASES = {
     "interaction_request": "confirmation_request",
@@ -101,14 +107,19 @@ def _start(store: Store, user: str, asked: int | None) -> tuple[int, bool]:
 
 
 async def event_stream(
-    ctx: ServerContext, principal: Principal, start: tuple[int, bool], asked: int | None
+    ctx: ServerContext,
+    principal: Principal,
+    start: tuple[int, bool],
+    asked: int | None,
+    client_id: str,
 ) -> AsyncIterator[str]:
     """The stream from ``start`` (a position and whether to reset, fixed before the response
     headers go out, so a client that reads state once they arrive misses nothing logged after
-    its read); it ends when the caller's token is revoked or their session ends."""
+    its read), for ``client_id``, already marked live; it ends when the caller's token is
+    revoked or their session ends, and cleanly (a last comment) when the store fails: the
+    client reconnects with ``Last-Event-ID``."""
     store, settings, hub = ctx.store, ctx.settings, ctx.hub
     user = principal.user
-    client_id = "sse:" + secrets.token_urlsafe(12)
     ttl = settings.live_ttl
     refresh = max(ttl.total_seconds() / 3, 0.05)
     recheck = settings.credential_check
@@ -118,10 +129,8 @@ async def event_stream(
     async def fetch(after: int) -> Read:
         return await anyio.to_thread.run_sync(_read, store, user, after)
 
-    checked = time.monotonic()
+    checked = marked = time.monotonic()
     try:
-        await anyio.to_thread.run_sync(store.messages.mark_live, client_id, user, ttl)
-        marked = time.monotonic()
         position, reset = start
         opening = f"retry: {RETRY_MILLIS}\n\n"
         if reset:
@@ -158,11 +167,19 @@ async def event_stream(
             if time.monotonic() - sent >= settings.keepalive:
                 yield ": keep-alive\n\n"
                 sent = time.monotonic()
+    except StoreError as exc:
+        # The headers went long ago: no 503 now. End the stream as a stream ends, saying
+        # why; the client comes back from its last id once the store answers again.
+        log.warning("an event stream of %s ended: %s", user, exc)
+        yield STORE_FAILED
     finally:
         hub.unsubscribe(waiter)
         hub.drop_feed(waiter)
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(store.messages.drop_live, client_id)
+            try:
+                await anyio.to_thread.run_sync(store.messages.drop_live, client_id)
+            except StoreError:  # the mark runs out by itself
+                pass
 
 
 @dataclass(frozen=True)
@@ -205,7 +222,7 @@ _EVENT_ID = re.compile(r"[0-9]{1,18}")
             "description": "interaction_request, confirmation_request, interaction_answered, "
             "confirmation_answered, message, notification, reset, ready, …",
         },
-        **{k: v for k, v in ERROR_RESPONSES.items() if k in (400, 401, 422, 429)},
+        **{k: v for k, v in ERROR_RESPONSES.items() if k in (400, 401, 422, 429, 503)},
     },
 )
 async def events(
@@ -218,9 +235,15 @@ async def events(
     if asked is None:
         asked = after
     ctx = context_of(request)
+    # What the stream needs of the store, done before its headers: a store that fails
+    # here is a 503 with Retry-After, not a 200 cut short.
     start = await anyio.to_thread.run_sync(_start, ctx.store, principal.user, asked)
+    client_id = "sse:" + secrets.token_urlsafe(12)
+    await anyio.to_thread.run_sync(
+        ctx.store.messages.mark_live, client_id, principal.user, ctx.settings.live_ttl
+    )
     return StreamingResponse(
-        event_stream(ctx, principal, start, asked),
+        event_stream(ctx, principal, start, asked, client_id),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

@@ -601,6 +601,14 @@ class ClockHealth(Out):
 
 
 class Health(Out):
-    status: Literal["ok"]
+    status: Literal["ok", "degraded", "unavailable"] = Field(
+        description="ok; degraded: a background loop fails, the store answers;"
+        " unavailable (503): the store does not answer, or a loop is not running."
+    )
+    store: str = Field(description="`ok`, or what is wrong with the database and for how long.")
+    loops: dict[str, str] = Field(
+        description="Each background loop of the process: `running`, `failing for N s (…)`"
+        " or `not running`."
+    )
     version: str = Field(description="The server's version of PawFlow.")
     clock: ClockHealth | None = None

@@ -16,6 +16,8 @@ from pawflow.store import default_url
 from pawflow.store.store import DEFAULT_FILE_CAP
 
 ENV_PREFIX = "PAWFLOW_"
+MAY_BE_NONE = frozenset({"wait_for_db"})
+"""Durations that may be 0 (``0`` or ``0s``): none at all."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,13 @@ class ServerSettings:
     port: int = 8765
     db: str = field(default_factory=default_url)
     """The store's URL; by default the SQLite file in the user's data folder."""
+    db_timeout: float = 5.0
+    """PostgreSQL: seconds a request waits for a database connection (and a connection for
+    the server) before it fails with 503; while the server is known to be down, requests
+    fail at once."""
+    wait_for_db: float = 30.0
+    """Seconds ``pawflow serve`` waits at start for the database to be reachable (0: not at
+    all) before it gives up."""
     public_url: str | None = None
     """Where browsers reach the server (sign-in links, allowed ``Origin``); default host:port."""
     allowed_origins: tuple[str, ...] = ()
@@ -113,9 +122,12 @@ class ServerSettings:
             "lease_ttl",
             "max_clock_skew",
             "imap_interval",
+            "db_timeout",
         ):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
+        if self.wait_for_db < 0:
+            problems.append("wait_for_db must not be negative")
         for name in (
             "max_body",
             "max_upload",
@@ -227,6 +239,8 @@ def _convert(name: str, annotation: Any, raw: Any) -> Any:
         if kind == "int" or (kind == "int | None" and raw != ""):
             return int(raw)
         if kind == "float":  # every float setting is an interval in seconds
+            if name in MAY_BE_NONE and str(raw).strip() in ("0", "0s"):
+                return 0.0
             return setting_seconds(raw)
         return None if raw == "" and "None" in kind else str(raw)
     except (TypeError, ValueError, InvalidInput) as exc:

@@ -1,0 +1,48 @@
+"""``GET /healthz``: whether this server can work, and if not, what is down.
+
+It answers at once: what the store knows of the database (unreachable since when, its disk
+full) is read without asking the database; only when nothing is known to be wrong does one
+``SELECT 1`` check it. Every background loop of the process (the sweeper, the flow service,
+the outbox, the listeners, …) is listed with its state: ``running``, ``failing for N s (…)``
+or ``not running`` (its thread ended).
+
+The status is ``ok``; ``degraded`` while some loop fails but the store answers (still 200);
+``unavailable`` (503, with ``Retry-After``) when the store does not answer or a loop is not
+running: a process to take out of rotation, or restart. On PostgreSQL, ``clock`` says how far
+this server's clock is off the database's (:mod:`pawflow.store.clocks`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pawflow import loops
+from pawflow.errors import StoreUnavailable
+from pawflow.store import Store, clocks
+
+RETRY_AFTER = "1"
+
+
+def check(store: Store) -> tuple[int, dict[str, Any]]:
+    """The status code and the body of ``/healthz``."""
+    problem = store.problem()
+    if problem is None:
+        try:
+            store.ping()
+        except StoreUnavailable as exc:
+            problem = store.problem() or str(exc)
+    states: dict[str, str] = {}
+    for loop in loops.background():
+        name, number = loop.name, 1
+        while name in states:
+            number += 1
+            name = f"{loop.name} #{number}"
+        states[name] = loop.state()
+    stopped = any(state == "not running" for state in states.values())
+    failing = any(state.startswith("failing") for state in states.values())
+    if problem is not None or stopped:
+        status = "unavailable"
+    else:
+        status = "degraded" if failing else "ok"
+    body = {"status": status, "store": problem or "ok", "loops": states, **clocks.health(store.clock)}
+    return (503 if status == "unavailable" else 200), body
