@@ -14,6 +14,7 @@ confirmation-family names, in the same write, with the same id. A stream ends wi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -44,7 +45,9 @@ from pawflow.store.store import SweepStep
 
 BATCH = 500
 RETRY_MILLIS = 2000
-STORE_FAILED = f"retry: {RETRY_MILLIS}\n: the store is unavailable; reconnect with Last-Event-ID\n\n"
+STORE_FAILED = (
+    f"retry: {RETRY_MILLIS}\n: the store is unavailable; reconnect with Last-Event-ID\n\n"
+)
 """The last words of a stream whose store failed: a comment every client reads past."""
 
 log = logging.getLogger("pawflow.server")
@@ -176,10 +179,8 @@ async def event_stream(
         hub.unsubscribe(waiter)
         hub.drop_feed(waiter)
         with anyio.CancelScope(shield=True):
-            try:
+            with contextlib.suppress(StoreError):  # the mark runs out by itself
                 await anyio.to_thread.run_sync(store.messages.drop_live, client_id)
-            except StoreError:  # the mark runs out by itself
-                pass
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,7 @@ def check(store: Store) -> tuple[int, dict[str, Any]]:
         states[name] = loop.state()
     stopped = any(state == "not running" for state in states.values())
     failing = any(state.startswith("failing") for state in states.values())
-    if problem is not None or stopped:
-        status = "unavailable"
-    else:
-        status = "degraded" if failing else "ok"
-    body = {"status": status, "store": problem or "ok", "loops": states, **clocks.health(store.clock)}
+    status = "unavailable" if problem is not None or stopped else "degraded" if failing else "ok"
+    body = {"status": status, "store": problem or "ok", "loops": states}
+    body.update(clocks.health(store.clock))
     return (503 if status == "unavailable" else 200), body

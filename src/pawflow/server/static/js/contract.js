@@ -346,8 +346,11 @@ export function oneOf(names, value) {
 
 /**
  * @typedef {object} Health
- * @property {"ok"} status
- * @property {string} version - The server's version of PawFlow.
+ * @property {"ok" | "degraded" | "unavailable"} status - ok; degraded: a background loop fails,
+ *   the store answers; unavailable (503): the store does not answer, or a loop is not running.
+ * @property {string} store - `ok`, or what is wrong with the database and for how long.
+ * @property {Record<string, string>} loops - Each background loop of the process: `running`,
+ *   `failing for N s (…)` or `not running`.
  * @property {ClockHealth | null} [clock]
  */
 
@@ -615,7 +618,6 @@ export function oneOf(names, value) {
  * @property {string} user
  * @property {"token" | "session"} via
  * @property {string | null} csrf_token
- * @property {string} version - The server's version of PawFlow.
  */
 
 /**
