@@ -81,8 +81,9 @@ class Failures:
         if count == 1:
             self.log.error("%s failed: %s", self.name, self.error, exc_info=exc)
         elif say:
+            elapsed = now - since
             self.log.warning(
-                "%s failed again: %s (%d failures in %.0f s)", self.name, self.error, count, now - since
+                "%s failed again: %s (%d failures in %.0f s)", self.name, self.error, count, elapsed
             )
 
     def succeeded(self) -> None:
@@ -153,9 +154,9 @@ class Loop:
             return
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name=f"pawflow-{self.name}", daemon=True)
+        self._thread.start()
         with _registry_lock:
             _started.add(self)
-        self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()

@@ -190,7 +190,7 @@ class DurableEngine(Engine):
         self._ready: deque[tuple[str, Item]] = deque()
         self._pending: Counter[str] = Counter()
         self._retry_at = 0.0
-        self._failures = Failures(f"flow {self.target}: writing to the store", log)
+        self._failures = Failures(f"{self.target}: writing to the store", log)
         """Failed takes and records: logged once with the traceback, then counted."""
 
     # -- arriving -----------------------------------------------------------------------

@@ -22,6 +22,7 @@ from pawflow.flow.durable import DEFAULT_BATCH, DurableEngine
 from pawflow.flow.engine import Ending
 from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.task import FlowScope, RuntimeContext
+from pawflow.loops import Failures
 
 if TYPE_CHECKING:
     from pawflow.store import Store
@@ -207,10 +208,17 @@ class FlowInstance:
 
     def _work(self) -> None:
         last_expiry = time.monotonic()
+        failures = Failures(f"a worker of flow {self.id}", log)
         while not self._stop.is_set():
-            picked = self.engine.take_batch(timeout=POLL)
-            if picked is not None:
-                self.engine.process_batch(*picked)
-            if time.monotonic() - last_expiry > POLL:
-                last_expiry = time.monotonic()
-                self.poke()
+            try:
+                picked = self.engine.take_batch(timeout=POLL)
+                if picked is not None:
+                    self.engine.process_batch(*picked)
+                if time.monotonic() - last_expiry > POLL:
+                    last_expiry = time.monotonic()
+                    self.poke()
+            except Exception as exc:  # a worker outlives whatever a batch runs into
+                failures.failed(exc)
+                self._stop.wait(failures.backoff(POLL))
+            else:
+                failures.succeeded()

@@ -431,7 +431,7 @@ class SqliteDatabase(Database):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
             raise self.unavailable(exc, "commit failed") from exc
-        if write:
+        if write and self.availability.problem is not None:
             self.availability.back()  # a write went through: the disk has room again
         if committed is not None:
             committed()  # the next writer may start while this one's callbacks run
