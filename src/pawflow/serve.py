@@ -236,12 +236,14 @@ def open_waiting(settings: ServerSettings, say: Callable[[str], object]) -> Stor
     """The store of the settings, once the database is reachable: waits up to
     ``wait_for_db`` seconds, telling ``say`` once what it waits for; past that, the
     ``StoreUnavailable`` says what was wrong and which setting waits longer."""
-    deadline = time.monotonic() + settings.wait_for_db
-    waiting = False
+    deadline: float | None = None  # counted from the first failure
     while True:
         try:
             return open_store(settings.db, timeout=settings.db_timeout)
         except StoreUnavailable as exc:
+            waiting = deadline is not None
+            if deadline is None:
+                deadline = time.monotonic() + settings.wait_for_db
             left = deadline - time.monotonic()
             if left <= 0:
                 if settings.wait_for_db <= 0:
@@ -253,7 +255,6 @@ def open_waiting(settings: ServerSettings, say: Callable[[str], object]) -> Stor
                     )
                 raise StoreUnavailable(f"{exc} ({hint})") from exc
             if not waiting:
-                waiting = True
                 say(
                     f"Waiting up to {settings.wait_for_db:g} s for the database"
                     f" (--wait-for-db, PAWFLOW_WAIT_FOR_DB): {exc}"

@@ -224,8 +224,9 @@ def test_start_up_waits_for_the_database_then_says_in_one_line_what_is_wrong(
 ) -> None:
     url = private_postgres.create_database()
     private_postgres.stop()
+    command = ["serve", "--port", "0", "--db", url, "--wait-for-db", "1s"]
     done = subprocess.run(
-        [sys.executable, "-m", "pawflow", "serve", "--port", "0", "--db", url, "--wait-for-db", "1s"],
+        [sys.executable, "-m", "pawflow", *command],
         capture_output=True,
         text=True,
         timeout=120,

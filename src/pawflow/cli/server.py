@@ -132,8 +132,9 @@ def serve(
     replaces a worker that dies and stops them all on SIGINT or SIGTERM.
 
     Other settings come from PAWFLOW_* variables (PAWFLOW_SWEEP_INTERVAL, PAWFLOW_MAX_BODY,
-    PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, PAWFLOW_METRICS, PAWFLOW_LOG_FORMAT, …; see
-    pawflow.server.settings); traces from the OTEL_* variables (docs/operations.md).
+    PAWFLOW_RATE_LIMIT, PAWFLOW_EVENT_RETENTION, PAWFLOW_DB_TIMEOUT, PAWFLOW_METRICS,
+    PAWFLOW_LOG_FORMAT, …; see pawflow.server.settings); traces from the OTEL_* variables
+    (docs/operations.md).
     """
     from rich.markup import escape
 
