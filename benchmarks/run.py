@@ -13,7 +13,9 @@ Sections (``--only NAME`` runs some of them, in this order):
 - flows: FlowFiles/s through a three-task flow, durable queues vs in-memory ones;
 - metrics: a ``/metrics`` scrape with 1,000 and with 1,000,000 answered requests stored;
 - startup: ``pawflow --help``, ``inbox`` and ``answer`` against a running server, and
-  ``pawflow serve`` until ``/healthz`` answers, each a median of fresh processes.
+  ``pawflow serve`` until ``/healthz`` answers, each a median of fresh processes;
+- outage: a PostgreSQL cluster of the run's own stopped and restarted: how soon calls fail,
+  how soon they work again, how soon a wake-up from another process arrives after a restart.
 
 Run with ``make bench`` (``--quick`` for small counts). Nothing here is asserted: the numbers
 are for people to read. PostgreSQL sections use throwaway databases on 127.0.0.1:5432.
@@ -38,6 +40,7 @@ import footprint
 import goals
 import latency
 import metrics
+import outage
 import sse
 import startup
 import sweeper
@@ -55,6 +58,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "flows": flow_queues.section,
     "metrics": metrics.section,
     "startup": startup.section,
+    "outage": outage.section,
 }
 
 
