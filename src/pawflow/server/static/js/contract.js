@@ -351,6 +351,7 @@ export function oneOf(names, value) {
  * @property {string} store - `ok`, or what is wrong with the database and for how long.
  * @property {Record<string, string>} loops - Each background loop of the process: `running`,
  *   `failing for N s (…)` or `not running`.
+ * @property {string} version - The server's version of PawFlow.
  * @property {ClockHealth | null} [clock]
  */
 
@@ -618,6 +619,7 @@ export function oneOf(names, value) {
  * @property {string} user
  * @property {"token" | "session"} via
  * @property {string | null} csrf_token
+ * @property {string} version - The server's version of PawFlow.
  */
 
 /**
