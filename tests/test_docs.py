@@ -13,6 +13,7 @@ Other blocks (```text, ```sh, ```json) are illustrations and are not run.
 
 from __future__ import annotations
 
+import gc
 import re
 import shlex
 from pathlib import Path
@@ -85,6 +86,9 @@ def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem.replace('-', '_')}"}
     for number, code in enumerate(blocks(page, "python"), start=1):
         exec(compile(code, f"{name(page)} (python block {number})", "exec"), namespace)
+    # Whatever a page leaves open is reported here, against that page, not a later test.
+    namespace.clear()
+    gc.collect()
 
 
 def expected_pattern(line: str) -> re.Pattern[str]:

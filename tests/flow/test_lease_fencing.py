@@ -42,13 +42,13 @@ class Scene:
 SCENES: dict[str, Scene] = {}
 
 
-@flow_task("chargeTen")
+@flow_task("fencedChargeTen")
 def charge_ten(flowfile: FlowFile, ctx: TaskContext) -> list[FlowFile]:
     """Ten charges to make, one FlowFile each (a batch of ten for the next task)."""
     return [flowfile.child(update={"charge": str(n)}) for n in range(COUNT)]
 
 
-@flow_task("chargeOnce")
+@flow_task("fencedChargeOnce")
 def charge_once(flowfile: FlowFile, ctx: TaskContext) -> FlowFile:
     scene = SCENES[ctx.runtime.flow_name]
     scene.ran.append(flowfile.id)
@@ -63,10 +63,10 @@ name: fenced-{backend}
 queue_capacity: 100
 tasks:
   fan:
-    type: chargeTen
+    type: fencedChargeTen
     next: charge
   charge:
-    type: chargeOnce
+    type: fencedChargeOnce
 """
 
 

@@ -81,11 +81,18 @@ def test_a_full_run_logs_json_lines_with_ids_and_no_secret(tmp_path: Path) -> No
 
         with httpx.Client(base_url=url) as browser:
             assert browser.get(f"/signin?token={secrets['sign-in link']}").status_code == 200
-            browser.post("/signin", data={"token": secrets["sign-in link"]})
+            same_origin = {"Origin": url}  # as a browser sends with the sign-in form
+            signed_in = browser.post(
+                "/signin", data={"token": secrets["sign-in link"]}, headers=same_origin
+            )
+            assert signed_in.status_code in (200, 303), signed_in.text
             secrets["login cookie"] = browser.cookies["pawflow_session"]
             secrets["csrf token"] = browser.cookies["pawflow_csrf"]
             assert browser.get("/api/session").status_code == 200
-            browser.post("/signin", data={"token": secrets["sign-in link"]})  # spent: refused
+            spent = browser.post(
+                "/signin", data={"token": secrets["sign-in link"]}, headers=same_origin
+            )
+            assert spent.status_code >= 400  # spent: refused
         bad = {"Authorization": f"Bearer {secrets['unknown token']}"}
         assert httpx.get(f"{url}/api/session", headers=bad).status_code == 401
         scrape = {"Authorization": f"Bearer {METRICS_TOKEN}"}

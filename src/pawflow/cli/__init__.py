@@ -8,7 +8,18 @@ import sys
 import typer
 
 from pawflow import __version__
-from pawflow.cli import approvals, chat, demo, flows, governance, mcp, server, sessions, webhooks
+from pawflow.cli import (
+    approvals,
+    chat,
+    demo,
+    flows,
+    governance,
+    mcp,
+    server,
+    sessions,
+    users,
+    webhooks,
+)
 from pawflow.errors import StoreError
 from pawflow.redaction import redact, remember_settings
 
@@ -23,6 +34,7 @@ app = typer.Typer(
 )
 demo.register(app)
 server.register(app)
+users.register(app)
 flows.register(app)
 sessions.register(app)
 mcp.register(app)

@@ -20,8 +20,8 @@ from pawflow.cli.server import (
     _fail,
     _say,
     errors,
-    users_app,
 )
+from pawflow.cli.users import users_app
 from pawflow.errors import Forbidden, InvalidInput, PawFlowError
 
 groups_app = typer.Typer(

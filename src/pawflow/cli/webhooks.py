@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import typer
 
-from pawflow.cli.server import DB_OPTION, _say, _user_name
+from pawflow.cli.server import DB_OPTION, _say
+from pawflow.cli.users import _user_name
 from pawflow.errors import ConfigError, InvalidInput, NotFound
 
 webhooks_app = typer.Typer(

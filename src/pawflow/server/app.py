@@ -38,7 +38,6 @@ from pawflow.server import (
 )
 from pawflow.server import agents as agent_routes
 from pawflow.server import errors as server_errors
-from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.context import AgentDirectory, MessageHandler, ServerContext
 from pawflow.server.hub import EventHub
@@ -157,10 +156,10 @@ def _add_basics(app: FastAPI, store: Store) -> None:
     @app.get(
         "/healthz",
         summary="Whether the server can work, and what is down",
-        response_model=m.Health,
+        response_model=health.Health,
         responses={
             503: {
-                "model": m.Health,
+                "model": health.Health,
                 "description": "The store does not answer, or a background loop stopped.",
             }
         },

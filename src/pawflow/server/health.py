@@ -14,11 +14,15 @@ this server's clock is off the database's (:mod:`pawflow.store.clocks`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from pawflow import loops
 from pawflow.errors import StoreUnavailable
 from pawflow.store import Store, clocks
+
+from .models import Out
 
 RETRY_AFTER = "1"
 
@@ -44,3 +48,29 @@ def check(store: Store) -> tuple[int, dict[str, Any]]:
     body = {"status": status, "store": problem or "ok", "loops": states}
     body.update(clocks.health(store.clock))
     return (503 if status == "unavailable" else 200), body
+
+
+class ClockHealth(Out):
+    """This server's clock against the database's (PostgreSQL only)."""
+
+    status: Literal["ok", "skewed"]
+    offset_seconds: float | None = Field(
+        description="How far this server's clock is ahead of the database's (negative: behind)"
+    )
+    max_skew_seconds: float = Field(description="PAWFLOW_MAX_CLOCK_SKEW")
+    read_at: str | None = Field(description="When the database's clock was last read")
+    detail: str
+
+
+class Health(Out):
+    status: Literal["ok", "degraded", "unavailable"] = Field(
+        description="ok; degraded: a background loop fails, the store answers;"
+        " unavailable (503): the store does not answer, or a loop is not running."
+    )
+    store: str = Field(description="`ok`, or what is wrong with the database and for how long.")
+    loops: dict[str, str] = Field(
+        description="Each background loop of the process: `running`, `failing for N s (…)`"
+        " or `not running`."
+    )
+    version: str = Field(description="The server's version of PawFlow.")
+    clock: ClockHealth | None = None
