@@ -55,6 +55,7 @@ PUBLIC = [
     "LeaseLost",
     "Message",
     "MigrationError",
+    "MissingExtra",
     "ModelError",
     "NotFound",
     "NotPending",

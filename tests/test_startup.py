@@ -57,7 +57,8 @@ CLIENT = COMMAND | {
     # what the records need besides pydantic
     *("dateutil", "six", "re2"),
 }
-PAWFLOW_CLI = {"pawflow", "pawflow.errors", "pawflow.lazy", "pawflow.redaction"}
+# pawflow.extras: the command says which extra to install when typer is missing.
+PAWFLOW_CLI = {"pawflow", "pawflow.errors", "pawflow.extras", "pawflow.lazy", "pawflow.redaction"}
 PAWFLOW_CLIENT = PAWFLOW_CLI | {
     *("pawflow.client", "pawflow.records", "pawflow.clock", "pawflow.durations"),
     *("pawflow.interactions", "pawflow.interactions.kinds", "pawflow.interactions.patterns"),

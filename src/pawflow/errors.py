@@ -10,6 +10,7 @@ escape raw::
     │   ├── InvalidDuration         a duration or deadline that cannot be read
     │   ├── PayloadTooLarge         a payload over the configured cap
     │   ├── ConfigError             a setting or a configuration that cannot be used
+    │   │   └── MissingExtra        a part whose extra is not installed (also an ImportError)
     │   ├── FlowDefinitionError     a flow definition that cannot run
     │   ├── ExpressionError         a ``${…}`` expression or JSON path that cannot be read
     │   ├── UndecodableCheckpoint   a checkpoint this version cannot resume
@@ -96,6 +97,22 @@ class PayloadTooLarge(InvalidInput):
 
 class ConfigError(InvalidInput):
     """A setting or a configuration (plugins, pipeline stages, intervals) that cannot be used."""
+
+
+class MissingExtra(ConfigError, ImportError):
+    """A part of PawFlow whose optional dependencies are not installed: the message names
+    the extra to install (``pip install 'pawflow[server]'``). Raised where the part is
+    imported (:mod:`pawflow.extras`), so it is an :class:`ImportError` too."""
+
+    def __init__(self, extra: str, part: str, missing: Sequence[str]) -> None:
+        self.extra = extra
+        self.part = part
+        self.missing = list(missing)
+        named = ", ".join(self.missing[:3]) + (", …" if len(self.missing) > 3 else "")
+        super().__init__(
+            f"{part} needs the {extra!r} extra ({named} not installed):"
+            f" pip install 'pawflow[{extra}]'"
+        )
 
 
 class FlowDefinitionError(InvalidInput):

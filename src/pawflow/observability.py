@@ -11,7 +11,9 @@ an OTLP endpoint is given (``OTEL_EXPORTER_OTLP_ENDPOINT``,
 ``OTEL_SDK_DISABLED=true``. The OTLP exporter is the ``otlp`` extra
 (``pip install 'pawflow[otlp]'``); it reads its endpoint, headers and protocol from its own
 ``OTEL_EXPORTER_OTLP_*`` variables. A process that set up a tracer provider itself (a test,
-an application embedding PawFlow) keeps it.
+an application embedding PawFlow) keeps it. The SDK and the instrumentation are the ``otel``
+extra, loaded only when tracing is on: without it, a server that is asked to trace says which
+extra to install, and one that is not serves as ever.
 """
 
 from __future__ import annotations
@@ -20,22 +22,21 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
-from opentelemetry import trace
-from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
-from opentelemetry.trace import Span
 
+from pawflow import extras
 from pawflow.errors import ConfigError
 from pawflow.loops import Service
 from pawflow.redaction import redact
 from pawflow.server import metrics, tallies
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Store
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.trace import Span
 
 EXPORTERS = "opentelemetry_traces_exporter"
 """The entry point group where span exporters are found by name (the SDK's own)."""
@@ -69,9 +70,19 @@ def configure_tracing(env: Mapping[str, str] | None = None) -> bool:
     """Set up the SDK's tracer provider from ``env`` (the process's by default); whether
     this process now records spans."""
     env = os.environ if env is None else env
+    names = _exporter_names(env)
+    if not extras.installed("opentelemetry.sdk"):
+        if names:
+            extras.require("otel", part=f"tracing (OTEL_TRACES_EXPORTER={','.join(names)})")
+        return False
+    # The SDK is the `otel` extra: loaded here only (PLC0415), by a server that serves.
+    from opentelemetry import trace  # noqa: PLC0415
+    from opentelemetry.sdk.resources import Resource  # noqa: PLC0415
+    from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: PLC0415
+
     if isinstance(trace.get_tracer_provider(), TracerProvider):
         return True  # set up already, by whoever embeds the server
-    names = _exporter_names(env)
     if not names:
         return False
     named = "OTEL_SERVICE_NAME" in env or "service.name=" in env.get("OTEL_RESOURCE_ATTRIBUTES", "")
@@ -100,6 +111,9 @@ def _mask_request(span: Span, scope: dict[str, Any]) -> None:
 
 def instrument(app: FastAPI) -> None:
     """HTTP spans for every request the app serves (the FastAPI instrumentation)."""
+    with extras.needed("otel", part="the HTTP spans of the server"):
+        from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor  # noqa: PLC0415
+
     FastAPIInstrumentor.instrument_app(
         app, server_request_hook=_mask_request, exclude_spans=["receive", "send"]
     )

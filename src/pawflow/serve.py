@@ -36,8 +36,6 @@ from pawflow.channels import (
     Channel,
     Dispatcher,
     EmailChannel,
-    SlackChannel,
-    SlackConfig,
     SmtpConfig,
     WebhookSender,
 )
@@ -130,6 +128,9 @@ def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
     if settings.smtp_url:
         channels.append(EmailChannel(SmtpConfig.from_url(settings.smtp_url, settings.mail_from)))
     if settings.slack_bot_token:
+        # The Slack channel is the `slack` extra: loaded (or said missing) when configured.
+        from pawflow.channels.slack import SlackChannel, SlackConfig  # noqa: PLC0415
+
         config = SlackConfig(
             settings.slack_bot_token, settings.slack_signing_secret, settings.slack_api_url
         )

@@ -2,10 +2,12 @@
 
 **Spans** go through the OpenTelemetry API only. Until a process configures an SDK
 (``pawflow serve`` does, from the ``OTEL_*`` variables: :mod:`pawflow.observability`) each
-span is a no-op. The store opens ``pawflow.ask`` when a request is published and keeps its
-trace context (a W3C ``traceparent``) with the request; ``pawflow.answer`` (and
-``.cancel``, ``.expire``), ``pawflow.deliver`` and ``pawflow.resume`` — in whatever process,
-however much later — are spans *linked* to that ask.
+span is a no-op; without the API installed (the core, without the ``otel`` extra) there is
+none at all, and :func:`span` only names the ids for the log lines. The store opens
+``pawflow.ask`` when a request is published and keeps its trace context (a W3C
+``traceparent``) with the request; ``pawflow.answer`` (and ``.cancel``, ``.expire``),
+``pawflow.deliver`` and ``pawflow.resume`` — in whatever process, however much later — are
+spans *linked* to that ask.
 
 **Tallies** are counters and histograms kept in this process (a dictionary increment under a
 lock): requests created and closed, deliveries, answer → resume latency. Whatever serves
@@ -28,14 +30,20 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from opentelemetry import trace
-from opentelemetry.trace import Span
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+try:
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+except ModuleNotFoundError:  # the core alone: no tracing, and nothing paid for it
+    TRACING = False
+else:
+    TRACING = True
+    _TRACER = trace.get_tracer("pawflow")
+    _PROPAGATOR = TraceContextTextMapPropagator()
 
-_TRACER = trace.get_tracer("pawflow")
-_PROPAGATOR = TraceContextTextMapPropagator()
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 LOG_IDS = ("request_id", "conversation_id", "deployment_id", "turn_id")
 """The PawFlow ids a log line and a span may carry."""
@@ -54,13 +62,35 @@ def span(
     on it (as ``pawflow.<id>``) and on every line logged inside it."""
     given = {key: value for key, value in ids.items() if value}
     attrs: dict[str, str | int] = {f"pawflow.{key}": value for key, value in given.items()}
+    if not TRACING:
+        with log_context(**given):
+            yield cast("Span", _UNRECORDED)
+        return
     attrs.update({key: value for key, value in (attributes or {}).items() if value is not None})
     with _TRACER.start_as_current_span(name, attributes=attrs) as current, log_context(**given):
         yield current
 
 
+class _Unrecorded:
+    """The span :func:`span` yields without the OpenTelemetry API: records nothing."""
+
+    def is_recording(self) -> bool:
+        return False
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        pass
+
+    def add_link(self, context: Any, attributes: Any = None) -> None:
+        pass
+
+
+_UNRECORDED = _Unrecorded()
+
+
 def traceparent() -> str | None:
     """The current span's context as a W3C ``traceparent``; None when there is no span."""
+    if not TRACING:
+        return None
     carrier: dict[str, str] = {}
     _PROPAGATOR.inject(carrier)
     return carrier.get("traceparent")
@@ -80,7 +110,7 @@ def link(current: Span, stored: str | None, relation: str = "ask") -> None:
 
 def recording() -> bool:
     """Whether the current span is recorded (a configured SDK is tracing this work)."""
-    return trace.get_current_span().is_recording()
+    return TRACING and trace.get_current_span().is_recording()
 
 
 # -- log ids ------------------------------------------------------------------------------------
@@ -103,6 +133,8 @@ def log_context(**ids: str | None) -> Iterator[None]:
 def log_ids() -> dict[str, str]:
     """The ids of the work at hand: :func:`log_context`'s, and the trace's if one is on."""
     found = dict(_IDS.get() or {})
+    if not TRACING:
+        return found
     context = trace.get_current_span().get_span_context()
     if context.is_valid:
         found["trace_id"] = trace.format_trace_id(context.trace_id)

@@ -19,13 +19,17 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from typing import Any, Literal
 
-import httpx2
-import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from mcp import Client, StdioServerParameters
-from mcp.client._transport import TransportStreams
-from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pawflow import extras
+
+with extras.needed("mcp", part="the MCP tools of agents"):
+    import httpx2
+    import mcp_types as types
+    from mcp import Client, StdioServerParameters
+    from mcp.client._transport import TransportStreams
+    from mcp.client.streamable_http import streamable_http_client
 
 from pawflow.agent.tools import Tool, ToolOutcome
 from pawflow.errors import InvalidInput

@@ -5,8 +5,14 @@ sends it once per outbox row, and updates a sent copy when the request is settle
 :class:`Dispatcher` sends the store's outbox through them under a lease;
 :mod:`pawflow.channels.replies` reads answers that come back by mail,
 :mod:`pawflow.channels.slack_answers` the ones that come back from Slack.
+
+The Slack channel is loaded on first use of its names (PEP 562): it is the ``slack`` extra,
+which a server without Slack does without.
 """
 
+import typing
+
+from pawflow import lazy
 from pawflow.channels.apprise import AppriseChannel
 from pawflow.channels.base import (
     Button,
@@ -18,8 +24,14 @@ from pawflow.channels.base import (
 )
 from pawflow.channels.dispatcher import Dispatcher
 from pawflow.channels.email import EmailChannel, SmtpConfig
-from pawflow.channels.slack import SlackChannel, SlackConfig
 from pawflow.channels.webhooks import AllowedHosts, WebhookSender
+
+if typing.TYPE_CHECKING:
+    from pawflow.channels.slack import SlackChannel, SlackConfig
+
+__getattr__, __dir__ = lazy.exports(
+    __name__, dict.fromkeys(("SlackChannel", "SlackConfig"), "pawflow.channels.slack")
+)
 
 __all__ = [
     "AllowedHosts",

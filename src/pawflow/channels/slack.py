@@ -31,8 +31,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError, SlackClientError
+from pawflow import extras
+
+with extras.needed("slack", part="the Slack channel"):
+    from slack_sdk import WebClient
+    from slack_sdk.errors import SlackApiError, SlackClientError
 
 from pawflow.channels import slack_approvals
 from pawflow.channels.base import DeliveryError, Outgoing

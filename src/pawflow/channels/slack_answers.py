@@ -30,7 +30,10 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from slack_sdk.errors import SlackClientError
+from pawflow import extras
+
+with extras.needed("slack", part="the Slack channel"):
+    from slack_sdk.errors import SlackClientError
 
 from pawflow.channels import slack, slack_approvals
 from pawflow.channels.base import VOTE_COUNTED

@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import sys
 
-import typer
+from pawflow import __version__, extras
 
-from pawflow import __version__
+# Without its extra the command says which one to install, before anything imports typer.
+with extras.needed("server", part="the pawflow command"):
+    import typer
+
 from pawflow.cli import (
     approvals,
     chat,
@@ -20,7 +23,7 @@ from pawflow.cli import (
     users,
     webhooks,
 )
-from pawflow.errors import StoreError
+from pawflow.errors import MissingExtra, StoreError
 from pawflow.redaction import redact, remember_settings
 
 # Every app of the CLI prints plain help (rich_markup_mode=None): typer's rich panels put a
@@ -73,4 +76,7 @@ def main() -> None:
         # The store cannot be opened or used (unreachable, its disk full): one line saying
         # so, not a traceback.
         sys.stderr.write(f"Cannot use the store: {redact(str(exc))}\n")
+        sys.exit(1)
+    except MissingExtra as exc:  # a command whose part is not installed: which extra it is
+        sys.stderr.write(f"{exc}\n")
         sys.exit(1)

@@ -58,7 +58,10 @@ def mcp(
     """
     from rich.markup import escape
 
+    from pawflow import extras
     from pawflow.client import TOKEN_ENV, Client
+
+    extras.require("mcp", part="pawflow mcp")
     from pawflow.mcp.stdio import run_stdio
 
     if token is not None:

@@ -5,6 +5,7 @@ start. ``mount(app)`` adds the route at once, and the first request to it loads
 :mod:`pawflow.mcp.http` (in a worker thread, so the server keeps answering meanwhile), starts
 its session manager in a task group that lives as long as the app serves, and hands every
 request from then on to its endpoint. A server nobody asks over MCP never loads the SDK.
+The SDK is the ``mcp`` extra: without it, ``/mcp`` is a 501 that says which extra to install.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from fastapi import FastAPI
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pawflow import extras
+from pawflow.errors import MissingExtra
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem, problem_response
 from pawflow.server.limits import encoded_upload_limit
@@ -30,6 +33,7 @@ Serving = Callable[..., AbstractAsyncContextManager[ASGIApp]]
 
 
 def _load() -> Serving:
+    extras.require("mcp", part="MCP (/mcp)")
     from pawflow.mcp.http import serving  # noqa: PLC0415 - the MCP SDK, on first use
 
     return serving
@@ -47,7 +51,11 @@ class _OnFirstUse:
         self._starting = anyio.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        endpoint = self.endpoint or await self._start()
+        try:
+            endpoint = self.endpoint or await self._start()
+        except MissingExtra as missing:
+            await problem_response(HTTPProblem(501, str(missing)))(scope, receive, send)
+            return
         if endpoint is None:  # not serving (yet, or any more)
             await problem_response(HTTPProblem(503))(scope, receive, send)
             return

@@ -5,13 +5,18 @@ assembles them.
 The names below are loaded on first use (PEP 562), so that the modules of this package that
 need no HTTP framework (:mod:`~pawflow.server.credentials`, :mod:`~pawflow.server.settings`)
 load without it: ``pawflow users add`` never imports FastAPI.
+
+It is the ``server`` extra (``pip install 'pawflow[server]'``): without it, importing any of
+its modules says so (:class:`~pawflow.errors.MissingExtra`).
 """
 
 from __future__ import annotations
 
 import typing
 
-from pawflow import lazy
+from pawflow import extras, lazy
+
+extras.require("server", part="the PawFlow server")
 
 if typing.TYPE_CHECKING:
     from pawflow.server.app import create_app

@@ -9,6 +9,7 @@ address gets a 429 until it refills. Without
 ``PAWFLOW_SLACK_SIGNING_SECRET`` and ``PAWFLOW_SLACK_BOT_TOKEN`` the route is a 404, as if it
 did not exist. The verified payload is handed to
 :class:`pawflow.channels.slack_answers.SlackAnswers`, off the event loop (the store blocks).
+Slack's SDK (the ``slack`` extra) is loaded by the first request, once Slack is configured.
 """
 
 from __future__ import annotations
@@ -21,10 +22,7 @@ from urllib.parse import parse_qs
 import anyio
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
-from slack_sdk.signature import Clock, SignatureVerifier
 
-from pawflow.channels.slack import SlackConfig
-from pawflow.channels.slack_answers import SlackAnswers
 from pawflow.errors import HTTPProblem
 from pawflow.server.auth import client_address
 from pawflow.server.context import context_of
@@ -35,26 +33,22 @@ log = logging.getLogger("pawflow.server.slack")
 PATH = "/integrations/slack/interactions"
 
 
-class _StoreClock(Clock):
-    """The store's clock (injectable, so tests choose the time) as Slack's verifier reads it."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def now(self) -> float:
-        return self.store.now().timestamp()
-
-
 def verified(store: Store, secret: str, body: bytes, headers: Any) -> bool:
     """Whether ``body`` was signed by Slack with ``secret`` in the last five minutes."""
+    from slack_sdk.signature import Clock, SignatureVerifier  # noqa: PLC0415 - the slack extra
+
+    class StoreClock(Clock):
+        """The store's clock (injectable, so tests choose the time) as the verifier reads it."""
+
+        def now(self) -> float:
+            return store.now().timestamp()
+
     timestamp = headers.get("x-slack-request-timestamp")
     signature = headers.get("x-slack-signature")
     if not timestamp or not signature or not timestamp.isdigit() or len(timestamp) > 12:
         return False
     try:
-        return SignatureVerifier(secret, clock=_StoreClock(store)).is_valid(
-            body, timestamp, signature
-        )
+        return SignatureVerifier(secret, clock=StoreClock()).is_valid(body, timestamp, signature)
     except (UnicodeDecodeError, ValueError):
         return False
 
@@ -84,6 +78,9 @@ async def interactions(request: Request) -> Response:
     payload = _payload(body)
     if payload is None:
         raise HTTPProblem(400, "expected a payload form field of JSON")
+    from pawflow.channels.slack import SlackConfig  # noqa: PLC0415 - the slack extra
+    from pawflow.channels.slack_answers import SlackAnswers  # noqa: PLC0415
+
     config = SlackConfig(
         settings.slack_bot_token, settings.slack_signing_secret, settings.slack_api_url
     )

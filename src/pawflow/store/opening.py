@@ -7,6 +7,7 @@ from pathlib import Path
 
 import platformdirs
 
+from pawflow import extras
 from pawflow.clock import Clock
 from pawflow.errors import InvalidInput
 from pawflow.redaction import remember_url
@@ -50,7 +51,9 @@ def open_store(
     if url.startswith("sqlite:///"):
         db = SqliteDatabase(url.removeprefix("sqlite:///"))
     elif url.startswith(("postgresql://", "postgres://")):
-        # psycopg is loaded only for a PostgreSQL store, never for the embedded default.
+        # psycopg is loaded only for a PostgreSQL store, never for the embedded default;
+        # it is the `postgres` extra.
+        extras.require("postgres", part="a PostgreSQL store")
         from pawflow.store.postgres import PostgresDatabase  # noqa: PLC0415
 
         db = PostgresDatabase(url) if timeout is None else PostgresDatabase(url, timeout=timeout)
