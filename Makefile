@@ -24,6 +24,7 @@ endef
 venv:
 	$(ENSURE_VENV)
 
+# The `dev` extra is the whole product (`pawflow[all]`) and the tools of the tests.
 $(STAMP): pyproject.toml
 	$(ENSURE_VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -31,14 +32,15 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # CrewAI cannot share .venv (it pins openai<3, which openai-agents refuses): its bridge's
-# processes run from a venv of their own, which tests/bridges/test_crewai.py starts them with.
+# processes run from a venv of their own, which tests/bridges/test_crewai.py starts them with
+# (the core, PostgreSQL for the tests' stores, and CrewAI).
 CREWAI_VENV := .venv-crewai
 CREWAI_STAMP := $(CREWAI_VENV)/.installed
 
 $(CREWAI_STAMP): pyproject.toml
 	test -x $(CREWAI_VENV)/bin/python || $(PYTHON) -m venv $(CREWAI_VENV)
 	$(CREWAI_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(CREWAI_VENV)/bin/python -m pip install --quiet -e '.[crewai]'
+	$(CREWAI_VENV)/bin/python -m pip install --quiet -e '.[crewai,postgres]'
 	touch $@
 
 run: $(STAMP)
