@@ -122,9 +122,11 @@ def test_the_core_runs_the_readme_example_with_every_extra_missing(tmp_path: Pat
 # `pawflow serve`'s app without Slack, traces, MCP, the terminal app or PostgreSQL.
 SERVER_PROBE = """
 import contextlib, io, json, sys
+from pathlib import Path
 import httpx
 import pawflow
 from pawflow import observability, serve
+from pawflow.agent.config import load_agents
 from pawflow.mcp.mounting import mount
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import live_server
@@ -151,6 +153,17 @@ with pawflow.open_store(sys.argv[1]) as store:
     traced = {"OTEL_TRACES_EXPORTER": "console"}
     seen["otel"] = said(lambda: observability.configure_tracing(traced))
     seen["untraced"] = observability.configure_tracing({})
+model = "{url: 'http://127.0.0.1:9/v1', name: any}"
+agent = "  - name: helper\\n    model: " + model + "\\n    system_prompt: Hi"
+Path("agents.yaml").write_text("agents:\\n" + agent + "\\n")
+seen["agents"] = [spec.name for spec in load_agents("agents.yaml", {})]
+remote = "    mcp_servers: [{name: files, command: cat, tools: [count]}]"
+Path("remote.yaml").write_text("agents:\\n" + agent + "\\n" + remote + "\\n")
+try:
+    with contextlib.ExitStack() as connections:
+        load_agents("remote.yaml", {}, connections=connections)
+except pawflow.InvalidInput as refused:
+    seen["mcp_servers"] = str(refused).partition("cannot connect: ")[2]
 sys.argv = ["pawflow", "chat", "--server", "http://127.0.0.1:9"]
 stderr = io.StringIO()
 with contextlib.redirect_stderr(stderr):
@@ -163,7 +176,10 @@ print(json.dumps(seen))
 """
 
 
+@pytest.mark.slow
 def test_the_server_serves_without_the_extras_beside_it(tmp_path: Path) -> None:
+    """Slow (~5 s: one interpreter loads the server, builds `pawflow serve`'s app and serves
+    it): every part beside the server, asked for in the one process."""
     blocked = tops("slack", "mcp", "tui", "postgres") - tops("server") | WITHOUT_TRACES
     seen = run_blocked(blocked, SERVER_PROBE, tmp_path, f"sqlite:///{tmp_path / 's.db'}")
     assert seen == {
@@ -180,6 +196,9 @@ def test_the_server_serves_without_the_extras_beside_it(tmp_path: Path) -> None:
         " (opentelemetry.sdk, opentelemetry.instrumentation.fastapi not installed):"
         " pip install 'pawflow[otel]'",
         "untraced": False,
+        "agents": ["helper"],
+        "mcp_servers": "the MCP tools of agents (mcp_servers) needs the 'mcp' extra (mcp not"
+        " installed): pip install 'pawflow[mcp]'",
         "chat": "1: the terminal app (pawflow chat) needs the 'tui' extra (textual not"
         " installed): pip install 'pawflow[tui]'",
     }
@@ -219,8 +238,8 @@ def core_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_the_core_alone_installs_a_handful_of_packages_and_runs_the_readme_example(
     core_venv: Path, tmp_path: Path
 ) -> None:
-    """Slow (a venv and an install, ~10 s): the issue's own check, that `pip install pawflow`
-    brings the core only and that the core runs the example."""
+    """Slow (a venv and an install from pip's cache, 10-20 s): the issue's own check, that
+    `pip install pawflow` brings the core only and that the core runs the example."""
     listed = pip("--python", str(core_venv), "list", "--format=json", cwd=tmp_path)
     installed = {package["name"].lower() for package in json.loads(listed)}
     assert "pawflow" in installed

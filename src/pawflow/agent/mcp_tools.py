@@ -8,7 +8,9 @@ own, and turns each allowed tool into a :class:`~pawflow.agent.tools.Tool` whose
 the server's. An approved-only tool is ``consequential``: the agent's toolbox asks the
 user first, exactly as for a built-in tool.
 
-Tool names become ``<server>__<tool>``, so two servers' tools never collide.
+Tool names become ``<server>__<tool>``, so two servers' tools never collide. The MCP SDK is
+the ``mcp`` extra, loaded when a toolset connects: an agents file reads without it, and an
+agent with ``mcp_servers`` says which extra to install.
 """
 
 from __future__ import annotations
@@ -17,23 +19,22 @@ import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pawflow import extras
-
-with extras.needed("mcp", part="the MCP tools of agents"):
-    import httpx2
-    import mcp_types as types
-    from mcp import Client, StdioServerParameters
-    from mcp.client._transport import TransportStreams
-    from mcp.client.streamable_http import streamable_http_client
-
 from pawflow.agent.tools import Tool, ToolOutcome
 from pawflow.errors import InvalidInput
 from pawflow.redaction import remember_settings, remember_url
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp import Client
+    from mcp.client._transport import TransportStreams
+
+PART = "the MCP tools of agents (mcp_servers)"
 
 SEPARATOR = "__"
 _SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
@@ -86,6 +87,9 @@ class McpServerConfig(BaseModel):
         return tool in self.approval
 
     def client(self) -> Client:
+        with extras.needed("mcp", part=PART):  # the SDK, once a toolset connects
+            from mcp import Client, StdioServerParameters  # noqa: PLC0415
+
         if self.command is not None:
             params = StdioServerParameters(command=self.command, args=self.args, env=self.env)
             return Client(params, read_timeout_seconds=self.timeout, mode="legacy")
@@ -96,6 +100,9 @@ class McpServerConfig(BaseModel):
 async def _http(config: McpServerConfig) -> AsyncIterator[TransportStreams]:
     """Streamable HTTP with the configured headers; the HTTP client closes with it."""
     assert config.url is not None
+    import httpx2  # noqa: PLC0415 - the MCP SDK's HTTP client, with the SDK
+    from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
+
     async with (
         httpx2.AsyncClient(headers=config.headers, timeout=config.timeout) as http,
         streamable_http_client(config.url, http_client=http) as streams,
@@ -104,6 +111,8 @@ async def _http(config: McpServerConfig) -> AsyncIterator[TransportStreams]:
 
 
 def _text_of(result: types.CallToolResult) -> str:
+    import mcp_types as types  # noqa: PLC0415 - loaded with the SDK by then
+
     parts = [block.text for block in result.content if isinstance(block, types.TextContent)]
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, default=str))
