@@ -6,11 +6,13 @@ so an embedded SQLite store never loads it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
 import logging
 import math
+import os
 import secrets
 import threading
 from collections.abc import Callable, Iterator
@@ -263,37 +265,179 @@ def _database_url(admin_url: str, name: str) -> str:
 
 @contextlib.contextmanager
 def throwaway(admin_url: str, *, migrated: bool = False) -> Iterator[str]:
-    """Create a fresh database, yield its URL, drop it afterwards (for tests). With
-    ``migrated``, it is a copy of a database at the newest schema (:func:`migrated_template`)
-    instead of an empty one."""
+    """A fresh database's URL for the block (for tests). With ``migrated``, one at the newest
+    schema: a copy of :func:`migrated_template`, which this process empties again afterwards
+    and hands to its next caller (:class:`_Spares`) — making and dropping a database costs a
+    checkpoint each, emptying one a few milliseconds. Without, an empty database, dropped
+    afterwards."""
+    if migrated:
+        with _spares.database(admin_url) as url:
+            yield url
+        return
     name = "pawflow_test_" + secrets.token_hex(6)
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        if migrated:
-            _copy_template(conn, admin_url, name)
-        else:
-            conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
     try:
         yield _database_url(admin_url, name)
     finally:
+        _drop(admin_url, name)
+
+
+def _drop(admin_url: str, name: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# What makes two databases the same schema: tables, columns, indexes, triggers, and the
+# migrations recorded. A database whose shape changed under a test is dropped, never reused.
+_SHAPE = """
+SELECT md5(concat_ws('|',
+  (SELECT string_agg(concat_ws(':', table_name, column_name, data_type, column_default),
+                     ',' ORDER BY table_name, column_name)
+     FROM information_schema.columns WHERE table_schema = 'public'),
+  (SELECT string_agg(indexdef, ',' ORDER BY indexdef) FROM pg_indexes
+    WHERE schemaname = 'public'),
+  (SELECT string_agg(tgname, ',' ORDER BY tgname) FROM pg_trigger WHERE NOT tgisinternal),
+  (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM pawflow_schema t)))
+"""
+# Empty every table but the migrations' own, foreign keys aside (a superuser's right), and
+# start every sequence again.
+_EMPTY = """
+DO $$
+DECLARE t record;
+BEGIN
+  SET LOCAL session_replication_role = replica;
+  FOR t IN SELECT tablename FROM pg_tables
+            WHERE schemaname = 'public' AND tablename <> 'pawflow_schema' LOOP
+    EXECUTE format('DELETE FROM %I', t.tablename);
+  END LOOP;
+  PERFORM setval(format('%I.%I', schemaname, sequencename), start_value, false)
+     FROM pg_sequences WHERE schemaname = 'public';
+END $$
+"""
+SPARE_PREFIX = "pawflow_spare_"
+
+
+class _Spares:
+    """Migrated databases of this process, emptied after each use and handed out again.
+
+    Each is named after the process (``pawflow_spare_<pid>_…``): the process drops its own
+    when it exits, and the first process to ask drops those of processes that are gone.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ready: dict[tuple[str, str], list[str]] = {}  # (admin URL, template) -> names
+        self._shapes: dict[str, str] = {}  # template -> its shape
+        self._made: set[tuple[str, str]] = set()  # (admin URL, name)
+        self._reaped = False
+
+    @contextlib.contextmanager
+    def database(self, admin_url: str) -> Iterator[str]:
+        name, template = self._take(admin_url)
+        url = _database_url(admin_url, name)
+        reusable = False
+        try:
+            yield url
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                reusable = self._empty(admin_url, url, name, template)
+            if reusable:
+                with self._lock:
+                    self._ready.setdefault((admin_url, template), []).append(name)
+            else:
+                self._made.discard((admin_url, name))
+                _drop(admin_url, name)
+
+    def _take(self, admin_url: str) -> tuple[str, str]:
+        with self._lock:
+            if not self._reaped:
+                self._reaped = True
+                _reap(admin_url)
+                atexit.register(self._drop_all)
+            template = _templates.get(admin_url)
+            ready = self._ready.get((admin_url, template or ""), [])
+            if template is not None and ready:
+                return ready.pop(), template
+        name = f"{SPARE_PREFIX}{os.getpid()}_{secrets.token_hex(4)}"
         with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            template = _copy_template(conn, admin_url, name)
+        with self._lock:
+            self._made.add((admin_url, name))
+        if template not in self._shapes:
+            with psycopg.connect(_database_url(admin_url, name), autocommit=True) as conn:
+                self._shapes[template] = _shape(conn)
+        return name, template
+
+    def _empty(self, admin_url: str, url: str, name: str, template: str) -> bool:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                (name,),
+            )
+        with psycopg.connect(url, autocommit=True) as conn:
+            if _shape(conn) != self._shapes.get(template):
+                return False
+            with conn.transaction():
+                conn.execute(_EMPTY)
+        return True
+
+    def _drop_all(self) -> None:
+        for admin_url, name in list(self._made):
+            with contextlib.suppress(psycopg.Error):
+                _drop(admin_url, name)
+
+
+def _shape(conn: psycopg.Connection[Any]) -> str:
+    row = conn.execute(_SHAPE).fetchone()
+    return str(row[0]) if row else ""
+
+
+def _reap(admin_url: str) -> None:
+    """Drop the spare databases of processes that are gone (killed before they could)."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s",
+            (SPARE_PREFIX.replace("_", r"\_") + "%",),
+        ).fetchall()
+        for (name,) in rows:
+            pid = name.removeprefix(SPARE_PREFIX).split("_", 1)[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_spares = _Spares()
 
 
 TEMPLATE_PREFIX = "pawflow_template_"
 _templates: dict[str, str] = {}  # admin URL -> the template this process last copied
 
 
-def _copy_template(conn: psycopg.Connection[Any], admin_url: str, name: str) -> None:
+def _copy_template(conn: psycopg.Connection[Any], admin_url: str, name: str) -> str:
+    """Make ``name`` a copy of the migrated template; the template's name."""
     for attempt in range(3):
         template = _templates.get(admin_url) or migrated_template(admin_url)
         _templates[admin_url] = template
         try:
             conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-            return
+            return template
         except psycopg.errors.InvalidCatalogName:  # dropped for a newer schema: make it again
             _templates.pop(admin_url, None)
             if attempt == 2:
                 raise
+    raise AssertionError("unreachable")
 
 
 def migrated_template(admin_url: str) -> str:
