@@ -36,6 +36,7 @@ PUBLIC = [
     "Delivery",
     "DeliveryError",
     "DeliveryHandler",
+    "EgressRefused",
     "Event",
     "ExpressionError",
     "FakeClock",

@@ -15,7 +15,8 @@ escape raw::
     │   ├── ExpressionError         a ``${…}`` expression or JSON path that cannot be read
     │   ├── UndecodableCheckpoint   a checkpoint this version cannot resume
     │   ├── InvalidPattern          a ``pattern`` the linear-time engine refuses
-    │   └── HopLimitReached         a one-shot flow run that loops without end
+    │   ├── HopLimitReached         a one-shot flow run that loops without end
+    │   └── EgressRefused           an outbound address the egress rule refuses
     ├── NotFound                    unknown id, or one the caller may not see
     ├── Forbidden                   seen, but waits for others (``waiting_for``)
     ├── Conflict                    the state forbids the change
@@ -142,6 +143,15 @@ class InvalidPattern(InvalidInput):
 
 class HopLimitReached(InvalidInput):
     """A FlowFile passed more tasks than a one-shot run allows: the flow loops without end."""
+
+
+class EgressRefused(InvalidInput):
+    """An outbound call a user aimed at an address the egress rule refuses (inward, or not
+    to be judged); the message says why (see :mod:`pawflow.egress`)."""
+
+    def on(self, field: str) -> InvalidInput:
+        """The same refusal as bad input in ``field`` (a 422 naming it)."""
+        return InvalidInput(f"{field} {self.message}", [FieldError(field, self.message)])
 
 
 class NotFound(PawFlowError):

@@ -31,7 +31,6 @@ from pawflow.a2a.mounting import mount as mount_a2a
 from pawflow.agent.spec import AgentSpec
 from pawflow.agui.mounting import mount as mount_agui
 from pawflow.channels import (
-    AllowedHosts,
     AppriseChannel,
     Channel,
     Dispatcher,
@@ -47,6 +46,7 @@ from pawflow.demo import chat as demo_chat
 from pawflow.demo.flows import deploy_expense_demo
 from pawflow.demo.tour import demo_conversation, seed_tour
 from pawflow.durations import setting_seconds
+from pawflow.egress import EgressRule
 from pawflow.errors import ConfigError, StoreUnavailable
 from pawflow.flow.service import FlowService
 from pawflow.loops import Service
@@ -123,8 +123,8 @@ def chat_service(
 
 def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
     """The outbox's dispatcher, with the channels the settings configure."""
-    allowed = AllowedHosts.parse(settings.webhook_allowed_hosts)
-    channels: list[Channel] = [AppriseChannel(allowed)]
+    rule = EgressRule.parse(settings.egress_allowed_hosts)
+    channels: list[Channel] = [AppriseChannel(rule, timeout=settings.delivery_timeout)]
     if settings.smtp_url:
         channels.append(EmailChannel(SmtpConfig.from_url(settings.smtp_url, settings.mail_from)))
     if settings.slack_bot_token:
@@ -141,7 +141,8 @@ def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
         base_url=settings.base_url,
         interval=settings.outbox_interval,
         lease_ttl=settings.lease_ttl,
-        webhooks=WebhookSender(allowed),
+        webhooks=WebhookSender(rule, timeout=settings.delivery_timeout),
+        concurrency=settings.outbox_concurrency,
     )
 
 

@@ -62,7 +62,7 @@ def test_a_push_is_retried_with_backoff_then_sent_with_its_token(
     store: tuple[Store, FakeClock],
 ) -> None:
     opened, clock = store
-    settings = QUIET.replace(webhook_allowed_hosts="127.0.0.1")
+    settings = QUIET.replace(egress_allowed_hosts="127.0.0.1")
     with receiver(statuses=[500]) as inbox:
         [queued] = _push(opened, _config(f"{inbox.url}/push"))
         dispatcher = serve.dispatcher(opened, settings)
@@ -97,7 +97,7 @@ def test_an_inward_url_fails_for_good_and_a_deleted_config_stops_its_pushes(
         assert serve.dispatcher(opened, QUIET).step() == 2
         log = _log(opened)
         assert log["inside"].status == "failed"
-        assert "PAWFLOW_WEBHOOK_ALLOWED_HOSTS" in (log["inside"].last_error or "")
+        assert "PAWFLOW_EGRESS_ALLOWED_HOSTS" in (log["inside"].last_error or "")
         assert log["gone"].status == "failed"
         assert log["gone"].last_error == "the push config was deleted"
         assert inbox.received() == []

@@ -123,8 +123,9 @@ def test_a_dispatcher_frozen_between_two_sends_sends_nothing_more_of_its_batch(
             clock.advance("10s")
             assert store.leases.acquire(LEASE, "two", two.lease_ttl)
 
-        # Renewed by its claim, then by the record of each send: frozen after the second.
-        one.hold = FrozenAfter(one.terms, 3, taken_over)
+        # One mail in flight to the relay at a time: renewed by each claim, then by the record
+        # of its send; frozen after the record of the second.
+        one.hold = FrozenAfter(one.terms, 4, taken_over)
         one.step()
         assert len(inbox.received()) == 2  # the third was not sent under a lease it lost
         assert not one.hold.valid

@@ -15,10 +15,11 @@ from standardwebhooks import Webhook
 from typer.testing import CliRunner
 
 from pawflow import serve
-from pawflow.channels import AllowedHosts, AppriseChannel, Dispatcher
-from pawflow.channels.webhooks import check_url, pinned
+from pawflow.channels import AppriseChannel, Dispatcher
+from pawflow.channels.webhooks import check_url
 from pawflow.cli import app
 from pawflow.clock import FakeClock
+from pawflow.egress import EgressRule, Target
 from pawflow.errors import InvalidInput
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import open_store, outbox, webhooks
@@ -27,7 +28,7 @@ from tests.channels.receiver import Receiver, receiver
 from tests.channels.test_email import QUIET
 from tests.conftest import require_postgres
 
-LOOPBACK = AllowedHosts.parse("127.0.0.1")
+LOOPBACK = EgressRule.parse("127.0.0.1")
 EVENTS = [
     "interaction.created",
     "interaction.answered",
@@ -44,7 +45,7 @@ def served(
         require_postgres()
     # Standard Webhooks receivers refuse a timestamp five minutes off their own clock.
     clock = FakeClock(datetime.now(UTC).replace(microsecond=0))
-    settings = QUIET.replace(webhook_allowed_hosts="127.0.0.1")
+    settings = QUIET.replace(egress_allowed_hosts="127.0.0.1")
     with (
         temporary_store(request.param, tmp_path, clock=clock) as store,
         live_server(store, settings=settings) as server,
@@ -192,19 +193,26 @@ def test_webhook_urls_are_checked(served: tuple[LiveServer, FakeClock]) -> None:
         "http://[::1]/",
     ):
         with pytest.raises(InvalidInput):
-            check_url(url, AllowedHosts())
+            check_url(url, EgressRule())
     assert check_url("http://127.0.0.1:9/", LOOPBACK) == "http://127.0.0.1:9/"
-    # An attempt connects to the address it checked, under the URL's own name.
-    assert pinned("https://hooks.example.org:8443/p?q=1", "203.0.113.9") == (
-        "https://203.0.113.9:8443/p?q=1",
-        "hooks.example.org:8443",
-        {"sni_hostname": "hooks.example.org"},
-    )
-    assert pinned("http://h.example/x", "2001:db8::1")[:2] == (
-        "http://[2001:db8::1]/x",
-        "h.example",
-    )
-    assert check_url("http://10.1.2.3/", AllowedHosts.parse("10.0.0.0/8"))
+    assert check_url("http://10.1.2.3/", EgressRule.parse("10.0.0.0/8"))
+
+
+def test_an_attempt_connects_to_the_address_checked_under_the_urls_name() -> None:
+    # A name no DNS knows: the client connects to the checked address without asking again,
+    # and the receiver sees the URL's own name.
+    with receiver() as inbox:
+        port = int(inbox.url.rsplit(":", 1)[1])
+        url = f"http://hooks.pawflow.invalid:{port}/p"
+        target = Target(url, "hooks.pawflow.invalid", port, ("127.0.0.1",))
+        with LOOPBACK.client(5.0, target) as http:
+            assert http.post(url, content=b"{}").status_code == 204
+        (got,) = inbox.received()
+        assert got.headers["host"] == f"hooks.pawflow.invalid:{port}" and got.path == "/p"
+        # Unpinned, the same client resolves (once) and refuses what it may not call.
+        with EgressRule().client(5.0) as http, pytest.raises(InvalidInput, match="loopback"):
+            http.post(f"{inbox.url}/q", content=b"{}")
+        assert len(inbox.received()) == 1
 
 
 def test_an_apprise_notification_carries_the_question_and_its_link(
@@ -249,16 +257,17 @@ def test_an_apprise_url_inside_the_network_is_refused_unless_allowed(
         assert inbox.received() == []
         with server.store.transaction(write=False) as tx:
             (row,) = outbox.deliveries(tx, asked)
-        assert row.status == "failed" and "PAWFLOW_WEBHOOK_ALLOWED_HOSTS" in (row.last_error or "")
+        assert row.status == "failed" and "PAWFLOW_EGRESS_ALLOWED_HOSTS" in (row.last_error or "")
 
 
 def test_pawflow_webhooks_add_list_remove(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = f"sqlite:///{tmp_path / 'w.db'}"
     runner = CliRunner()
     monkeypatch.delenv("PAWFLOW_WEBHOOK_ALLOWED_HOSTS", raising=False)
+    monkeypatch.delenv("PAWFLOW_EGRESS_ALLOWED_HOSTS", raising=False)
     inward = runner.invoke(app, ["webhooks", "add", "ada", "http://127.0.0.1:9/h", "--db", db])
-    assert inward.exit_code != 0 and "PAWFLOW_WEBHOOK_ALLOWED_HOSTS" in inward.output
-    monkeypatch.setenv("PAWFLOW_WEBHOOK_ALLOWED_HOSTS", "127.0.0.1")
+    assert inward.exit_code != 0 and "PAWFLOW_EGRESS_ALLOWED_HOSTS" in inward.output
+    monkeypatch.setenv("PAWFLOW_WEBHOOK_ALLOWED_HOSTS", "127.0.0.1")  # the older name, read
     events = ["--events", "interaction.answered"]
     added = runner.invoke(
         app, ["webhooks", "add", "ada", "http://127.0.0.1:9/h", *events, "--db", db]

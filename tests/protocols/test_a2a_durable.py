@@ -200,7 +200,7 @@ def test_push_notifications_arrive_when_the_task_asks_and_when_it_completes(
                             task_id=task.id, id="inside", url="http://10.1.2.3/hook"
                         )
                     )
-                assert "PAWFLOW_WEBHOOK_ALLOWED_HOSTS" in str(refused.value)
+                assert "PAWFLOW_EGRESS_ALLOWED_HOSTS" in str(refused.value)
 
                 # Another user finds neither the task nor its configs.
                 async with client(server, "bob") as other:

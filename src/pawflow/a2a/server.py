@@ -74,7 +74,7 @@ from starlette.responses import JSONResponse, Response
 
 from pawflow.a2a.tasks import OutboxPushes, StoredPushConfigs, StoredTasks, push_url_check
 from pawflow.agent_runs import AgentThread, caller
-from pawflow.channels.webhooks import AllowedHosts
+from pawflow.egress import EgressRule
 from pawflow.errors import AlreadyVoted, Forbidden, InvalidInput, NotFound, PawFlowError
 from pawflow.records import Interaction
 from pawflow.server.auth import Principal
@@ -287,14 +287,14 @@ class A2AFace:
         found = self._dispatchers.get(agent)
         if found is None:
             store = self.ctx.store
-            allowed = AllowedHosts.parse(self.ctx.settings.webhook_allowed_hosts)
+            rule = EgressRule.parse(self.ctx.settings.egress_allowed_hosts)
             handler = _Handler(
                 agent_executor=_Executor(self.ctx, agent),
                 task_store=StoredTasks(store, agent),  # each agent's own tasks, in the store
                 agent_card=self._card(agent),
                 push_config_store=StoredPushConfigs(store),
                 push_sender=OutboxPushes(store),
-                push_url_validator=push_url_check(allowed),
+                push_url_validator=push_url_check(rule),
             )
             found = JsonRpcDispatcher(request_handler=handler, context_builder=_Calls())
             self._dispatchers[agent] = found

@@ -46,7 +46,8 @@ from google.protobuf.json_format import (  # type: ignore[import-untyped]
     Parse,
 )
 
-from pawflow.channels.webhooks import AllowedHosts, check_url
+from pawflow.channels.webhooks import check_url
+from pawflow.egress import EgressRule
 from pawflow.errors import InvalidInput
 from pawflow.store import Store, a2a_push, a2a_tasks
 from pawflow.store.a2a_tasks import PushConfig
@@ -226,12 +227,12 @@ class OutboxPushes(PushNotificationSender):
         await anyio.to_thread.run_sync(write)
 
 
-def push_url_check(allowed: AllowedHosts) -> Callable[[str], Awaitable[bool]]:
+def push_url_check(rule: EgressRule) -> Callable[[str], Awaitable[bool]]:
     """The SDK's push-URL validator: a URL a webhook may have, or the reason it may not."""
 
     async def check(url: str) -> bool:
         try:
-            await anyio.to_thread.run_sync(check_url, url, allowed)
+            await anyio.to_thread.run_sync(check_url, url, rule)
         except InvalidInput as exc:
             raise InvalidParamsError(message=f"push notification {exc.message}") from exc
         return True

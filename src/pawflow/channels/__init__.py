@@ -24,7 +24,7 @@ from pawflow.channels.base import (
 )
 from pawflow.channels.dispatcher import Dispatcher
 from pawflow.channels.email import EmailChannel, SmtpConfig
-from pawflow.channels.webhooks import AllowedHosts, WebhookSender
+from pawflow.channels.webhooks import WebhookSender
 
 if typing.TYPE_CHECKING:
     from pawflow.channels.slack import SlackChannel, SlackConfig
@@ -34,7 +34,6 @@ __getattr__, __dir__ = lazy.exports(
 )
 
 __all__ = [
-    "AllowedHosts",
     "AppriseChannel",
     "Button",
     "Channel",

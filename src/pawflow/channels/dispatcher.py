@@ -16,6 +16,14 @@ never lost, and never sent as two different messages. Settled requests have thei
 copies updated in the same pass, and the webhook deliveries that are due are sent the same
 way (:mod:`pawflow.channels.webhooks`), and so are the A2A push notifications
 (:mod:`pawflow.store.a2a_push`).
+
+Deliveries go out side by side: each channel (mail, Slack, Apprise, webhooks, pushes, the
+updates of settled copies) is a lane of its own with up to ``concurrency`` attempts in
+flight (``PAWFLOW_OUTBOX_CONCURRENCY``, 8), and a destination (``host:port`` of a URL; the
+relay of mail or Slack) has at most one attempt in flight: a pass claims only the oldest
+due delivery of each destination that is idle, and never waits for a send to end. A slow
+receiver holds its own destination and one place in its lane, never another user's
+deliveries nor another channel.
 """
 
 from __future__ import annotations
@@ -24,9 +32,12 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Generic, Protocol, TypeVar
 
 from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing
@@ -45,6 +56,11 @@ log = logging.getLogger("pawflow.channels")
 
 LEASE = "channels:outbox"
 BATCH = 20
+CONCURRENCY = 8
+"""Attempts in flight at once per lane (``PAWFLOW_OUTBOX_CONCURRENCY``)."""
+SETTLE = "settle"
+WEBHOOKS = "webhook"
+PUSHES = "a2a_push"
 
 
 class _Delivery(Protocol):
@@ -78,11 +94,13 @@ class Posting(Generic[D, T]):
     what: str
     gone: str
     """Why a delivery whose target was deleted meanwhile is given up."""
-    claim_due: Callable[[Tx, datetime, int], list[D]]
+    lane: str
+    claim_due: Callable[[Tx, datetime, int, Collection[str]], list[D]]
     target_of: Callable[[Tx, D], T | None]
     send: Callable[[T, D, datetime], Attempt]
     mark_sent: Callable[[Tx, D, int, datetime], bool]
     mark_failed: _MarkFailed[D]
+    url_of: Callable[[T], str]
 
 
 def process_owner() -> str:
@@ -104,6 +122,7 @@ class Dispatcher:
         lease_ttl: float | timedelta | None = None,
         batch: int = BATCH,
         webhooks: WebhookSender | None = None,
+        concurrency: int = CONCURRENCY,
     ) -> None:
         self.store = store
         self.channels = {channel.name: channel for channel in channels}
@@ -117,29 +136,44 @@ class Dispatcher:
         self._webhook_posts = Posting[WebhookDelivery, Webhook](
             "webhook delivery",
             "the webhook was deleted",
+            WEBHOOKS,
             webhooks_store.claim_due,
             webhooks_store.webhook_of,
             self.webhooks.send,
             webhooks_store.mark_sent,
             webhooks_store.mark_failed,
+            lambda hook: hook.url,
         )
         self._push_posts = Posting[PushDelivery, PushConfig](
             "A2A push",
             "the push config was deleted",
+            PUSHES,
             a2a_push.claim_due,
             a2a_push.config_of,
             self.webhooks.push,
             a2a_push.mark_sent,
             a2a_push.mark_failed,
+            lambda config: config.url,
+        )
+        self.concurrency = max(1, concurrency)
+        lanes = [c for c in outbox.NOTIFY_CHANNELS if c != "webhook"] + [SETTLE, WEBHOOKS, PUSHES]
+        self._lanes = dict.fromkeys(lanes, 0)
+        """Attempts in flight by lane."""
+        self._busy: set[str] = set()
+        """Destinations with an attempt in flight."""
+        self._flight = threading.Condition()
+        self._pool = ThreadPoolExecutor(
+            max_workers=self.concurrency * len(lanes), thread_name_prefix="pawflow-send"
         )
         # An idle dispatcher renews its lease on every pass: one every third of its TTL.
-        self.loop = Loop("outbox", self.step, interval=min(interval, self.terms.renew_every))
+        self.loop = Loop("outbox", self._pass, interval=min(interval, self.terms.renew_every))
 
     def start(self) -> None:
         self.loop.start()
 
     def stop(self) -> None:
         self.loop.stop()
+        self._pool.shutdown(wait=False, cancel_futures=True)
         try:
             with self.store.transaction() as tx:
                 leases.release(tx, LEASE, self.owner)
@@ -149,38 +183,103 @@ class Dispatcher:
     def wake(self) -> None:
         self.loop.wake()
 
-    def step(self) -> int:
-        """One pass: send what is due and update what was settled; returns how many rows
-        and webhook deliveries it handled."""
-        return self._outbox() + self._hooks() + self._pushes()
-
-    def _outbox(self) -> int:
+    def step(self, *, wait: bool = True) -> int:
+        """Claim what is due and send it; with ``wait``, until nothing more is due and every
+        attempt has ended (what a test or a one-off run wants). Returns how many rows and
+        deliveries it started."""
         done = 0
         while True:
-            claimed = self._claim(outbox.claim_due)
-            if claimed is None:
+            started = self._start_due()
+            done += started
+            if not wait:
                 return done
-            for row, message in claimed:
-                if not self._trusted() or not self._send(row, message):
-                    return done  # the lease went, or may go, to another process
-            settling = self._claim(outbox.claim_settle, links=False)
-            for row, _ in settling or []:
-                self._settle(row)
-            done += len(claimed) + len(settling or [])
-            if len(claimed) < self.batch and len(settling or []) < self.batch:
+            self.idle()
+            if started == 0:
                 return done
 
-    def _claim(
-        self, claim: Callable[[Tx, datetime, int], list[OutboxRow]], *, links: bool = True
-    ) -> list[tuple[OutboxRow, Outgoing | None]] | None:
-        """Renew the lease and claim rows in one transaction; None if another holds it."""
+    def _pass(self) -> int:
+        return self.step(wait=False)
+
+    def idle(self, timeout: float | None = None) -> bool:
+        """Wait until no attempt is in flight; whether none is."""
+        with self._flight:
+            return self._flight.wait_for(lambda: not self._busy, timeout)
+
+    def in_flight(self) -> frozenset[str]:
+        """The destinations with an attempt in flight now."""
+        with self._flight:
+            return frozenset(self._busy)
+
+    def _start_due(self) -> int:
+        """Renew the lease and claim, in one transaction, the oldest due delivery of each
+        idle destination, as many as each lane has room for; start each on its own."""
         began = self.hold.begin()
         now = self.store.now()
+        jobs: list[tuple[str, str, Callable[[], bool]]] = []
         with self.store.transaction() as tx:
             if not self._renew(tx, now, began):
-                return None
-            rows = claim(tx, now, self.batch)
-            return [(row, self._outgoing(tx, row) if links else None) for row in rows]
+                return 0
+            with self._flight:
+                busy = set(self._busy)
+                room = {lane: self.concurrency - n for lane, n in self._lanes.items()}
+            for channel in self._lanes:
+                if channel in (SETTLE, WEBHOOKS, PUSHES) or room[channel] <= 0:
+                    continue
+                limit = min(room[channel], self.batch)
+                for row in outbox.claim_due(tx, now, limit, busy, channel=channel):
+                    where = outbox.destination(row.channel, row.address)
+                    busy.add(where)
+                    message = self._outgoing(tx, row)
+                    jobs.append((channel, where, partial(self._send, row, message)))
+            if room[SETTLE] > 0:
+                for row in outbox.claim_settle(tx, now, min(room[SETTLE], self.batch), busy):
+                    where = outbox.destination(row.channel, row.address)
+                    busy.add(where)
+                    jobs.append((SETTLE, where, partial(self._settle, row)))
+            hooks, pushes = self._webhook_posts, self._push_posts
+            jobs += self._claim_posts(tx, hooks, now, min(room[WEBHOOKS], self.batch), busy)
+            jobs += self._claim_posts(tx, pushes, now, min(room[PUSHES], self.batch), busy)
+        for lane, where, job in jobs:
+            self._start(lane, where, job)
+        return len(jobs)
+
+    def _claim_posts(
+        self, tx: Tx, posting: Posting[D, T], now: datetime, limit: int, busy: set[str]
+    ) -> list[tuple[str, str, Callable[[], bool]]]:
+        if limit <= 0:
+            return []
+        jobs: list[tuple[str, str, Callable[[], bool]]] = []
+        for delivery in posting.claim_due(tx, now, limit, busy):
+            target = posting.target_of(tx, delivery)
+            where = outbox.destination("", "" if target is None else posting.url_of(target))
+            busy.add(where)
+            jobs.append((posting.lane, where, partial(self._post, posting, delivery, target)))
+        return jobs
+
+    def _start(self, lane: str, where: str, job: Callable[[], bool]) -> None:
+        with self._flight:
+            self._lanes[lane] += 1
+            self._busy.add(where)
+        try:
+            self._pool.submit(self._run, lane, where, job)
+        except RuntimeError:  # stopping: the claim's backoff sends it again
+            self._done(lane, where)
+
+    def _run(self, lane: str, where: str, job: Callable[[], bool]) -> None:
+        try:
+            if self._trusted():
+                job()
+        except Exception:  # a failure to record is retried after the backoff
+            log.exception("a delivery to %s failed to be recorded", where)
+        finally:
+            self._done(lane, where)
+            self.loop.wake()  # the destination's next delivery may go now
+
+    def _done(self, lane: str, where: str) -> None:
+        with self._flight:
+            self._lanes[lane] -= 1
+            self._busy.discard(where)
+            self._flight.notify_all()
 
     def _outgoing(self, tx: Tx, row: OutboxRow) -> Outgoing | None:
         if row.channel not in self.channels:
@@ -222,31 +321,6 @@ class Dispatcher:
                 log.warning("delivery %s by %s failed: %s", row.id, row.channel, error.reason)
                 outbox.mark_failed(tx, row, error.reason, now, permanent=error.permanent)
             return self._renew(tx, now, began)
-
-    def _hooks(self) -> int:
-        return self._post_due(self._webhook_posts)
-
-    def _pushes(self) -> int:
-        return self._post_due(self._push_posts)
-
-    def _post_due(self, posting: Posting[D, T]) -> int:
-        """Send the due deliveries of one kind in claimed batches; stops once the lease is
-        lost (the new holder sends the rest)."""
-        done = 0
-        while True:
-            began = self.hold.begin()
-            now = self.store.now()
-            with self.store.transaction() as tx:
-                if not self._renew(tx, now, began):
-                    return done
-                due = posting.claim_due(tx, now, self.batch)
-                claimed = [(delivery, posting.target_of(tx, delivery)) for delivery in due]
-            for delivery, target in claimed:
-                if not self._trusted() or not self._post(posting, delivery, target):
-                    return done
-            done += len(claimed)
-            if len(claimed) < self.batch:
-                return done
 
     def _post(self, posting: Posting[D, T], delivery: D, target: T | None) -> bool:
         """Send one claimed delivery and record it; False once the lease is lost."""
@@ -299,7 +373,7 @@ class Dispatcher:
         )
         return False
 
-    def _settle(self, row: OutboxRow) -> None:
+    def _settle(self, row: OutboxRow) -> bool:
         channel = self.channels.get(row.channel)
         error: str | None = None
         with self.store.transaction(write=False) as tx:
@@ -313,4 +387,4 @@ class Dispatcher:
                 log.exception("the %s channel failed to update delivery %s", row.channel, row.id)
                 error = f"{type(exc).__name__}: {exc}"
         with self.store.transaction() as tx:
-            outbox.mark_settled(tx, row, error=error)
+            return outbox.mark_settled(tx, row, error=error)

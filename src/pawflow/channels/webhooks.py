@@ -1,19 +1,19 @@
 """Webhooks: which URLs may be called, and each delivery signed the Standard Webhooks way.
 
-A webhook's URL must be ``http`` or ``https`` with a host. To keep a user from making the
-server call its own network (SSRF), a host that is, or resolves to, a loopback, private,
-link-local, shared, multicast or reserved address is refused unless it is listed in
-``PAWFLOW_WEBHOOK_ALLOWED_HOSTS`` (comma-separated host names, addresses or networks such
-as ``10.1.0.0/16``). The check runs when the webhook is made and again before every
-attempt, and the attempt connects to the very address checked (the ``Host`` header and the
-TLS name stay the URL's), so a name that later resolves inward is never called.
+A webhook's URL must be ``http`` or ``https`` with a host, and is held to the egress rule
+(:mod:`pawflow.egress`): a host that is, or resolves to, an inward address is refused unless
+``PAWFLOW_EGRESS_ALLOWED_HOSTS`` allows it. The check runs when the webhook is made and again
+before every attempt, and the attempt connects to the very address checked (the ``Host``
+header and the TLS name stay the URL's), so a name that later resolves inward is never
+called. An attempt ends by its deadline (``PAWFLOW_DELIVERY_TIMEOUT``, 10 s): connecting,
+sending and reading the whole answer; a receiver that trickles past it has failed.
 
 Each attempt POSTs the delivery's body (``{"type", "timestamp", "data": {"interaction"}}``)
 with ``webhook-id`` (the same on every attempt: the receiver's key to ignore a repeat),
 ``webhook-timestamp`` (the attempt's, in seconds) and ``webhook-signature``
 (``v1,<base64 HMAC-SHA256 of id.timestamp.body>`` keyed by the webhook's secret), made by
 the ``standardwebhooks`` package, so its ``Webhook(secret).verify(body, headers)`` checks
-them. A 2xx is sent; anything else, or no answer within the timeout, is tried again after
+them. A 2xx is sent; anything else, or no complete answer by the deadline, is tried again after
 the outbox's backoff; a 410 Gone stops at once.
 
 An A2A push notification goes the same way, to its config's URL under the same checks: the
@@ -24,18 +24,15 @@ update's JSON, with the config's token in ``X-A2A-Notification-Token`` and its c
 
 from __future__ import annotations
 
-import ipaddress
 import logging
-import socket
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from urllib.parse import urlsplit
 
 import httpx
 from standardwebhooks import Webhook as Signer
 
-from pawflow.errors import FieldError, InvalidInput
+from pawflow.egress import EgressRule
+from pawflow.errors import EgressRefused, FieldError, InvalidInput
 from pawflow.redaction import hosts_only_in_http_logs
 from pawflow.store.a2a_push import PushDelivery
 from pawflow.store.a2a_tasks import PushConfig
@@ -43,98 +40,21 @@ from pawflow.store.webhooks import Webhook, WebhookDelivery
 
 log = logging.getLogger("pawflow.channels")
 
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 MAX_URL = 2000
+TIMEOUT = 10.0
+"""Seconds one attempt may take in all (``PAWFLOW_DELIVERY_TIMEOUT``)."""
 
 
-@dataclass(frozen=True)
-class AllowedHosts:
-    """Hosts a webhook may call although they are inside (loopback, private, …)."""
-
-    names: frozenset[str] = frozenset()
-    networks: tuple[Network, ...] = ()
-
-    @classmethod
-    def parse(cls, value: str | None) -> AllowedHosts:
-        names: set[str] = set()
-        networks: list[Network] = []
-        for part in (value or "").split(","):
-            item = part.strip().lower()
-            if not item:
-                continue
-            try:
-                networks.append(ipaddress.ip_network(item.strip("[]"), strict=False))
-            except ValueError:
-                names.add(item.rstrip("."))
-        return cls(frozenset(names), tuple(networks))
-
-    def allows(self, host: str, addresses: Iterable[str]) -> bool:
-        if host.lower().rstrip(".") in self.names:
-            return True
-        return all(
-            any(ipaddress.ip_address(a) in net for net in self.networks) for a in addresses
-        ) and bool(self.networks)
-
-
-def _inside(address: str) -> bool:
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return not ip.is_global or ip.is_multicast
-
-
-def _resolve(host: str, port: int) -> list[str]:
-    try:
-        found = {str(info[4][0]) for info in socket.getaddrinfo(host, port)}
-        return sorted(found, key=lambda a: (":" in a, a))  # IPv4 first
-    except (OSError, UnicodeError) as exc:
-        raise ValueError(f"cannot resolve {host}: {exc}") from exc
-
-
-def check_target(url: str, allowed: AllowedHosts) -> list[str]:
-    """The addresses ``url``'s host resolves to, all of which may be called; raises
-    ``ValueError`` (with the reason) if any may not."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("must be an http:// or https:// URL with a host")
-    if parts.username or parts.password:
-        raise ValueError("must not carry a user name or password")
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError as exc:
-        raise ValueError(f"has an invalid port: {exc}") from exc
-    addresses = _resolve(parts.hostname, port)
-    if not addresses:
-        raise ValueError(f"cannot resolve {parts.hostname}")
-    if allowed.allows(parts.hostname, addresses):
-        return addresses
-    inward = [a for a in addresses if _inside(a)]
-    if inward:
-        raise ValueError(
-            f"{parts.hostname} is a private or loopback address ({inward[0]});"
-            " list it in PAWFLOW_WEBHOOK_ALLOWED_HOSTS to allow it"
-        )
-    return addresses
-
-
-def pinned(url: str, address: str) -> tuple[str, str, dict[str, str]]:
-    """``url`` with its host replaced by the checked ``address`` (so no later lookup can
-    lead elsewhere), the ``Host`` header it had, and the TLS name to verify."""
-    parts = urlsplit(url)
-    host = f"[{address}]" if ":" in address else address
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    tls = {"sni_hostname": parts.hostname or ""} if parts.scheme == "https" else {}
-    return parts._replace(netloc=netloc).geturl(), parts.netloc.rpartition("@")[2], tls
-
-
-def check_url(url: str, allowed: AllowedHosts) -> str:
-    """``url`` as a webhook may have it, or :class:`InvalidInput` on ``url``."""
+def check_url(url: str, rule: EgressRule, field: str = "url") -> str:
+    """``url`` as a webhook (or a push config) may have it, or :class:`InvalidInput` on
+    ``field``: an http(s) URL whose host the egress rule lets the server call."""
     if len(url) > MAX_URL:
-        raise InvalidInput("url is too long", [FieldError("url", f"at most {MAX_URL} characters")])
+        message = f"at most {MAX_URL} characters"
+        raise InvalidInput(f"{field} is too long", [FieldError(field, message)])
     try:
-        check_target(url, allowed)
-    except ValueError as exc:
-        raise InvalidInput(f"url {exc}", [FieldError("url", str(exc))]) from exc
+        rule.check_url(url)
+    except EgressRefused as exc:
+        raise exc.on(field) from exc
     return url
 
 
@@ -151,8 +71,8 @@ class Attempt:
 class WebhookSender:
     """Signs and POSTs webhook deliveries."""
 
-    def __init__(self, allowed: AllowedHosts | None = None, *, timeout: float = 10.0) -> None:
-        self.allowed = allowed or AllowedHosts()
+    def __init__(self, rule: EgressRule | None = None, *, timeout: float = TIMEOUT) -> None:
+        self.rule = rule or EgressRule()
         self.timeout = timeout
         hosts_only_in_http_logs()  # a webhook's URL may carry its secret in the path
 
@@ -193,19 +113,17 @@ class WebhookSender:
         return self.post(config.url, delivery.payload, self.push_headers(config, delivery, now))
 
     def post(self, target: str, payload: str, headers: dict[str, str]) -> Attempt:
-        """POST ``payload`` to ``target`` once, at the address checked just before."""
+        """POST ``payload`` to ``target`` once, at the address checked just before, the whole
+        attempt (connect, send, the full answer) within ``timeout`` seconds."""
         try:
-            url, host, tls = pinned(target, check_target(target, self.allowed)[0])
-        except ValueError as exc:
-            return Attempt(None, f"the URL {exc}", permanent=True)
+            checked = self.rule.check_url(target)
+        except EgressRefused as exc:
+            return Attempt(None, f"the URL {exc.message}", permanent=True)
         try:
-            with httpx.Client(timeout=self.timeout, follow_redirects=False) as http:
-                response = http.post(
-                    url,
-                    content=payload.encode("utf-8"),
-                    headers={**headers, "host": host},
-                    extensions=tls,
-                )
+            with self.rule.client(self.timeout, checked) as http:
+                response = http.post(target, content=payload.encode("utf-8"), headers=headers)
+        except httpx.TimeoutException:
+            return Attempt(None, f"no complete answer within {self.timeout:g} s")
         except httpx.HTTPError as exc:
             return Attempt(None, f"{type(exc).__name__}: {exc}")
         status = response.status_code

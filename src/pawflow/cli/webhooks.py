@@ -1,7 +1,7 @@
 """``pawflow webhooks``: a user's webhooks, straight in the store (like ``pawflow users``).
 
 ``add`` prints the signing secret once; the URL is checked as ``create_webhook`` checks it,
-with ``PAWFLOW_WEBHOOK_ALLOWED_HOSTS`` from the environment.
+with ``PAWFLOW_EGRESS_ALLOWED_HOSTS`` from the environment.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ def webhooks_add(
     db: str | None = DB_OPTION,
 ) -> None:
     """Subscribe URL to a user's request events; prints the signing secret once."""
-    from pawflow.channels.webhooks import AllowedHosts, check_url
+    from pawflow.channels.webhooks import check_url
+    from pawflow.egress import EgressRule
     from pawflow.server.settings import ServerSettings
     from pawflow.store import open_store, webhooks
 
@@ -37,14 +38,19 @@ def webhooks_add(
     if not chosen or unknown:
         raise typer.BadParameter(f"events must be among {', '.join(webhooks.EVENTS)}")
     try:
-        allowed = AllowedHosts.parse(ServerSettings.from_env().webhook_allowed_hosts)
-        check_url(url, allowed)
+        settings = ServerSettings.from_env()
+        check_url(url, EgressRule.parse(settings.egress_allowed_hosts))
     except (InvalidInput, ConfigError) as exc:
         raise typer.BadParameter(str(exc)) from exc
     with open_store(db) as store:
         store.ensure_user(name)
         with store.transaction() as tx:
-            hook = webhooks.create(tx, name, url, chosen, store.now())
+            try:
+                hook = webhooks.create(
+                    tx, name, url, chosen, store.now(), limit=settings.max_webhooks
+                )
+            except InvalidInput as exc:
+                raise typer.BadParameter(exc.message) from exc
     _say(f"webhook {hook.id} for {name}: {hook.url}")
     _say(f"events: {', '.join(hook.events)}")
     _say(f"secret (shown once): {hook.secret}")

@@ -18,7 +18,9 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Body, Depends, Request
 from pydantic import BaseModel
 
-from pawflow.channels.webhooks import AllowedHosts, check_url
+from pawflow.channels.apprise import check_notify_url
+from pawflow.channels.webhooks import check_url
+from pawflow.egress import EgressRule
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Interaction
 from pawflow.server import channel_models as cm
@@ -239,8 +241,12 @@ def get_notifications(
 def set_notifications(
     body: cm.SetNotifications, principal: Caller, request: Request
 ) -> cm.Notifications:
-    store = _store(request)
+    context = context_of(request)
+    store = context.store
     given: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set}
+    if given.get("notify_url"):  # checked at the door, and again at each send
+        rule = EgressRule.parse(context.settings.egress_allowed_hosts)
+        check_notify_url(given["notify_url"], rule)
     with store.transaction() as tx:
         reach = outbox.set_reach(tx, principal.user, now=store.now(), **given)
     return cm.Notifications(**reach.to_dict())
@@ -254,10 +260,17 @@ def create_webhook(
     body: cm.CreateWebhook, principal: Caller, request: Request
 ) -> cm.CreatedWebhook:
     context = context_of(request)
-    url = check_url(body.url, AllowedHosts.parse(context.settings.webhook_allowed_hosts))
+    url = check_url(body.url, EgressRule.parse(context.settings.egress_allowed_hosts))
     events = tuple(dict.fromkeys(body.events))
     with context.store.transaction() as tx:
-        hook = webhooks.create(tx, principal.user, url, events, context.store.now())
+        hook = webhooks.create(
+            tx,
+            principal.user,
+            url,
+            events,
+            context.store.now(),
+            limit=context.settings.max_webhooks,
+        )
     return cm.CreatedWebhook(webhook=cm.WebhookOut(**hook.to_dict()), secret=hook.secret)
 
 

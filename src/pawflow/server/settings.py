@@ -17,6 +17,8 @@ from pawflow.store.store import DEFAULT_FILE_CAP
 
 ENV_PREFIX = "PAWFLOW_"
 MAY_BE_NONE = frozenset({"wait_for_db"})
+OLD_NAMES = {"egress_allowed_hosts": "PAWFLOW_WEBHOOK_ALLOWED_HOSTS"}
+"""Variables still read, under their former names, when the new one is not set."""
 """Durations that may be 0 (``0`` or ``0s``): none at all."""
 
 
@@ -101,9 +103,18 @@ class ServerSettings:
     max_clock_skew: float = 2.0
     """Seconds this server's clock may be off the database's (PostgreSQL); beyond that it
     keeps the database's time and says so."""
-    webhook_allowed_hosts: str | None = None
-    """Hosts inside the network (loopback, private) that webhooks and generic Apprise URLs
-    may call: comma-separated names, addresses or networks (``PAWFLOW_WEBHOOK_ALLOWED_HOSTS``)."""
+    egress_allowed_hosts: str | None = None
+    """Exceptions to the egress rule (:mod:`pawflow.egress`): hosts inside the network that
+    webhooks, notification URLs and A2A pushes may call, as comma-separated names, addresses,
+    networks, and schemes (``mailto://``) (``PAWFLOW_EGRESS_ALLOWED_HOSTS``; the older
+    ``PAWFLOW_WEBHOOK_ALLOWED_HOSTS`` is read when it is not set)."""
+    outbox_concurrency: int = 8
+    """Deliveries in flight at once per channel (mail, Slack, Apprise, webhooks, pushes);
+    one at most per destination."""
+    delivery_timeout: float = 10.0
+    """Seconds one delivery attempt may take in all: connect, send, and the whole answer."""
+    max_webhooks: int = 10
+    """Webhooks a user may have."""
     log_format: str = "text"
     """``text`` or ``json`` (one JSON object per line, with the ids of the work at hand)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -123,6 +134,7 @@ class ServerSettings:
             "max_clock_skew",
             "imap_interval",
             "db_timeout",
+            "delivery_timeout",
         ):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
@@ -137,6 +149,8 @@ class ServerSettings:
             "auth_failure_limit",
             "auth_failure_burst",
             "max_header_bytes",
+            "outbox_concurrency",
+            "max_webhooks",
         ):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
@@ -208,6 +222,8 @@ class ServerSettings:
                 raw: Any = explicit[name]
             elif ENV_PREFIX + name.upper() in env:
                 raw = env[ENV_PREFIX + name.upper()]
+            elif name in OLD_NAMES and OLD_NAMES[name] in env:
+                raw = env[OLD_NAMES[name]]
             else:
                 continue
             values[name] = _convert(name, spec.type, raw)

@@ -15,11 +15,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pawflow.clock import from_millis, to_millis
+from pawflow.clock import from_millis
 from pawflow.ids import new_id
 from pawflow.store.a2a_tasks import PushConfig, push_config, push_configs
 from pawflow.store.database import Tx, sql
-from pawflow.store.webhooks import DeliveryStatus, Queue, claim_rows, record_failed, record_sent
+from pawflow.store.outbox import Busy
+from pawflow.store.webhooks import (
+    DeliveryStatus,
+    Queue,
+    claim_rows,
+    insert_capped,
+    record_failed,
+    record_sent,
+)
 
 TABLE: Queue = "a2a_push_deliveries"
 LOG_LIMIT = 200
@@ -64,17 +72,20 @@ def enqueue(tx: Tx, task_id: str, event: str, payload: str, now: datetime) -> in
     """One queued delivery of ``payload`` per push config of the task; how many."""
     configs = push_configs(tx, task_id)
     for config in configs:
-        sql(tx).execute(
-            "INSERT INTO a2a_push_deliveries (id, task_id, config_id, event, payload, status,"
-            " attempts, next_at, created_at) VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)",
-            ("msg_" + new_id(), task_id, config.id, event, payload, to_millis(now), to_millis(now)),
-        )
+        columns = {
+            "id": "msg_" + new_id(),
+            "task_id": task_id,
+            "config_id": config.id,
+            "event": event,
+            "payload": payload,
+        }
+        insert_capped(tx, TABLE, columns, now)
     return len(configs)
 
 
-def claim_due(tx: Tx, now: datetime, limit: int) -> list[PushDelivery]:
+def claim_due(tx: Tx, now: datetime, limit: int, busy: Busy = ()) -> list[PushDelivery]:
     """Claim due deliveries, as :func:`pawflow.store.webhooks.claim_due` does."""
-    return [PushDelivery.from_row(row) for row in claim_rows(tx, TABLE, now, limit)]
+    return [PushDelivery.from_row(row) for row in claim_rows(tx, TABLE, now, limit, busy)]
 
 
 def config_of(tx: Tx, delivery: PushDelivery) -> PushConfig | None:

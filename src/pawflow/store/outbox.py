@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pawflow import telemetry
 from pawflow.clock import from_millis, iso, to_millis
@@ -381,35 +382,82 @@ def deliveries(tx: Tx, request_id: str) -> list[OutboxRow]:
     return [OutboxRow.from_row(row) for row in rows]
 
 
-def claim_due(tx: Tx, now: datetime, limit: int) -> list[OutboxRow]:
-    """Claim up to ``limit`` rows due to be sent: each claim counts as an attempt and
-    moves ``next_at`` past its backoff, committed before anything is sent."""
-    rows = sql(tx).all(
-        "SELECT id, attempts FROM outbox WHERE status = 'queued' AND next_at <= ?"
-        " ORDER BY next_at, id LIMIT ?" + sql(tx).skip_locked,
-        (to_millis(now), limit),
-    )
-    return _claim(tx, rows, "status = 'queued'", now)
+def destination(channel: str, address: str) -> str:
+    """Where a delivery goes, as the dispatcher counts what is in flight: ``host:port`` of a
+    URL, or the channel for one that sends through one relay (mail, Slack)."""
+    if "://" not in address:
+        return channel
+    try:
+        parts = urlsplit(address)
+        port = parts.port
+    except ValueError:
+        return f"{channel}:?"
+    host = (parts.hostname or "").lower()
+    if not host:
+        return f"{channel}:{parts.scheme.lower()}"
+    return f"{host}:{port}" if port else f"{host}:{parts.scheme.lower()}"
 
 
-def claim_settle(tx: Tx, now: datetime, limit: int) -> list[OutboxRow]:
+Busy = Collection[str]
+"""Destinations with a delivery in flight: claims pass over them."""
+
+
+def claim_due(
+    tx: Tx, now: datetime, limit: int, busy: Busy = (), *, channel: str | None = None
+) -> list[OutboxRow]:
+    """Claim up to ``limit`` rows due to be sent (by ``channel``, or any), the oldest of
+    each destination not ``busy`` (one per destination): each claim counts as an attempt
+    and moves ``next_at`` past its backoff, committed before anything is sent."""
+    state = "status = 'queued'" + ("" if channel is None else " AND channel = ?")
+    params = () if channel is None else (channel,)
+    return _claim(tx, _first_due(tx, state, now, limit, busy, params), state, now, params)
+
+
+def claim_settle(tx: Tx, now: datetime, limit: int, busy: Busy = ()) -> list[OutboxRow]:
     """Claim sent rows whose request was settled: their copies are due to be updated."""
+    state = "settle = 'due'"
+    return _claim(tx, _first_due(tx, state, now, limit, busy), state, now)
+
+
+def _first_due(
+    tx: Tx, state: str, now: datetime, limit: int, busy: Busy, params: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    # One candidate per address (and one per relay channel), oldest first; then one per
+    # destination that is not busy.
     rows = sql(tx).all(
-        "SELECT id, attempts FROM outbox WHERE settle = 'due' AND next_at <= ?"
-        " ORDER BY next_at, id LIMIT ?" + sql(tx).skip_locked,
-        (to_millis(now), limit),
+        "SELECT id, attempts, channel, address FROM (SELECT id, attempts, channel, address,"
+        " next_at, ROW_NUMBER() OVER (PARTITION BY channel, CASE WHEN channel IN"
+        " ('email', 'slack') THEN '' ELSE address END ORDER BY next_at, id) AS n FROM outbox"
+        f" WHERE {state} AND next_at <= ?) AS due WHERE n = 1 ORDER BY next_at, id LIMIT ?",
+        (*params, to_millis(now), limit + 4 * len(busy)),
     )
-    return _claim(tx, rows, "settle = 'due'", now)
+    return pick(rows, lambda row: destination(row["channel"], row["address"]), limit, busy)
 
 
-def _claim(tx: Tx, rows: list[dict[str, Any]], state: str, now: datetime) -> list[OutboxRow]:
+def pick(
+    rows: list[dict[str, Any]], where: Callable[[dict[str, Any]], str], limit: int, busy: Busy
+) -> list[dict[str, Any]]:
+    """The first row of each destination not ``busy``, up to ``limit``."""
+    chosen: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        key = where(row)
+        if key not in busy and key not in chosen:
+            chosen[key] = row
+            if len(chosen) == limit:
+                break
+    return list(chosen.values())
+
+
+def _claim(
+    tx: Tx, rows: list[dict[str, Any]], state: str, now: datetime, params: tuple[str, ...] = ()
+) -> list[OutboxRow]:
     claimed = []
     for row in rows:
         attempts = int(row["attempts"]) + 1
         updated = sql(tx).one(
             f"UPDATE outbox SET attempts = ?, next_at = ? WHERE id = ? AND attempts = ?"
             f" AND {state} RETURNING *",
-            (attempts, to_millis(now + backoff(attempts)), row["id"], attempts - 1),
+            (attempts, to_millis(now + backoff(attempts)), row["id"], attempts - 1, *params),
         )
         if updated is not None:
             claimed.append(OutboxRow.from_row(updated))

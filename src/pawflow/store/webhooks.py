@@ -23,12 +23,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from pawflow import telemetry
 from pawflow.clock import from_millis, iso, to_millis
-from pawflow.errors import NotFound
+from pawflow.errors import FieldError, InvalidInput, NotFound
 from pawflow.ids import new_id
 from pawflow.records import Interaction
 from pawflow.store.database import Tx, sql
-from pawflow.store.outbox import MAX_ATTEMPTS, backoff
+from pawflow.store.metrics import count
+from pawflow.store.outbox import MAX_ATTEMPTS, Busy, backoff, destination, pick
 
 EVENTS: tuple[str, ...] = (
     "interaction.created",
@@ -42,6 +44,12 @@ LOG_LIMIT = 200
 Queue = Literal["webhook_deliveries", "a2a_push_deliveries"]
 """The tables of deliveries the dispatcher sends the same way (same columns of state)."""
 DELIVERIES: Queue = "webhook_deliveries"
+PENDING_CAP = 1000
+"""The most deliveries queued for one webhook (or one push config); past it, a new one is
+recorded ``failed`` with :data:`DROPPED_CAP` instead of queued."""
+DROPPED_CAP = "dropped: cap"
+MAX_WEBHOOKS = 10
+"""How many webhooks a user may have by default (``PAWFLOW_MAX_WEBHOOKS``)."""
 
 
 @dataclass(frozen=True)
@@ -132,8 +140,20 @@ def new_secret() -> str:
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
 
 
-def create(tx: Tx, user: str, url: str, events: tuple[str, ...], now: datetime) -> Webhook:
-    """A new webhook (``url`` and ``events`` already checked); the result has its secret."""
+def create(
+    tx: Tx,
+    user: str,
+    url: str,
+    events: tuple[str, ...],
+    now: datetime,
+    *,
+    limit: int = MAX_WEBHOOKS,
+) -> Webhook:
+    """A new webhook (``url`` and ``events`` already checked); the result has its secret.
+    A user who has ``limit`` webhooks already is refused (:class:`InvalidInput` on ``url``)."""
+    if count_for(tx, user) >= limit:
+        message = f"at most {limit} webhooks per user: delete one first"
+        raise InvalidInput(message, [FieldError("url", message)])
     row = sql(tx).one(
         "INSERT INTO webhooks (id, user_id, url, events, secret, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
@@ -163,6 +183,12 @@ def delete(tx: Tx, user: str, webhook_id: str) -> None:
     sql(tx).execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,))
 
 
+def count_for(tx: Tx, user: str) -> int:
+    """How many webhooks ``user`` has."""
+    row = sql(tx).one("SELECT COUNT(*) AS n FROM webhooks WHERE user_id = ?", (user,))
+    return 0 if row is None else int(row["n"])
+
+
 def has_any(tx: Tx, user: str) -> bool:
     return sql(tx).one("SELECT 1 AS found FROM webhooks WHERE user_id = ?", (user,)) is not None
 
@@ -190,11 +216,17 @@ def _enqueue(tx: Tx, record: Interaction, event: str, now: datetime) -> int:
     for hook in list_for(tx, record.owner):
         if event not in hook.events or hook.created_at > record.created_at:
             continue  # a webhook hears of the requests published after it was made
-        inserted = sql(tx).one(
-            "INSERT INTO webhook_deliveries (id, webhook_id, request_id, event, payload, status,"
-            " attempts, next_at, created_at) VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?)"
-            " ON CONFLICT (webhook_id, request_id, event) DO NOTHING RETURNING id",
-            ("msg_" + new_id(), hook.id, record.id, event, body, to_millis(now), to_millis(now)),
+        inserted = insert_capped(
+            tx,
+            DELIVERIES,
+            {
+                "id": "msg_" + new_id(),
+                "webhook_id": hook.id,
+                "request_id": record.id,
+                "event": event,
+                "payload": body,
+            },
+            now,
         )
         written += inserted is not None
     return written
@@ -208,21 +240,36 @@ def on_settled(tx: Tx, record: Interaction, now: datetime) -> int:
     return _enqueue(tx, record, f"interaction.{record.status}", now)
 
 
-def claim_due(tx: Tx, now: datetime, limit: int) -> list[WebhookDelivery]:
-    """Claim due deliveries: each claim counts an attempt and moves ``next_at`` past its
-    backoff, committed before anything is sent."""
-    return [WebhookDelivery.from_row(row) for row in claim_rows(tx, DELIVERIES, now, limit)]
+def claim_due(tx: Tx, now: datetime, limit: int, busy: Busy = ()) -> list[WebhookDelivery]:
+    """Claim due deliveries, the oldest of each destination not ``busy``: each claim counts
+    an attempt and moves ``next_at`` past its backoff, committed before anything is sent."""
+    return [WebhookDelivery.from_row(row) for row in claim_rows(tx, DELIVERIES, now, limit, busy)]
 
 
-def claim_rows(tx: Tx, table: Queue, now: datetime, limit: int) -> list[dict[str, Any]]:
+_URL_OF: dict[Queue, tuple[str, str]] = {
+    DELIVERIES: ("(SELECT url FROM webhooks WHERE id = d.webhook_id)", "d.webhook_id"),
+    "a2a_push_deliveries": (
+        "(SELECT url FROM a2a_push_configs AS c WHERE c.task_id = d.task_id"
+        " AND c.id = d.config_id)",
+        "d.task_id, d.config_id",
+    ),
+}
+
+
+def claim_rows(
+    tx: Tx, table: Queue, now: datetime, limit: int, busy: Busy = ()
+) -> list[dict[str, Any]]:
     """Claim due rows of ``table``, as :func:`claim_due` does."""
+    url, target = _URL_OF[table]
     rows = sql(tx).all(
-        f"SELECT id, attempts FROM {table} WHERE status = 'queued' AND next_at <= ?"
-        " ORDER BY next_at, id LIMIT ?" + sql(tx).skip_locked,
-        (to_millis(now), limit),
+        f"SELECT id, attempts, url FROM (SELECT d.id, d.attempts, d.next_at, {url} AS url,"
+        f" ROW_NUMBER() OVER (PARTITION BY {target} ORDER BY d.next_at, d.id) AS n"
+        f" FROM {table} AS d WHERE d.status = 'queued' AND d.next_at <= ?) AS due"
+        " WHERE n = 1 ORDER BY next_at, id LIMIT ?",
+        (to_millis(now), limit + 4 * len(busy)),
     )
     claimed = []
-    for row in rows:
+    for row in pick(rows, lambda row: destination("", row["url"] or ""), limit, busy):
         attempts = int(row["attempts"]) + 1
         updated = sql(tx).one(
             f"UPDATE {table} SET attempts = ?, next_at = ? WHERE id = ?"
@@ -232,6 +279,45 @@ def claim_rows(tx: Tx, table: Queue, now: datetime, limit: int) -> list[dict[str
         if updated is not None:
             claimed.append(updated)
     return claimed
+
+
+def insert_capped(tx: Tx, table: Queue, columns: dict[str, Any], now: datetime) -> bool:
+    """Queue a delivery, or, when its target has :data:`PENDING_CAP` queued already, record
+    it ``failed`` as ``dropped: cap`` (counted, in the log: never lost in silence). Returns
+    whether it was written (False: it was there already)."""
+    where = {DELIVERIES: "webhook_id = ?", "a2a_push_deliveries": "task_id = ? AND config_id = ?"}
+    keys = (
+        (columns["webhook_id"],)
+        if table == DELIVERIES
+        else (columns["task_id"], columns["config_id"])
+    )
+    names = ", ".join(columns)
+    marks = ", ".join("?" for _ in columns)
+    conflict = (
+        " ON CONFLICT (webhook_id, request_id, event) DO NOTHING" if table == DELIVERIES else ""
+    )
+    inserted = sql(tx).one(
+        f"INSERT INTO {table} ({names}, status, last_error, attempts, next_at, created_at)"
+        f" SELECT {marks}, CASE WHEN q.n >= ? THEN 'failed' ELSE 'queued' END,"
+        " CASE WHEN q.n >= ? THEN ? END, 0, ?, ?"
+        f" FROM (SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM {table}"
+        f" WHERE {where[table]} AND status = 'queued' LIMIT ?) AS w) AS q WHERE 1 = 1"
+        f"{conflict} RETURNING status",
+        (
+            *columns.values(),
+            PENDING_CAP,
+            PENDING_CAP,
+            DROPPED_CAP,
+            to_millis(now),
+            to_millis(now),
+            *keys,
+            PENDING_CAP,
+        ),
+    )
+    if inserted is not None and inserted["status"] == "failed":
+        channel = "webhook" if table == DELIVERIES else "a2a_push"
+        count(tx, telemetry.NOTIFICATIONS, channel=channel, result="dropped")
+    return inserted is not None
 
 
 def webhook_of(tx: Tx, delivery: WebhookDelivery) -> Webhook | None:
