@@ -260,6 +260,27 @@ def test_an_apprise_url_inside_the_network_is_refused_unless_allowed(
         assert row.status == "failed" and "PAWFLOW_EGRESS_ALLOWED_HOSTS" in (row.last_error or "")
 
 
+def test_set_notifications_refuses_an_inward_or_unreadable_url_naming_the_field(
+    served: tuple[LiveServer, FakeClock],
+) -> None:
+    server, _ = served  # 127.0.0.1 alone is allowed
+    with server.client("gu") as gu:
+        for url in (
+            "ntfy://127.0.0.2:9999/x",
+            "gotify://10.0.0.1/token",
+            "json://169.254.169.254/",
+            "json://[::127.0.0.2]/",
+            "json://[64:ff9b::7f00:2]/",
+            "dbus://",
+            "nosuchscheme://x",
+        ):
+            refused = gu.post("/api/actions/set_notifications", json={"notify_url": url})
+            assert refused.status_code == 422, (url, refused.text)
+            assert "notify_url" in refused.text, url
+        shown = gu.post("/api/actions/get_notifications", json={}).json()
+        assert shown["notify_url"] is None
+
+
 def test_pawflow_webhooks_add_list_remove(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = f"sqlite:///{tmp_path / 'w.db'}"
     runner = CliRunner()

@@ -1,0 +1,116 @@
+"""Slow receivers delay nobody else: each attempt has a deadline, deliveries to different
+destinations go out side by side, and the caps (both backends)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from pawflow.channels import Dispatcher, WebhookSender
+from pawflow.egress import EgressRule
+from pawflow.errors import InvalidInput
+from pawflow.store import Store, webhooks
+from pawflow.testing import eventually
+from tests.channels.receiver import receiver
+
+LOOPBACK = EgressRule.parse("127.0.0.1")
+EVENTS = ("interaction.created",)
+
+
+def _hooked(store: Store, user: str, url: str) -> str:
+    """A webhook of ``user`` to ``url``, then a request of theirs; the request's id."""
+    store.ensure_user(user)
+    with store.transaction() as tx:
+        webhooks.create(tx, user, url, EVENTS, store.now())
+    conversation = store.create_conversation(user, "d")
+    return store.request_interaction(user, conversation.id, "confirm", "Go?").id
+
+
+def _log(store: Store, user: str) -> list[webhooks.WebhookDelivery]:
+    with store.transaction(write=False) as tx:
+        return [
+            entry
+            for hook in webhooks.list_for(tx, user)
+            for entry in webhooks.log(tx, user, hook.id)
+        ]
+
+
+def test_a_trickling_receiver_is_a_failed_attempt_retried_later(store: Store) -> None:
+    with receiver(trickle=0.1) as slow:
+        _hooked(store, "ada", f"{slow.url}/h")
+        sender = WebhookSender(LOOPBACK, timeout=0.5)
+        Dispatcher(store, [], base_url="http://x", owner="t", webhooks=sender).step()
+        (entry,) = _log(store, "ada")
+    # It answered 200 and kept sending, a byte at a time: never "sent 200".
+    assert (entry.status, entry.attempts) == ("queued", 1)
+    assert entry.last_error == "no complete answer within 0.5 s"
+    assert entry.response_status is None
+
+
+def test_a_slow_receiver_of_one_user_does_not_delay_another(store: Store) -> None:
+    hold = threading.Event()
+    with receiver(hold=hold) as slow, receiver() as quick:
+        _hooked(store, "ada", f"{slow.url}/a")
+        _hooked(store, "bo", f"{quick.url}/b")
+        dispatcher = Dispatcher(
+            store, [], base_url="http://x", owner="t", webhooks=WebhookSender(LOOPBACK)
+        )
+        try:
+            assert dispatcher.step(wait=False) == 2  # both go out at once
+            assert slow.arrived.wait(10)
+            # Bo's delivery is done while Ada's is still in flight, held by her receiver.
+            eventually(lambda: [e.status for e in _log(store, "bo")] == ["sent"])
+            assert [e.status for e in _log(store, "ada")] == ["queued"]
+            assert f"127.0.0.1:{slow.url.rsplit(':', 1)[1]}" in dispatcher.in_flight()
+            hold.set()
+            assert dispatcher.idle(10)
+            assert [e.status for e in _log(store, "ada")] == ["sent"]
+        finally:
+            hold.set()
+            dispatcher.stop()
+
+
+def test_one_destination_has_one_attempt_in_flight(store: Store) -> None:
+    hold = threading.Event()
+    with receiver(hold=hold) as slow:
+        _hooked(store, "ada", f"{slow.url}/1")
+        _hooked(store, "cy", f"{slow.url}/2")  # another user, the same host and port
+        dispatcher = Dispatcher(
+            store, [], base_url="http://x", owner="t", webhooks=WebhookSender(LOOPBACK)
+        )
+        try:
+            assert dispatcher.step(wait=False) == 1
+            assert dispatcher.step(wait=False) == 0  # its destination is busy
+            hold.set()
+            assert dispatcher.idle(10)
+            assert dispatcher.step() == 1
+            assert len(slow.received()) == 2
+        finally:
+            hold.set()
+            dispatcher.stop()
+
+
+def test_a_user_has_at_most_so_many_webhooks(store: Store) -> None:
+    store.ensure_user("ada")
+    with store.transaction() as tx:
+        for n in range(3):
+            webhooks.create(tx, "ada", f"https://h{n}.example/", EVENTS, store.now(), limit=3)
+    with pytest.raises(InvalidInput) as refused, store.transaction() as tx:
+        webhooks.create(tx, "ada", "https://h3.example/", EVENTS, store.now(), limit=3)
+    assert [e.path for e in refused.value.errors] == ["url"]
+    assert "at most 3 webhooks" in refused.value.message
+
+
+def test_past_the_pending_cap_a_delivery_is_recorded_dropped(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(webhooks, "PENDING_CAP", 2)
+    _hooked(store, "ada", "https://hooks.example/")
+    conversation = store.create_conversation("ada", "more")
+    for n in range(2):
+        store.request_interaction("ada", conversation.id, "confirm", f"More {n}?")
+    entries = sorted(_log(store, "ada"), key=lambda e: e.created_at)
+    assert [e.status for e in entries].count("queued") == 2
+    (dropped,) = [e for e in entries if e.status == "failed"]
+    assert dropped.last_error == "dropped: cap" and dropped.attempts == 0
