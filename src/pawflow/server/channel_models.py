@@ -54,7 +54,7 @@ class Notifications(Out):
 class CreateWebhook(Body):
     url: Annotated[StrictStr, Field(max_length=2000, pattern=WEBHOOK_URL)] = Field(
         description="An http(s) URL without credentials. Its host must resolve outside the"
-        " server's network unless the server allows it (PAWFLOW_WEBHOOK_ALLOWED_HOSTS): the"
+        " server's network unless the server allows it (PAWFLOW_EGRESS_ALLOWED_HOSTS): the"
         " server checks that, beyond this document, with a 422 on url."
     )
     events: Annotated[

@@ -251,8 +251,8 @@ export function oneOf(names, value) {
 /**
  * @typedef {object} CreateWebhook
  * @property {string} url - An http(s) URL without credentials. Its host must resolve outside the
- *   server's network unless the server allows it (PAWFLOW_WEBHOOK_ALLOWED_HOSTS): the server
- *   checks that, beyond this document, with a 422 on url.
+ *   server's network unless the server allows it (PAWFLOW_EGRESS_ALLOWED_HOSTS): the server checks
+ *   that, beyond this document, with a 422 on url.
  * @property {Array<"interaction.created" | "interaction.answered" | "interaction.expired" |
  *   "interaction.cancelled">} events
  */
