@@ -398,8 +398,7 @@ def destination(channel: str, address: str) -> str:
     return f"{host}:{port}" if port else f"{host}:{parts.scheme.lower()}"
 
 
-Busy = Collection[str]
-"""Destinations with a delivery in flight: claims pass over them."""
+Busy = Collection[str]  # destinations with a delivery in flight: claims pass over them
 
 
 def claim_due(
@@ -422,8 +421,7 @@ def claim_settle(tx: Tx, now: datetime, limit: int, busy: Busy = ()) -> list[Out
 def _first_due(
     tx: Tx, state: str, now: datetime, limit: int, busy: Busy, params: tuple[str, ...] = ()
 ) -> list[dict[str, Any]]:
-    # One candidate per address (and one per relay channel), oldest first; then one per
-    # destination that is not busy.
+    # One candidate per address (and per relay channel), oldest first; one per idle destination.
     rows = sql(tx).all(
         "SELECT id, attempts, channel, address FROM (SELECT id, attempts, channel, address,"
         " next_at, ROW_NUMBER() OVER (PARTITION BY channel, CASE WHEN channel IN"
