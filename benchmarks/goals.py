@@ -27,6 +27,12 @@ GOALS: tuple[Goal, ...] = (
     Goal("pg_across", "PostgreSQL answer -> resume, across processes", "p50 <= 3 ms", "latency"),
     Goal("sqlite_across", "SQLite answer -> resume, across processes", "p50 <= 2 ms", "latency"),
     Goal("sqlite_floor", "SQLite cycle vs the raw 3-commit floor", ">= 0.33x", "sqlite"),
+    Goal(
+        "deliveries",
+        "a user's notification, 6 slow + 1 trickling receivers of another",
+        "p99 <= 2 s",
+        "deliveries",
+    ),
     Goal("make_test", "make test on the 2-core machine", "<= 15 min", ""),
 )
 

@@ -14,6 +14,8 @@ Sections (``--only NAME`` runs some of them, in this order):
 - metrics: a ``/metrics`` scrape with 1,000 and with 1,000,000 answered requests stored;
 - startup: ``pawflow --help``, ``inbox`` and ``answer`` against a running server, and
   ``pawflow serve`` until ``/healthz`` answers, each a median of fresh processes;
+- deliveries: a user's notification latency while another user's six slow receivers and
+  one trickling receiver are busy (p99, goal at most 2 s);
 - outage: a PostgreSQL cluster of the run's own stopped and restarted: how soon calls fail,
   how soon they work again, how soon a wake-up from another process arrives after a restart.
 
@@ -35,6 +37,7 @@ from pathlib import Path
 import actions
 import costs
 import cycles
+import deliveries
 import flow_queues
 import footprint
 import goals
@@ -58,6 +61,7 @@ SECTIONS: dict[str, Callable[[Run], None]] = {
     "flows": flow_queues.section,
     "metrics": metrics.section,
     "startup": startup.section,
+    "deliveries": deliveries.section,
     "outage": outage.section,
 }
 
