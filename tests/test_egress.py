@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from pawflow.channels.apprise import check_notify_url, judge
@@ -108,3 +110,16 @@ def test_apprise_schemes_without_a_host_or_that_cannot_be_judged() -> None:
     assert judge("dbus://", EgressRule.parse("dbus://")) == {}
     with pytest.raises(InvalidInput, match="Apprise"):
         check_notify_url("nosuchscheme://x", rule)
+
+
+def test_a_library_resolving_names_itself_is_held_to_the_rule() -> None:
+    rule = EgressRule()
+    with rule.resolving() as refusals, pytest.raises(socket.gaierror):
+        socket.getaddrinfo("localhost", 80)
+    assert refusals.reasons and "loopback" in refusals.reasons[0]
+    # A pinned name is given its checked addresses, without asking the DNS again.
+    with rule.resolving({"hooks.pawflow.invalid": ("203.0.113.7",)}):
+        found = socket.getaddrinfo("hooks.pawflow.invalid", 443, 0, socket.SOCK_STREAM)
+    assert {info[4][0] for info in found} == {"203.0.113.7"}
+    # Outside the block, and on other threads, nothing changes.
+    assert socket.getaddrinfo("localhost", 80)

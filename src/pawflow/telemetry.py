@@ -298,7 +298,8 @@ DELIVERIES = Counter(
 NOTIFICATIONS = Counter(
     "pawflow_notifications",
     "Copies of requests sent to people by a channel (email, slack, apprise, …): result sent,"
-    " retried (an attempt failed; another follows after a backoff) or failed (for good).",
+    " retried (an attempt failed; another follows after a backoff) or failed (for good);"
+    " and webhook or A2A push deliveries dropped because too many wait (result dropped).",
     ("channel", "result"),
 )
 RESUME_LATENCY = Histogram(

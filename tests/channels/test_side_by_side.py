@@ -7,12 +7,13 @@ import threading
 
 import pytest
 
-from pawflow.channels import Dispatcher, WebhookSender
+from pawflow.channels import AppriseChannel, Dispatcher, EmailChannel, SmtpConfig, WebhookSender
 from pawflow.egress import EgressRule
 from pawflow.errors import InvalidInput
-from pawflow.store import Store, webhooks
+from pawflow.store import Store, outbox, webhooks
 from pawflow.testing import eventually
 from tests.channels.receiver import receiver
+from tests.channels.smtp import smtp_server
 
 LOOPBACK = EgressRule.parse("127.0.0.1")
 EVENTS = ("interaction.created",)
@@ -114,3 +115,65 @@ def test_past_the_pending_cap_a_delivery_is_recorded_dropped(
     assert [e.status for e in entries].count("queued") == 2
     (dropped,) = [e for e in entries if e.status == "failed"]
     assert dropped.last_error == "dropped: cap" and dropped.attempts == 0
+
+
+def _notified(store: Store, user: str, **reach: str) -> str:
+    """A request of ``user``, reached as ``reach`` says (set in the store: no door)."""
+    store.ensure_user(user)
+    with store.transaction() as tx:
+        outbox.set_reach(tx, user, now=store.now(), **reach)
+    conversation = store.create_conversation(user, "d")
+    return store.request_interaction(user, conversation.id, "confirm", "Go?").id
+
+
+def _row(store: Store, request: str) -> outbox.OutboxRow:
+    with store.transaction(write=False) as tx:
+        (row,) = outbox.deliveries(tx, request)
+    return row
+
+
+@pytest.mark.parametrize("scheme", ["ntfy", "json", "gotify"])
+def test_an_apprise_url_of_any_scheme_is_judged_at_the_send(store: Store, scheme: str) -> None:
+    with receiver() as inbox:
+        url = inbox.url.replace("http://", f"{scheme}://") + "/topic"
+        asked = _notified(store, "ada", notify_url=url)
+        channel = AppriseChannel(EgressRule())  # nothing inward allowed
+        Dispatcher(store, [channel], base_url="http://x", owner="t").step()
+        row = _row(store, asked)
+        assert inbox.received() == []
+    assert row.status == "failed" and "loopback" in (row.last_error or "")
+    assert "PAWFLOW_EGRESS_ALLOWED_HOSTS" in (row.last_error or "")
+
+
+def test_a_trickling_apprise_service_is_a_failed_attempt(store: Store) -> None:
+    with receiver(trickle=0.1) as slow:
+        asked = _notified(store, "ada", notify_url=slow.url.replace("http://", "json://"))
+        channel = AppriseChannel(LOOPBACK, timeout=0.5)
+        Dispatcher(store, [channel], base_url="http://x", owner="t").step()
+        row = _row(store, asked)
+    assert (row.status, row.attempts) == ("queued", 1)
+    assert row.last_error == "no complete answer within 0.5 s"
+
+
+def test_mail_never_waits_behind_a_slow_webhook(store: Store) -> None:
+    hold = threading.Event()
+    with receiver(hold=hold) as slow, smtp_server() as (mail, smtp):
+        _hooked(store, "ada", f"{slow.url}/a")
+        asked = _notified(store, "bo", email="bo@example.org")
+        dispatcher = Dispatcher(
+            store,
+            [EmailChannel(SmtpConfig.from_url(smtp, None))],
+            base_url="http://x",
+            owner="t",
+            webhooks=WebhookSender(LOOPBACK),
+        )
+        try:
+            dispatcher.step(wait=False)
+            assert slow.arrived.wait(10)
+            eventually(lambda: _row(store, asked).status == "sent")
+            assert len(mail.received()) == 1
+            assert [e.status for e in _log(store, "ada")] == ["queued"]  # still held
+        finally:
+            hold.set()
+            dispatcher.idle(10)
+            dispatcher.stop()

@@ -173,7 +173,7 @@ class Dispatcher:
 
     def stop(self) -> None:
         self.loop.stop()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown(wait=False)  # what is in flight ends by its deadline, recorded
         try:
             with self.store.transaction() as tx:
                 leases.release(tx, LEASE, self.owner)
