@@ -306,3 +306,17 @@ def test_pawflow_webhooks_add_list_remove(tmp_path: Path, monkeypatch: pytest.Mo
     assert (
         "ada has no webhook" in runner.invoke(app, ["webhooks", "list", "ada", "--db", db]).output
     )
+
+
+def test_pawflow_users_set_holds_a_notify_url_to_the_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = f"sqlite:///{tmp_path / 'u.db'}"
+    monkeypatch.delenv("PAWFLOW_WEBHOOK_ALLOWED_HOSTS", raising=False)
+    monkeypatch.delenv("PAWFLOW_EGRESS_ALLOWED_HOSTS", raising=False)
+    url = "ntfy://127.0.0.1:9/x"
+    refused = CliRunner().invoke(app, ["users", "set", "ada", "--notify-url", url, "--db", db])
+    assert refused.exit_code != 0 and "loopback" in refused.output
+    monkeypatch.setenv("PAWFLOW_EGRESS_ALLOWED_HOSTS", "127.0.0.1")
+    allowed = CliRunner().invoke(app, ["users", "set", "ada", "--notify-url", url, "--db", db])
+    assert allowed.exit_code == 0 and f"notify_url: {url}" in allowed.output

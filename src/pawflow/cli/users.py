@@ -5,6 +5,8 @@ Like every command, each imports what it uses when it runs (tests/test_startup.p
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from pawflow.cli.server import DB_OPTION, _say
@@ -86,6 +88,8 @@ def users_set(
     ),
 ) -> None:
     """Say where a user is reached and which channels notify them of requests."""
+    from pawflow.channels.apprise import check_notify_url
+    from pawflow.egress import EgressRule
     from pawflow.store import open_store, outbox
 
     given: dict[str, object] = {}
@@ -98,6 +102,8 @@ def users_set(
     with open_store(db) as store:
         store.ensure_user(name)
         try:
+            if notify_url:  # held to the egress rule, as set_notifications holds it
+                check_notify_url(notify_url, EgressRule.from_env(os.environ))
             with store.transaction() as tx:
                 reach = outbox.set_reach(tx, name, now=store.now(), **given)  # type: ignore[arg-type]
         except InvalidInput as exc:

@@ -34,7 +34,12 @@ class SetNotifications(Body):
     slack: Annotated[StrictStr, Field(max_length=40, pattern=f"^(|{SLACK_PATTERN})$")] | None = None
     notify_url: (
         Annotated[StrictStr, Field(max_length=2000, pattern=f"^(|{URL_PATTERN})$")] | None
-    ) = None
+    ) = Field(
+        default=None,
+        description="An Apprise URL. Apprise must read it and its host must be one the server"
+        " may call (PAWFLOW_EGRESS_ALLOWED_HOSTS): the server checks that, beyond this"
+        " document, with a 422 on notify_url.",
+    )
     notify: NotifyList | None = Field(
         default=None,
         description="The channels to use; null: every channel with an address.",

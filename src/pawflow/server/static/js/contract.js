@@ -627,7 +627,9 @@ export function oneOf(names, value) {
  * @typedef {object} SetNotifications
  * @property {string | null} [email]
  * @property {string | null} [slack]
- * @property {string | null} [notify_url]
+ * @property {string | null} [notify_url] - An Apprise URL. Apprise must read it and its host must
+ *   be one the server may call (PAWFLOW_EGRESS_ALLOWED_HOSTS): the server checks that, beyond this
+ *   document, with a 422 on notify_url.
  * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} [notify] - The channels to
  *   use; null: every channel with an address.
  */
