@@ -281,6 +281,19 @@ def test_set_notifications_refuses_an_inward_or_unreadable_url_naming_the_field(
         assert shown["notify_url"] is None
 
 
+def test_a_user_past_the_webhook_cap_is_refused_naming_url(
+    served: tuple[LiveServer, FakeClock],
+) -> None:
+    server, _ = served
+    with server.client("ha") as ha:
+        body = {"url": "http://127.0.0.1:9/h", "events": ["interaction.created"]}
+        made = [ha.post("/api/actions/create_webhook", json=body).status_code for _ in range(10)]
+        assert made == [200] * 10
+        refused = ha.post("/api/actions/create_webhook", json=body)
+        assert refused.status_code == 422 and "at most 10 webhooks" in refused.text
+        assert refused.json()["errors"][0]["path"] == "url"
+
+
 def test_pawflow_webhooks_add_list_remove(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = f"sqlite:///{tmp_path / 'w.db'}"
     runner = CliRunner()
