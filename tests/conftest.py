@@ -31,11 +31,15 @@ def require_postgres() -> None:
 
 @pytest.fixture(autouse=True, scope="session")
 def own_data_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The default store lives in the user's data folder: tests (and the processes they
-    start) get a folder of their own instead, never the real one."""
+    """The default store lives in the user's data folder, and ``pawflow login`` keeps tokens
+    in their config folder: tests (and the processes they start) get folders of their own
+    instead, never the real ones."""
     folder = tmp_path_factory.mktemp("data-home")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_DATA_HOME", str(folder))
+        patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+        patch.delenv("PAWFLOW_TOKEN", raising=False)
+        patch.delenv("PAWFLOW_TOKEN_FILE", raising=False)
         yield folder
 
 

@@ -159,7 +159,7 @@ def test_users_load_the_store_and_never_the_server(tmp_path: Path) -> None:
     assert not {"pawflow.server.app", "pawflow.observability"} & ours
     assert "httpx" not in outside
     outside, _, printed = loaded(tmp_path, "users", "revoke", "ada", *db)
-    assert printed.strip() == "revoked 1 token(s) of ada"
+    assert printed.strip() == "revoked 1 token(s) of ada and ended their browser sessions"
     assert not outside & heavy, sorted(outside & heavy)
 
 

@@ -222,7 +222,9 @@ class AgentThread:
 
     async def _still_signed_in(self) -> None:
         store = self.ctx.store
-        if not await anyio.to_thread.run_sync(still_signed_in, store, self.principal):
+        if not await anyio.to_thread.run_sync(
+            still_signed_in, store, self.principal, self.ctx.settings.session_idle
+        ):
             raise HTTPProblem(401, REVOKED, headers=CHALLENGE)
 
     async def pending(self) -> list[Interaction]:

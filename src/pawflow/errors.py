@@ -285,8 +285,8 @@ class ApiError(PawFlowError):
 
 
 class TokenRefused(ApiError):
-    """The server does not accept the client's API token (a 401: mistyped, revoked, or made
-    on another server's store).
+    """The server does not accept the client's API token (a 401: mistyped, revoked, expired,
+    its user disabled, or made on another server's store).
 
     Its message is the one every command, the terminal app and the MCP server give: which
     server refused, where the token was read from (``source``: ``PAWFLOW_TOKEN``,
@@ -300,10 +300,16 @@ class TokenRefused(ApiError):
             where, fix = " given with --token", "pass it with --token"
         else:
             where, fix = f" in {source}", f"put it in {source}"
+        if " expired on " in reason:  # the server names the token: tok_… expired on …
+            make = "Make its successor with `pawflow users token rotate ID`"
+        elif reason.endswith(" is disabled"):
+            make = "Ask an admin to enable the user (`pawflow users enable NAME`) or make a token"
+        else:
+            make = "Make a token with `pawflow users add NAME`"
         message = (
-            f"{server} does not accept the token{where} ({reason}). Make a token with"
-            f" `pawflow users add NAME` where the server's store is, and {fix}; a browser"
-            " signs in with a link from `pawflow users signin-link NAME`."
+            f"{server} does not accept the token{where} ({reason}). {make} where the"
+            f" server's store is, and {fix}; a browser signs in with a link from"
+            " `pawflow users signin-link NAME`."
         )
         super().__init__(401, message, body)
         self.server = server

@@ -285,7 +285,7 @@ def greeting(store: Store, chat: ChatService, settings: ServerSettings, *, demo:
             lines += ["The pawflow command is not on your PATH; to put it there:", *on_path]
     if demo:
         kept = token_file(settings.db)
-        token = kept_token(store, local, kept, label="demo")
+        token = kept_token(store, local, kept, name="demo", expires_in=settings.token_max_age)
         lines += [
             "The terminal chat: in another terminal, run",
             *on_path,

@@ -5,6 +5,7 @@ API), and the framework's processes, started and killed as a crash would."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -70,9 +71,8 @@ class Person:
                 *words,
                 "--server",
                 self.served.url,
-                "--token",
-                self.token,
             ],
+            env={**os.environ, "PAWFLOW_TOKEN": self.token},
             cwd=self.served.directory,
             check=True,
             capture_output=True,

@@ -4,6 +4,7 @@ checkpointer — in this process, and across real processes with a ``pawflow ser
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -390,9 +391,8 @@ def test_a_graph_interrupted_in_one_process_is_resumed_by_an_answer_from_another
                 "yes",
                 "--server",
                 served.url,
-                "--token",
-                token,
             ],
+            env={**os.environ, "PAWFLOW_TOKEN": token},
             cwd=tmp_path,
             check=True,
             capture_output=True,

@@ -50,21 +50,18 @@ def test_groups_delegation_inbox_claim_and_the_audit_export(tmp_path: Path) -> N
             policy={"assignees": ["alice", "group:leads"]},
         )
         common = ["--server", server.url]
-        inbox = runner.invoke(
-            app, ["inbox", "--assigned", "mine", "--json", *common, "--token", server.token("bob")]
-        )
+        bob = {"PAWFLOW_TOKEN": server.token("bob")}
+        inbox = runner.invoke(app, ["inbox", "--assigned", "mine", "--json", *common], env=bob)
         assert inbox.exit_code == 0, inbox.output
         assert [i["id"] for i in json.loads(inbox.output)["interactions"]] == [asked.id]
-        lou = ["--token", server.token("lou")]
-        claimed = runner.invoke(app, ["claim", asked.id, *common, *lou])
+        lou = {"PAWFLOW_TOKEN": server.token("lou")}
+        claimed = runner.invoke(app, ["claim", asked.id, *common], env=lou)
         assert claimed.exit_code == 0, claimed.output
         assert "being handled by lou" in claimed.output
-        held = runner.invoke(
-            app, ["answer", asked.id, "yes", *common, "--token", server.token("bob")]
-        )
+        held = runner.invoke(app, ["answer", asked.id, "yes", *common], env=bob)
         assert held.exit_code == 1
         assert "being handled by lou" in held.output
-        done = runner.invoke(app, ["answer", asked.id, "yes", *common, *lou])
+        done = runner.invoke(app, ["answer", asked.id, "yes", *common], env=lou)
         assert done.exit_code == 0, done.output
 
     exported = runner.invoke(app, ["audit", "export", "--since", "2000-01-01", "--db", db])
@@ -107,8 +104,10 @@ def test_a_refused_answer_from_the_command_line_says_why(
         store.accountability.delegate("alice", to="bob", until=store.now() + timedelta(days=1))
 
         def answer(user: str, value: str) -> Result:
-            common = ["--server", server.url, "--token", tokens[user]]
-            return runner.invoke(app, ["answer", asked.id, value, *common])
+            common = ["--server", server.url]
+            return runner.invoke(
+                app, ["answer", asked.id, value, *common], env={"PAWFLOW_TOKEN": tokens[user]}
+            )
 
         req = answer("req", "yes")
         said = " ".join(req.output.split())  # as printed, wrapped to the terminal

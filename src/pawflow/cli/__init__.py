@@ -17,18 +17,22 @@ from pawflow.cli import (
     demo,
     flows,
     governance,
+    login,
     mcp,
     server,
     sessions,
     users,
     webhooks,
 )
+from pawflow.cli.tokens import RefusesTokenGroup
 from pawflow.errors import MissingExtra, StoreError
 from pawflow.redaction import redact, remember_settings
 
 # Every app of the CLI prints plain help (rich_markup_mode=None): typer's rich panels put a
 # type after each flag ("--help <bool>"), as if it took a value.
+# Every command refuses --token (a command line is readable by every local user).
 app = typer.Typer(
+    cls=RefusesTokenGroup,
     rich_markup_mode=None,
     name="pawflow",
     help="Ask a person something and wait for the answer durably.",
@@ -38,6 +42,7 @@ app = typer.Typer(
 demo.register(app)
 server.register(app)
 users.register(app)
+login.register(app)
 flows.register(app)
 sessions.register(app)
 mcp.register(app)

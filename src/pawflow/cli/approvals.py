@@ -4,11 +4,13 @@ the "always allow" rules (``pawflow approvals list``, ``show``, ``revoke``)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 
-from pawflow.cli.server import JSON_OPTION, SERVER_OPTION, TOKEN_OPTION, _client, _fail, _say
+from pawflow.cli.server import JSON_OPTION, SERVER_OPTION, _client, _fail, _say
 from pawflow.cli.server import console as out
+from pawflow.cli.tokens import TOKEN_FILE_OPTION
 from pawflow.errors import PawFlowError
 
 approvals_app = typer.Typer(
@@ -22,12 +24,12 @@ approvals_app = typer.Typer(
 def list_rules(
     conversation: str | None = typer.Option(None, "--conversation", help="Only the rules here."),
     server: str = SERVER_OPTION,
-    token: str | None = TOKEN_OPTION,
+    token_file: Path | None = TOKEN_FILE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """The "always allow" rules you can see."""
     body = {} if conversation is None else {"conversation_id": conversation}
-    with _client(server, token) as client:
+    with _client(server, token_file) as client:
         try:
             found = client.action("list_approval_rules", **body)
         except PawFlowError as exc:
@@ -48,11 +50,11 @@ def list_rules(
 def revoke_rule(
     rule_id: str = typer.Argument(..., help="The rule's id (see pawflow approvals list)."),
     server: str = SERVER_OPTION,
-    token: str | None = TOKEN_OPTION,
+    token_file: Path | None = TOKEN_FILE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Revoke an "always allow" rule: the call is asked again from now on."""
-    with _client(server, token) as client:
+    with _client(server, token_file) as client:
         try:
             found = client.action("revoke_approval_rule", rule_id=rule_id)
         except PawFlowError as exc:
@@ -67,10 +69,10 @@ def revoke_rule(
 def show(
     request_id: str = typer.Argument(..., help="The approval request's id."),
     server: str = SERVER_OPTION,
-    token: str | None = TOKEN_OPTION,
+    token_file: Path | None = TOKEN_FILE_OPTION,
 ) -> None:
     """A tool approval as JSON: proposed, approved and executed arguments, who decided."""
-    with _client(server, token) as client:
+    with _client(server, token_file) as client:
         try:
             found = client.action("get_tool_approval", request_id=request_id)
         except PawFlowError as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -15,12 +16,12 @@ from pawflow.cli.server import (
     DB_OPTION,
     JSON_OPTION,
     SERVER_OPTION,
-    TOKEN_OPTION,
     _client,
     _fail,
     _say,
     errors,
 )
+from pawflow.cli.tokens import TOKEN_FILE_OPTION
 from pawflow.cli.users import users_app
 from pawflow.errors import Forbidden, InvalidInput, PawFlowError
 
@@ -147,8 +148,8 @@ def audit_export(
         writer.writerow(row)
 
 
-def _act(name: str, as_json: bool, server: str, token: str | None, **body: Any) -> None:
-    with _client(server, token) as client:
+def _act(name: str, as_json: bool, server: str, token_file: Path | None, **body: Any) -> None:
+    with _client(server, token_file) as client:
         try:
             found = client.action(name, via="cli", **body)
         except Forbidden as exc:
@@ -168,32 +169,32 @@ def _act(name: str, as_json: bool, server: str, token: str | None, **body: Any) 
 def claim(
     request_id: str = typer.Argument(...),
     server: str = SERVER_OPTION,
-    token: str | None = TOKEN_OPTION,
+    token_file: Path | None = TOKEN_FILE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Take a request on: the other assignees see you handle it until the claim runs out."""
-    _act("claim_interaction", as_json, server, token, request_id=request_id)
+    _act("claim_interaction", as_json, server, token_file, request_id=request_id)
 
 
 def release(
     request_id: str = typer.Argument(...),
     server: str = SERVER_OPTION,
-    token: str | None = TOKEN_OPTION,
+    token_file: Path | None = TOKEN_FILE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Give a request you claimed back to all of its assignees."""
-    _act("release_interaction", as_json, server, token, request_id=request_id)
+    _act("release_interaction", as_json, server, token_file, request_id=request_id)
 
 
 def reassign(
     request_id: str = typer.Argument(...),
     to: list[str] = typer.Option(..., "--to", help="A user or group:NAME (repeat for more)."),  # noqa: B008
     server: str = SERVER_OPTION,
-    token: str | None = TOKEN_OPTION,
+    token_file: Path | None = TOKEN_FILE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Hand a request to others, within what its requester allowed."""
-    _act("reassign_interaction", as_json, server, token, request_id=request_id, to=to)
+    _act("reassign_interaction", as_json, server, token_file, request_id=request_id, to=to)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,6 @@ Each command imports what it uses when it runs: ``pawflow --help`` loads none of
 from __future__ import annotations
 
 import json
-import os
 import sys
 from contextlib import ExitStack, closing
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from pawflow.cli.tokens import TOKEN_FILE_OPTION, client_for
 from pawflow.errors import (
     AlreadyVoted,
     ApiError,
@@ -70,9 +70,6 @@ SERVER_OPTION = typer.Option(
 )
 AGENTS_OPTION = typer.Option(
     None, "--agents", envvar="PAWFLOW_AGENTS", help="A YAML file of agents (docs/agents.md)."
-)
-TOKEN_OPTION = typer.Option(
-    None, "--token", envvar="PAWFLOW_TOKEN", help="API token (pawflow users add NAME)."
 )
 JSON_OPTION = typer.Option(
     False, "--json", help="Print the records as JSON (as the HTTP API returns them)."
@@ -262,18 +259,10 @@ def _serve_workers(
 # -- inbox and answer --------------------------------------------------------------------------
 
 
-def _client(server: str, token: str | None) -> Client:
-    if not token:
-        errors.print(
-            "[red]No token:[/] set PAWFLOW_TOKEN (or pass --token); `pawflow users add NAME`"
-            " makes one."
-        )
-        raise typer.Exit(2)
-    from pawflow.client import Client
-
-    # Where the token was read from, for the message of a token the server refuses.
-    source = "PAWFLOW_TOKEN" if token == os.environ.get("PAWFLOW_TOKEN") else "--token"
-    return Client(server, token, token_source=source)
+def _client(server: str, token_file: Path | None) -> Client:
+    """A client of ``server`` with the caller's token (docs/security.md: never given on the
+    command line), which knows where the token was read from for a refusal's message."""
+    return client_for(server, token_file)
 
 
 def _fail(exc: PawFlowError) -> typer.Exit:
@@ -302,7 +291,7 @@ def _fail(exc: PawFlowError) -> typer.Exit:
 
 def inbox(
     server: str = SERVER_OPTION,
-    token: str | None = TOKEN_OPTION,
+    token_file: Path | None = TOKEN_FILE_OPTION,
     conversation: str | None = typer.Option(None, help="Only this conversation (id)."),
     assigned: str | None = typer.Option(
         None,
@@ -318,7 +307,7 @@ def inbox(
 
     from pawflow.records import Interaction
 
-    with _client(server, token) as client:
+    with _client(server, token_file) as client:
         try:
             if assigned is not None:
                 items = client.action("list_inbox", filter=assigned)["items"]
@@ -382,13 +371,13 @@ def answer(
         "'conversation' or for this 'agent' (with yes or --edit).",
     ),
     server: str = SERVER_OPTION,
-    token: str | None = TOKEN_OPTION,
+    token_file: Path | None = TOKEN_FILE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Answer a pending request; the value is read according to the request's kind."""
     if value == "-":
         value = sys.stdin.read().rstrip("\n")
-    with _client(server, token) as client:
+    with _client(server, token_file) as client:
         try:
             record = client.get_interaction(request_id)
             decided = decision_of(

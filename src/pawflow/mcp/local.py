@@ -91,7 +91,9 @@ class LocalBackend:
         if failure is not None:
             raise failure
         store = self.ctx.store
-        if not await anyio.to_thread.run_sync(still_signed_in, store, self.principal):
+        if not await anyio.to_thread.run_sync(
+            still_signed_in, store, self.principal, self.ctx.settings.session_idle
+        ):
             raise HTTPProblem(401, REVOKED)
         if not outcome:
             raise HTTPProblem(503, "the server is stopping")

@@ -35,6 +35,7 @@ from pawflow.server import (
     pages,
     signin,
     slack,
+    tokens,
 )
 from pawflow.server import agents as agent_routes
 from pawflow.server import errors as server_errors
@@ -137,6 +138,7 @@ def create_app(
     server_errors.install(app)
     app.include_router(actions.router)
     app.include_router(governance.router)
+    app.include_router(tokens.router)
     app.include_router(agent_routes.router)
     app.include_router(approvals.router)
     app.include_router(invitations.router)

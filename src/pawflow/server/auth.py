@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 import anyio
@@ -21,7 +21,14 @@ from fastapi import Request
 from starlette.requests import HTTPConnection
 
 from pawflow.server.context import ServerContext, context_of
-from pawflow.server.credentials import digest, login_for, user_for_token
+from pawflow.server.credentials import (
+    NEVER_IDLE,
+    check_token,
+    digest,
+    login_for,
+    note_login_use,
+    note_token_use,
+)
 from pawflow.server.errors import HTTPProblem
 from pawflow.server.settings import origin_of
 from pawflow.store import Store, credentials
@@ -47,11 +54,15 @@ class Principal:
     """The digest of the token or session cookie used: streams re-check it while open."""
 
 
-def credential_current(tx: Tx, principal: Principal, *, now: datetime) -> bool:
-    """Whether the token or session ``principal`` authenticated with is still valid."""
+def credential_current(
+    tx: Tx, principal: Principal, *, now: datetime, idle: timedelta = NEVER_IDLE
+) -> bool:
+    """Whether the token or session ``principal`` authenticated with is still valid: not
+    revoked or ended, not expired (a session: not idle longer than ``idle``), its user not
+    disabled."""
     if principal.via == "token":
-        return credentials.token_current(tx, principal.credential, principal.user)
-    return credentials.login_current(tx, principal.credential, principal.user, now=now)
+        return credentials.token_current(tx, principal.credential, principal.user, now=now)
+    return credentials.login_current(tx, principal.credential, principal.user, now=now, idle=idle)
 
 
 def request_origin(request: Request) -> str:
@@ -93,12 +104,16 @@ def token_principal(ctx: ServerContext, address: str, token: str) -> Principal:
     failed too often). Every surface that takes bearer tokens (the API, ``/mcp``) comes here,
     so guesses anywhere count toward the same limit. Reads the store: call from a thread."""
     ctx.auth_failures.check(address)
-    with ctx.store.transaction(write=False) as tx:
-        user = user_for_token(tx, token)
-    if user is None:
-        ctx.auth_failures.failed(address)
-        raise HTTPProblem(401, "invalid token", headers=CHALLENGE)
-    return Principal(user, "token", credential=digest(token))
+    store = ctx.store
+    with store.transaction(write=False) as tx:
+        verdict = check_token(tx, token, now=store.now())
+    if verdict.user is None:
+        if verdict.token is None:  # a guess; an expired token or a disabled user is not
+            ctx.auth_failures.failed(address)
+        raise HTTPProblem(401, verdict.refusal, headers=CHALLENGE)
+    if verdict.stale:  # its last use, written at most once a minute
+        note_token_use(store, token)
+    return Principal(verdict.user, "token", credential=digest(token))
 
 
 def authenticate(request: Request) -> Principal:
@@ -111,15 +126,18 @@ def authenticate(request: Request) -> Principal:
         principal = token_principal(ctx, address, token)
     else:
         cookie = request.cookies.get(SESSION_COOKIE)
-        session = None
+        verdict = None
         if cookie:
             ctx.auth_failures.check(address)
             with store.transaction(write=False) as tx:
-                session = login_for(tx, cookie, now=store.now())
-            if session is None:
+                verdict = login_for(tx, cookie, now=store.now(), idle=ctx.settings.session_idle)
+            if verdict is None:
                 ctx.auth_failures.failed(address)
-        if session is None or not cookie:
+        if verdict is None or not cookie:
             raise HTTPProblem(401, headers=CHALLENGE)
+        if verdict.stale:  # its last use (what the idle timeout counts from), once a minute
+            note_login_use(store, cookie)
+        session = verdict.login
         if request.method not in SAFE_METHODS:
             check_same_origin(request)
             sent = request.headers.get(CSRF_HEADER, "")
@@ -141,14 +159,14 @@ def client_address(request: HTTPConnection) -> str:
 # -- while a caller stays signed in ------------------------------------------------------------
 
 
-def still_signed_in(store: Store, principal: Principal) -> bool:
+def still_signed_in(store: Store, principal: Principal, idle: timedelta = NEVER_IDLE) -> bool:
     with store.transaction(write=False) as tx:
-        return credential_current(tx, principal, now=store.now())
+        return credential_current(tx, principal, now=store.now(), idle=idle)
 
 
 async def until_signed_out(ctx: ServerContext, principal: Principal) -> bool:
-    """Wait until ``principal``'s token is revoked or its session ended (True), or the server
-    stops (False).
+    """Wait until ``principal``'s token is revoked or expired, its session ended, or its user
+    disabled (True), or the server stops (False).
 
     A revocation in this process, or announced by PostgreSQL, is noticed at once; one made
     by another process on SQLite within ``credential_check`` seconds.
@@ -162,7 +180,8 @@ async def until_signed_out(ctx: ServerContext, principal: Principal) -> bool:
                     waiter.clear()  # woken by the user's events too: only a recheck counts
                     await waiter.wait()
             waiter.recheck = False
-            if not await anyio.to_thread.run_sync(still_signed_in, ctx.store, principal):
+            idle = ctx.settings.session_idle
+            if not await anyio.to_thread.run_sync(still_signed_in, ctx.store, principal, idle):
                 return True
     finally:
         hub.unsubscribe(waiter)

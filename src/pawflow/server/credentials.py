@@ -16,15 +16,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from pawflow.errors import InvalidInput
+from pawflow.durations import setting_duration
+from pawflow.errors import FieldError, InvalidInput, NotFound
 from pawflow.server.hub import auth_notice
 from pawflow.store import Store, answer_links
 from pawflow.store import Transaction as Tx
 from pawflow.store import credentials as rows
-from pawflow.store.conversations import ensure_user
+from pawflow.store.conversations import ensure_user, user_exists
 
 TOKEN_PREFIX = "pf_"
 MAX_SECRET = 200
+NEVER_IDLE = timedelta(days=36500)
+"""An idle timeout that never ends a login (for callers that have no setting)."""
 
 
 def digest(secret: str) -> str:
@@ -35,30 +38,168 @@ def _new_secret() -> str:
     return secrets.token_urlsafe(32)
 
 
-def create_token(tx: Tx, user: str, *, label: str = "", now: datetime) -> str:
-    """A new API token for ``user`` (created if new); only its digest is kept."""
+def create_token(
+    tx: Tx,
+    user: str,
+    *,
+    name: str = "",
+    now: datetime,
+    expires_at: datetime | None = None,
+) -> tuple[str, rows.TokenRow]:
+    """A new personal access token for ``user`` (created if new): the secret, shown once,
+    and the token as listed. Only the secret's digest is kept."""
     ensure_user(tx, user, now)
-    token = TOKEN_PREFIX + _new_secret()
-    rows.add_token(tx, digest(token), user, label=label, now=now)
-    return token
+    if expires_at is not None and expires_at <= now:
+        message = "a token's expiry must be in the future"
+        raise InvalidInput(message, [FieldError("expires", message)])
+    secret = TOKEN_PREFIX + _new_secret()
+    return secret, rows.add_token(
+        tx, digest(secret), user, name=name, now=now, expires_at=expires_at
+    )
 
 
-def user_for_token(tx: Tx, token: str) -> str | None:
+def describe(span: timedelta) -> str:
+    """``90 days``, ``12 hours``, ``90 seconds``: a setting's span as a message says it."""
+    seconds = int(span.total_seconds())
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{seconds} seconds"
+
+
+def token_expiry(now: datetime, expires: str | None, max_age: timedelta | None) -> datetime | None:
+    """When a token made ``now`` ends: after ``expires`` (``90d``, ``12h``; ``never``), by
+    default ``max_age`` (``PAWFLOW_TOKEN_MAX_AGE``; None: never), and never later."""
+    setting = "PAWFLOW_TOKEN_MAX_AGE"
+    if expires is None:
+        return None if max_age is None else now + max_age
+    if expires.strip().lower() == "never":
+        if max_age is not None:
+            message = (
+                f"tokens last at most {describe(max_age)} here ({setting}); 'never' is refused"
+            )
+            raise InvalidInput(message, [FieldError("expires", message)])
+        return None
+    try:
+        span = setting_duration(expires.strip())
+    except InvalidInput as exc:
+        message = f"{exc.message} (such as 90d, 12h or never)"
+        raise InvalidInput(message, [FieldError("expires", message)]) from None
+    if max_age is not None and span > max_age:
+        message = f"tokens last at most {describe(max_age)} here ({setting})"
+        raise InvalidInput(message, [FieldError("expires", message)])
+    return now + span
+
+
+@dataclass(frozen=True)
+class TokenVerdict:
+    """What the server makes of a token: whose it is, or why it is refused (the 401's
+    reason, which every client shows), and whether its last use is worth writing now."""
+
+    user: str | None
+    refusal: str
+    token: rows.TokenRow | None = None
+    stale: bool = False
+
+
+def check_token(tx: Tx, token: str, *, now: datetime) -> TokenVerdict:
     if not token or len(token) > MAX_SECRET:
-        return None
+        return TokenVerdict(None, "invalid token")
     wanted = digest(token)
-    found = rows.token(tx, wanted)
+    found = rows.check_token(tx, wanted)
     # The lookup is by digest; comparing the digests again in constant time costs nothing.
-    if found is None or not hmac.compare_digest(found[0], wanted):
+    if found is None or not hmac.compare_digest(found.token_hash, wanted):
+        return TokenVerdict(None, "invalid token")
+    row = found.token
+    if found.user_disabled:
+        return TokenVerdict(None, f"the user {row.user_id} is disabled", row)
+    if row.expired(now):
+        assert row.expires_at is not None
+        when = row.expires_at.strftime("%Y-%m-%d %H:%M UTC")
+        return TokenVerdict(None, f"token {row.id} expired on {when}", row)
+    seen = row.last_used_at
+    return TokenVerdict(row.user_id, "", row, seen is None or now - seen >= rows.TOUCH_EVERY)
+
+
+def user_for_token(tx: Tx, token: str, *, now: datetime) -> str | None:
+    """Whom a token lets in now (None: unknown, revoked, expired, or its user disabled)."""
+    return check_token(tx, token, now=now).user
+
+
+def note_token_use(store: Store, token: str) -> None:
+    """Write the token's last use (callers do so once :attr:`TokenVerdict.stale`)."""
+    with store.transaction() as tx:
+        rows.touch_token(tx, digest(token), store.now())
+
+
+def list_tokens(tx: Tx, user: str | None = None) -> list[rows.TokenRow]:
+    """The tokens of ``user``, or everyone's (None): never their secrets."""
+    return rows.tokens(tx, user)
+
+
+def revoke_token(tx: Tx, token_id: str, *, owner: str | None = None) -> rows.TokenRow | None:
+    """Revoke one token by its id (only if it is ``owner``'s, when given); what it was, or
+    None when there is no such token (for ``owner``). Streams opened with it end at once."""
+    found = rows.token_by_id(tx, token_id)
+    if found is None or (owner is not None and found.user_id != owner):
         return None
-    return found[1]
+    rows.remove_token(tx, token_id)
+    tx.notify(auth_notice(found.user_id))
+    return found
+
+
+def rotate_token(
+    tx: Tx,
+    token_id: str,
+    *,
+    now: datetime,
+    expires_at: datetime | None = None,
+    max_age: timedelta | None = None,
+    owner: str | None = None,
+) -> tuple[str, rows.TokenRow] | None:
+    """Replace a token by a new one of the same user and name, valid until ``expires_at``,
+    by default as long as the old one was from its making (at most ``max_age``; an old
+    token without expiry: ``max_age``); the old one stops at once. None: no such token (for
+    ``owner``)."""
+    old = revoke_token(tx, token_id, owner=owner)
+    if old is None:
+        return None
+    if expires_at is None:
+        span = None if old.expires_at is None else old.expires_at - old.created_at
+        if max_age is not None:
+            span = max_age if span is None else min(span, max_age)
+        expires_at = None if span is None else now + span
+    return create_token(tx, old.user_id, name=old.name, now=now, expires_at=expires_at)
 
 
 def revoke_tokens(tx: Tx, user: str, *, now: datetime) -> int:
-    """Revoke every API token of ``user`` (how many), and end their unused answer links."""
+    """Revoke every API token of ``user`` (how many), end their browser sessions and their
+    unused answer links."""
     tx.notify(auth_notice(user))  # the user's open streams check their credentials now
     answer_links.revoke(tx, user, now)
+    rows.remove_logins(tx, user)
     return rows.remove_tokens(tx, user)
+
+
+def sign_out_everywhere(tx: Tx, user: str) -> int:
+    """End every browser session of ``user`` (how many); their open streams end at once."""
+    tx.notify(auth_notice(user))
+    return rows.remove_logins(tx, user)
+
+
+def set_user_disabled(tx: Tx, user: str, disabled: bool, *, now: datetime) -> bool:
+    """Disable a user (every token, session, stream, MCP connection and answer link of
+    theirs stops at once; tokens and sessions come back when enabled again, answer links
+    do not), or enable them again. False: nothing changed. Unknown users are a NotFound."""
+    if not user_exists(tx, user):
+        raise NotFound("user")
+    changed = rows.set_disabled(tx, user, disabled, now=now)
+    if disabled:
+        answer_links.revoke(tx, user, now)
+        rows.remove_logins(tx, user)
+    tx.notify(auth_notice(user))
+    return changed
 
 
 def create_signin_link(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> str:
@@ -70,10 +211,12 @@ def create_signin_link(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> s
 
 
 def redeem_signin(tx: Tx, secret: str, *, now: datetime) -> str | None:
-    """Consume a sign-in secret; the user it was for, or None (unknown, used or expired)."""
+    """Consume a sign-in secret; the user it was for, or None (unknown, used, expired, or
+    its user disabled)."""
     if not secret or len(secret) > MAX_SECRET:
         return None
-    return rows.use_signin_link(tx, digest(secret), now=now)
+    user = rows.use_signin_link(tx, digest(secret), now=now)
+    return user if user is not None and rows.user_enabled(tx, user) else None
 
 
 @dataclass(frozen=True)
@@ -92,11 +235,30 @@ def create_login(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> tuple[s
     return cookie, login
 
 
-def login_for(tx: Tx, cookie: str, *, now: datetime) -> BrowserLogin | None:
+@dataclass(frozen=True)
+class LoginVerdict:
+    login: BrowserLogin
+    stale: bool
+    """Its last use is worth writing now (at most once a minute)."""
+
+
+def login_for(
+    tx: Tx, cookie: str, *, now: datetime, idle: timedelta = NEVER_IDLE
+) -> LoginVerdict | None:
+    """The live login of a cookie: before its expiry, used within ``idle``, its user
+    enabled; None otherwise."""
     if not cookie or len(cookie) > MAX_SECRET:
         return None
-    found = rows.login(tx, digest(cookie), now=now)
-    return None if found is None else BrowserLogin(*found)
+    found = rows.login(tx, digest(cookie), now=now, idle=idle)
+    if found is None:
+        return None
+    stale = now - found.last_seen_at >= rows.TOUCH_EVERY
+    return LoginVerdict(BrowserLogin(found.user, found.csrf_token), stale)
+
+
+def note_login_use(store: Store, cookie: str) -> None:
+    with store.transaction() as tx:
+        rows.touch_login(tx, digest(cookie), store.now())
 
 
 def drop_login(tx: Tx, cookie: str) -> None:
@@ -112,12 +274,25 @@ def prune_expired(tx: Tx, now: datetime) -> int:
 # -- convenience over a store (the CLI and the serve command) -------------------------------
 
 
-def issue_token(store: Store, user: str, *, label: str = "") -> str:
+def issue_token(
+    store: Store, user: str, *, name: str = "", expires_in: timedelta | None = None
+) -> str:
+    """A new token for ``user``: without ``expires_in``, one that does not expire."""
+    return issue_named_token(store, user, name=name, expires_in=expires_in)[0]
+
+
+def issue_named_token(
+    store: Store, user: str, *, name: str = "", expires_in: timedelta | None = None
+) -> tuple[str, rows.TokenRow]:
     with store.transaction() as tx:
-        return create_token(tx, user, label=label, now=store.now())
+        now = store.now()
+        expires_at = None if expires_in is None else now + expires_in
+        return create_token(tx, user, name=name, now=now, expires_at=expires_at)
 
 
-def kept_token(store: Store, user: str, path: Path, *, label: str = "") -> str:
+def kept_token(
+    store: Store, user: str, path: Path, *, name: str = "", expires_in: timedelta | None = None
+) -> str:
     """``user``'s token saved in ``path`` while the store still takes it for them; otherwise
     a new one, saved there (readable by its owner only) for the next time. ``pawflow serve
     --demo`` prints the same token at every start instead of minting one each time; a file
@@ -127,9 +302,11 @@ def kept_token(store: Store, user: str, path: Path, *, label: str = "") -> str:
     except (OSError, UnicodeDecodeError):
         saved = ""
     with store.transaction() as tx:
-        if saved and user_for_token(tx, saved) == user:
+        now = store.now()
+        if saved and user_for_token(tx, saved, now=now) == user:
             return saved
-        token = create_token(tx, user, label=label, now=store.now())
+        expires_at = None if expires_in is None else now + expires_in
+        token, _ = create_token(tx, user, name=name, now=now, expires_at=expires_at)
     with contextlib.suppress(OSError):
         _save_secret(path, token)
     return token

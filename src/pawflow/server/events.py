@@ -145,7 +145,9 @@ async def event_stream(
         while hub.running:
             if waiter.recheck or time.monotonic() - checked >= recheck:
                 waiter.recheck = False
-                if not await anyio.to_thread.run_sync(still_signed_in, store, principal):
+                if not await anyio.to_thread.run_sync(
+                    still_signed_in, store, principal, settings.session_idle
+                ):
                     return
                 checked = time.monotonic()
             waiter.clear()  # before reading: a notice during the read wakes the next wait

@@ -59,6 +59,12 @@ class ServerSettings:
     keepalive: float = 15.0
     live_ttl: timedelta = timedelta(seconds=60)
     session_ttl: timedelta = timedelta(days=30)
+    """A browser session's absolute timeout: it ends this long after sign-in, used or not."""
+    session_idle: timedelta = timedelta(days=3)
+    """A browser session's idle timeout: it ends once unused this long."""
+    token_max_age: timedelta | None = timedelta(days=90)
+    """The longest an API token may be valid, and how long a new one is unless told
+    (``--expires``); ``never``: tokens may last forever, and do unless told."""
     signin_ttl: timedelta = timedelta(days=1)
     message_workers: int = 4
     auth_failure_limit: int = 30
@@ -236,6 +242,8 @@ def _convert(name: str, annotation: Any, raw: Any) -> Any:
     kind = str(annotation)
     try:
         if "timedelta" in kind:
+            if "None" in kind and str(raw).strip().lower() in ("never", "0", "0s", "off", ""):
+                return None
             return setting_duration(raw)
         if "tuple" in kind:
             if isinstance(raw, str):

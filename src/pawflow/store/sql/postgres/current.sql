@@ -539,3 +539,15 @@ CREATE TABLE a2a_push_deliveries (
 );
 CREATE INDEX a2a_push_deliveries_due ON a2a_push_deliveries (next_at) WHERE status = 'queued';
 CREATE INDEX a2a_push_deliveries_log ON a2a_push_deliveries (task_id, created_at);
+
+-- 0024: tokens that end (ids, names, expiry, last use), idle logins, disabled users.
+ALTER TABLE api_tokens RENAME COLUMN label TO name;
+ALTER TABLE api_tokens ADD COLUMN id TEXT;
+ALTER TABLE api_tokens ADD COLUMN expires_at BIGINT;
+ALTER TABLE api_tokens ADD COLUMN last_used_at BIGINT;
+CREATE UNIQUE INDEX api_tokens_id ON api_tokens (id);
+
+ALTER TABLE web_sessions ADD COLUMN last_seen_at BIGINT;
+CREATE INDEX web_sessions_user ON web_sessions (user_id);
+
+ALTER TABLE users ADD COLUMN disabled_at BIGINT;
