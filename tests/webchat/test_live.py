@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from playwright.sync_api import APIResponse, Browser, Route, expect
 
+from pawflow.server.credentials import issue_signin_link
 from pawflow.store.events import prune_events
 from tests.served import Served
 from tests.webchat.conftest import TIMEZONE, Person, block, sign_in
@@ -266,8 +267,35 @@ def test_the_link_serve_printed_signs_in_and_signing_out_ends_the_session(
         page = context.new_page()
         page.goto(served.url)
         expect(page.locator("#who")).to_have_text("local")
-        page.get_by_role("button", name="Sign out").click()
+        page.get_by_role("button", name="Sign out", exact=True).click()
         expect(page.get_by_role("heading", name="Sign in to PawFlow")).to_be_visible()
         expect(page.locator("#pending-button")).to_be_hidden()
     finally:
         context.close()
+
+
+def test_signing_out_everywhere_ends_the_persons_other_browser_sessions(
+    person: Callable[..., Person], browser: Browser
+) -> None:
+    ann = person("ann")
+    elsewhere = browser.new_context(timezone_id=TIMEZONE)
+    try:
+        sign_in(elsewhere, ann.served.url + "/signin?token=" + _link_secret(ann))
+        other = elsewhere.new_page()
+        other.goto(ann.served.url)
+        expect(other.locator("#who")).to_have_text(ann.name)
+        page = ann.open("/")
+        page.get_by_text("Account", exact=True).click()
+        page.get_by_role("button", name="Sign out everywhere").click()
+        expect(page.get_by_role("heading", name="Sign in to PawFlow")).to_be_visible()
+        other.reload()
+        expect(other.get_by_role("heading", name="Sign in to PawFlow")).to_be_visible()
+        # The person's API token is not a browser session: it still works.
+        assert ann.api.whoami() == ann.name
+    finally:
+        elsewhere.close()
+
+
+def _link_secret(who: Person) -> str:
+    link = issue_signin_link(who.store, who.name, base_url=who.served.url, ttl=timedelta(minutes=5))
+    return link.split("token=", 1)[1]

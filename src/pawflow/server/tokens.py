@@ -114,6 +114,10 @@ class UserAccess(m.Out):
     changed: bool = Field(description="False: the user was already so.")
 
 
+class SignOut(m.Body):
+    """Nothing to say: the caller's own sessions end."""
+
+
 class SignedOut(m.Out):
     ended: int = Field(description="How many browser sessions ended.")
 
@@ -205,7 +209,11 @@ def enable_user(body: UserRef, principal: Caller, request: Request) -> UserAcces
 
 
 @_action("sign_out_everywhere", SignedOut, "End every browser session of the caller")
-def sign_out_everywhere_action(principal: Caller, request: Request) -> SignedOut:
+def sign_out_everywhere_action(
+    principal: Caller,
+    request: Request,
+    body: Annotated[SignOut, Body()] = SignOut(),  # noqa: B008
+) -> SignedOut:
     store = context_of(request).store
     with store.transaction() as tx:
         ended = sign_out_everywhere(tx, principal.user)

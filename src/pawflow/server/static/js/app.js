@@ -131,7 +131,35 @@ function home() {
       ", or choose a conversation.",
     ),
     notificationSettings(),
+    account(),
     about(),
+  );
+}
+
+/** The "Account" section: "Sign out everywhere" ends every browser session of the user (this
+ * one too); API tokens stay, each revoked on its own. */
+function account() {
+  const button = h("button", { type: "button" }, "Sign out everywhere");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      await api.action("sign_out_everywhere", {});
+    } finally {
+      location.href = "/";
+    }
+  });
+  return h(
+    "details",
+    { class: "settings account" },
+    h("summary", null, "Account"),
+    h(
+      "p",
+      null,
+      "Signed in on another device or browser you no longer use? End every browser session of yours, this one too. API tokens stay: ",
+      h("code", null, "pawflow users token revoke ID"),
+      " ends one.",
+    ),
+    button,
   );
 }
 

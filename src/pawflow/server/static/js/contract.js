@@ -106,6 +106,13 @@ export function oneOf(names, value) {
  * @property {{body: GroupBody, result: Groups}} add_to_group
  * @property {{body: GroupBody, result: Groups}} remove_from_group
  * @property {{body: DelegateBody, result: Delegations}} delegate
+ * @property {{body: ListTokens, result: Tokens}} list_tokens
+ * @property {{body: MakeToken, result: NewToken}} create_token
+ * @property {{body: TokenRef, result: TokenInfo}} revoke_token
+ * @property {{body: RotateToken, result: NewToken}} rotate_token
+ * @property {{body: UserRef, result: UserAccess}} disable_user
+ * @property {{body: UserRef, result: UserAccess}} enable_user
+ * @property {{body: SignOut, result: SignedOut}} sign_out_everywhere
  * @property {{body: ListAgents, result: AgentList}} list_agents
  * @property {{body: AssignAgent, result: Assignment}} assign_agent
  * @property {{body: ListApprovalRules, result: ApprovalRules}} list_approval_rules
@@ -479,12 +486,25 @@ export function oneOf(names, value) {
 /** @typedef {Record<string, never>} ListInvitations */
 
 /**
+ * @typedef {object} ListTokens
+ * @property {string | null} [user] - Another user's tokens (admins).
+ * @property {boolean} [all] - Everyone's tokens (admins).
+ */
+
+/**
  * @typedef {object} ListWebhookDeliveries
  * @property {string} webhook_id
  * @property {number} [limit]
  */
 
 /** @typedef {Record<string, never>} ListWebhooks */
+
+/**
+ * @typedef {object} MakeToken
+ * @property {string} [name]
+ * @property {string | null} [expires] - How long the token is valid (90d, 12h, 1y…; 'never' where
+ *   the server allows it); by default the server's PAWFLOW_TOKEN_MAX_AGE.
+ */
 
 /**
  * @typedef {object} MessageEnvelope
@@ -505,6 +525,12 @@ export function oneOf(names, value) {
  * @property {string} created_at
  * @property {string | null} html - Agents' and notifications' messages: the content as sanitized
  *   HTML.
+ */
+
+/**
+ * @typedef {object} NewToken
+ * @property {string} token - The secret, shown this once: send it as a Bearer token.
+ * @property {TokenInfo} info
  */
 
 /**
@@ -598,6 +624,13 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} RotateToken
+ * @property {string} token_id
+ * @property {string | null} [expires] - How long the token is valid (90d, 12h, 1y…; 'never' where
+ *   the server allows it); by default the server's PAWFLOW_TOKEN_MAX_AGE.
+ */
+
+/**
  * @typedef {object} Row
  * @property {string | null} [value]
  * @property {Record<string, string | number | boolean | null>} cells
@@ -641,6 +674,13 @@ export function oneOf(names, value) {
  * @property {"read" | "write"} access
  */
 
+/** @typedef {Record<string, never>} SignOut */
+
+/**
+ * @typedef {object} SignedOut
+ * @property {number} ended - How many browser sessions ended.
+ */
+
 /**
  * @typedef {object} TableSurface
  * @property {"pawflow.ui-surface.v1"} contract
@@ -649,6 +689,27 @@ export function oneOf(names, value) {
  * @property {string | null} [title]
  * @property {Array<Column>} columns
  * @property {Array<Row>} rows
+ */
+
+/**
+ * A token as listed: never its secret.
+ * @typedef {object} TokenInfo
+ * @property {string} id
+ * @property {string} user
+ * @property {string} name
+ * @property {string} created_at
+ * @property {string | null} expires_at - Null: it does not expire.
+ * @property {string | null} last_used_at - Written at most once a minute.
+ */
+
+/**
+ * @typedef {object} TokenRef
+ * @property {string} token_id
+ */
+
+/**
+ * @typedef {object} Tokens
+ * @property {Array<TokenInfo>} tokens
  */
 
 /**
@@ -672,6 +733,18 @@ export function oneOf(names, value) {
  * @property {Record<string, unknown>} arguments
  * @property {string | null} run_id
  * @property {string} executed_at
+ */
+
+/**
+ * @typedef {object} UserAccess
+ * @property {string} user
+ * @property {boolean} disabled
+ * @property {boolean} changed - False: the user was already so.
+ */
+
+/**
+ * @typedef {object} UserRef
+ * @property {string} user
  */
 
 /**
