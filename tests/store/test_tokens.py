@@ -3,11 +3,14 @@ rotation, revocation by id; browser logins' idle and absolute timeouts; disabled
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
-from pawflow.clock import FakeClock
+from pawflow import open_store
+from pawflow.clock import FakeClock, to_millis
 from pawflow.errors import InvalidInput, NotFound
 from pawflow.server.credentials import (
     check_token,
@@ -27,8 +30,11 @@ from pawflow.server.credentials import (
     sign_out_everywhere,
     token_expiry,
 )
-from pawflow.store import Store, answer_links
+from pawflow.store import Store, answer_links, migrations
 from pawflow.store import credentials as rows
+from pawflow.store.database import sql
+from pawflow.testing import throwaway_postgres
+from tests.conftest import require_postgres
 
 DAY = timedelta(days=1)
 
@@ -199,3 +205,64 @@ def test_a_disabled_user_is_refused_everywhere_until_enabled(store: Store) -> No
     assert _check(store, secret)[0] == "ana"
     with store.transaction(write=False) as tx:
         assert login_for(tx, cookie, now=store.now()) is None
+
+
+# -- tokens and logins made before tokens ended ------------------------------------------------
+
+BEFORE = (
+    next(m.version for m in migrations.migrations_for("sqlite") if m.name == "tokens_that_end") - 1
+)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def old_url(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """A database migrated only to the version before tokens ended."""
+    every = migrations.migrations_for
+
+    def older(dialect: str) -> list[migrations.Migration]:
+        return every(dialect)[:BEFORE]
+
+    def make(url: str) -> str:
+        with monkeypatch.context() as patch:
+            patch.setattr(migrations, "migrations_for", older)
+            open_store(url, clock=FakeClock()).close()
+        return url
+
+    if request.param == "sqlite":
+        yield make(f"sqlite:///{tmp_path / 'old.db'}")
+    else:
+        require_postgres()
+        with throwaway_postgres() as url:
+            yield make(url)
+
+
+def test_tokens_and_logins_made_before_keep_working_with_ids_and_no_expiry(
+    old_url: str,
+) -> None:
+    secret = "pf_made-before-tokens-ended"
+    with open_store(old_url, migrate=False, clock=FakeClock()) as old:
+        old.ensure_user("ana")
+        with old.db.transaction() as tx:
+            sql(tx).execute(
+                "INSERT INTO api_tokens (token_hash, user_id, label, created_at)"
+                " VALUES (?, 'ana', 'laptop', 0)",
+                (digest(secret),),
+            )
+            sql(tx).execute(
+                "INSERT INTO web_sessions (session_hash, user_id, csrf_token, created_at,"
+                " expires_at) VALUES (?, 'ana', 'csrf', ?, ?)",
+                (digest("cookie"), to_millis(old.now()), to_millis(old.now() + DAY)),
+            )
+    with open_store(old_url, clock=FakeClock()) as store:
+        user, _, _ = _check(store, secret)
+        assert user == "ana"
+        with store.transaction(write=False) as tx:
+            (row,) = list_tokens(tx, "ana")
+            assert login_for(tx, "cookie", now=store.now(), idle=DAY) is not None
+        assert row.id == "tok_" + digest(secret)[:16]
+        assert (row.name, row.expires_at, row.last_used_at) == ("laptop", None, None)
+        with store.transaction() as tx:
+            assert revoke_token(tx, row.id) is not None
+        assert _check(store, secret)[0] is None
