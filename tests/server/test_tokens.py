@@ -71,6 +71,21 @@ def _ends(response: httpx.Response, seconds: float = 20.0) -> None:
         assert time.monotonic() < deadline, "the stream is still open"
 
 
+def _mcp_session(http: httpx.Client, token: str) -> dict[str, str]:
+    """Open an MCP session with ``token``; the headers of its later requests."""
+    opened = http.post("/mcp", json=HELLO, headers={**ACCEPT, **_bearer(token)})
+    assert opened.status_code == 200, opened.text
+    headers = {
+        **ACCEPT,
+        **_bearer(token),
+        "mcp-session-id": opened.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-06-18",
+    }
+    ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert http.post("/mcp", json=ready, headers=headers).status_code == 202
+    return headers
+
+
 def _browser(server: LiveServer, user: str) -> httpx.Client:
     link = issue_signin_link(server.store, user, base_url=server.url, ttl=timedelta(hours=1))
     browser = httpx.Client(base_url=server.url, timeout=httpx.Timeout(10.0, read=20.0))
@@ -129,16 +144,7 @@ def test_a_token_that_expires_ends_its_open_event_stream_and_mcp_stream(
     server = make_server(clock=clock, credential_check=0.05)
     secret, _ = issue_named_token(server.store, "ana", expires_in=timedelta(hours=1))
     with httpx.Client(base_url=server.url, timeout=httpx.Timeout(10.0, read=20.0)) as http:
-        opened = http.post("/mcp", json=HELLO, headers={**ACCEPT, **_bearer(secret)})
-        assert opened.status_code == 200, opened.text
-        mcp = {
-            **ACCEPT,
-            **_bearer(secret),
-            "mcp-session-id": opened.headers["mcp-session-id"],
-            "mcp-protocol-version": "2025-06-18",
-        }
-        ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert http.post("/mcp", json=ready, headers=mcp).status_code == 202
+        mcp = _mcp_session(http, secret)
         with (
             http.stream("GET", "/api/events", headers=_bearer(secret)) as events,
             http.stream("GET", "/mcp", headers=mcp) as listening,
@@ -164,16 +170,29 @@ def test_disabling_a_user_stops_their_tokens_sessions_streams_and_links_at_once(
     with store.transaction() as tx:
         link = answer_links.create(tx, asked.id, user, now=store.now(), expires_at=None)
     browser = _browser(live, user)
+    with httpx.Client(base_url=live.url, timeout=httpx.Timeout(10.0, read=20.0)) as http:
+        _disable_while_streaming(live, http, browser, user, token, link)
+    browser.close()
+
+
+def _disable_while_streaming(
+    live: LiveServer, http: httpx.Client, browser: httpx.Client, user: str, token: str, link: str
+) -> None:
+    store = live.store
+    mcp = _mcp_session(http, token)
     with (
-        httpx.Client(base_url=live.url, timeout=httpx.Timeout(10.0, read=20.0)) as http,
         http.stream("GET", "/api/events", headers=_bearer(token)) as by_token,
         browser.stream("GET", "/api/events") as by_cookie,
+        http.stream("GET", "/mcp", headers=mcp) as by_mcp,
     ):
-        assert by_token.status_code == 200 and by_cookie.status_code == 200
+        assert by_token.status_code == by_cookie.status_code == by_mcp.status_code == 200
         with store.transaction() as tx:  # as `pawflow users disable` does
             set_user_disabled(tx, user, True, now=store.now())
         _ends(by_token)
         _ends(by_cookie)
+        _ends(by_mcp)
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        assert http.post("/mcp", json=listing, headers=mcp).status_code == 401
         refused = http.get("/api/session", headers=_bearer(token))
         assert refused.status_code == 401
         assert refused.json()["error"] == f"the user {user} is disabled"
@@ -187,7 +206,6 @@ def test_disabling_a_user_stops_their_tokens_sessions_streams_and_links_at_once(
             set_user_disabled(tx, user, False, now=store.now())
         assert http.get("/api/session", headers=_bearer(token)).status_code == 200
         assert browser.get("/api/session").status_code == 401  # sessions ended for good
-    browser.close()
 
 
 def _browser_refused(server: LiveServer, user: str) -> int:
