@@ -162,7 +162,7 @@ class Client:
 
     # -- the action API ---------------------------------------------------------------------
 
-    def action(self, name: str, **body: Any) -> dict[str, Any]:
+    def action(self, name: str, /, **body: Any) -> dict[str, Any]:
         """Call ``POST /api/actions/{name}``; fields given as None are left out."""
         payload = {key: value for key, value in body.items() if value is not None}
         response = self._send("POST", f"/api/actions/{name}", json=payload)

@@ -41,6 +41,10 @@ ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("approvals", "list"): [],
     ("approvals", "revoke"): ["rule_1"],
     ("approvals", "show"): ["req_1"],
+    ("tokens", "list"): [],
+    ("tokens", "create"): [],
+    ("tokens", "rotate"): ["tok_1"],
+    ("tokens", "revoke"): ["tok_1"],
 }
 # Checked below on their own: the terminal app (a full-screen program), the MCP server, and
 # pawflow login (which keeps a token it has checked).

@@ -314,3 +314,32 @@ def test_a_browser_session_ends_once_idle(make_server: Callable[..., LiveServer]
         assert browser.get("/api/session").status_code == 401
     finally:
         browser.close()
+
+
+def test_a_member_manages_their_tokens_from_the_terminal(admin_server: LiveServer) -> None:
+    server = admin_server
+    runner = CliRunner()
+    env = {"PAWFLOW_SERVER": server.url, "PAWFLOW_TOKEN": server.token("ana")}
+    made = runner.invoke(app, ["tokens", "create", "--name", "ci", "--expires", "7d"], env=env)
+    assert made.exit_code == 0, made.output
+    secret = made.output.strip().splitlines()[-1]
+    assert secret.startswith(TOKEN_PREFIX)
+    listed = runner.invoke(app, ["tokens", "list", "--json"], env=env)
+    tokens = json.loads(listed.output)["tokens"]
+    ci = next(t for t in tokens if t["name"] == "ci")
+    assert {t["user"] for t in tokens} == {"ana"}
+    shown = runner.invoke(app, ["tokens", "list"], env=env).output
+    assert f"{ci['id']}  ana  ci  made " in shown and secret not in shown
+    everyone = runner.invoke(app, ["tokens", "list", "--all"], env=env)
+    assert everyone.exit_code == 1 and "only an admin" in everyone.output
+    rotated = runner.invoke(app, ["tokens", "rotate", ci["id"]], env=env)
+    assert rotated.exit_code == 0, rotated.output
+    successor = rotated.output.strip().splitlines()[-1]
+    with Client(server.url, successor) as client:
+        assert client.whoami() == "ana"
+    new_id = json.loads(runner.invoke(app, ["tokens", "list", "--json"], env=env).output)
+    gone = next(t["id"] for t in new_id["tokens"] if t["name"] == "ci")
+    revoked = runner.invoke(app, ["tokens", "revoke", gone], env=env)
+    assert revoked.exit_code == 0 and f"revoked {gone} of ana" in revoked.output
+    unknown = runner.invoke(app, ["tokens", "revoke", gone], env=env)
+    assert unknown.exit_code == 1 and "Not found: no such token for you." in unknown.output
