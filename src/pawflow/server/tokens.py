@@ -17,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Body, Request
 from pydantic import Field
 
-from pawflow.errors import NotFound
+from pawflow.errors import Forbidden, NotFound
 from pawflow.server import models as m
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
@@ -123,10 +123,13 @@ class SignedOut(m.Out):
 
 
 def _owner(request: Request, principal: Caller) -> str | None:
-    """Whose tokens the caller may touch: their own (a member), anyone's (None, an admin)."""
-    if principal.user in context_of(request).settings.admins:
-        return None
-    return principal.user
+    """Whose tokens the caller may touch: their own (a member), anyone's (None, an admin, as
+    the admin-only actions decide it)."""
+    try:
+        admin_only(request, principal)
+    except Forbidden:
+        return principal.user
+    return None
 
 
 @_action("list_tokens", Tokens, "The caller's tokens; an admin's: anyone's, or everyone's")
