@@ -129,6 +129,7 @@ def test_every_kind_is_answered_in_the_app_and_stored_normalized(
     contract: FilePayload = {"name": "contract.txt", "mimeType": "text/plain", "buffer": b"signed"}
     sending.get_by_label("File").set_input_files(contract)
     sending.get_by_role("button", name="Upload and send").click()
+    expect(sending).to_have_attribute("data-status", "answered")
 
     fields = ann.block(form)
     fields.get_by_label("Full name").fill("A")

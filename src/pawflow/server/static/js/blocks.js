@@ -65,7 +65,11 @@ export function refreshBlocks(record, old) {
     const fresh = renderBlock(record, { where: element.dataset.where });
     element.replaceWith(fresh);
     const lost = document.activeElement === document.body || document.activeElement === null;
-    if (hadFocus || (lost && where === element.dataset.where)) fresh.focus();
+    // Never take the focus from another document (an MCP App's frame beside other frames):
+    // whoever types there keeps every key.
+    if (document.hasFocus() && (hadFocus || (lost && where === element.dataset.where))) {
+      fresh.focus();
+    }
   }
 }
 
