@@ -21,12 +21,12 @@ from pawflow import Delivery, Store
 
 CYCLES = 12
 
-SQLITE_STATEMENTS = 28
+SQLITE_STATEMENTS = 22
 """Statements of one cycle on SQLite, on the thread that runs it (BEGIN/COMMIT included)."""
-SQLITE_TRANSACTIONS = 3
+SQLITE_TRANSACTIONS = 2
 SQLITE_ELSEWHERE = 6
 """Statements per cycle on the store's other threads (its change watcher), at most."""
-POSTGRES_ROUND_TRIPS = 27
+POSTGRES_ROUND_TRIPS = 23
 
 
 @dataclass

@@ -16,33 +16,27 @@ from typing import Any, Literal
 
 from pawflow import durations, telemetry
 from pawflow.clock import to_millis
-from pawflow.errors import Conflict, FieldError, InvalidAnswer, InvalidInput, NotFound, NotPending
+from pawflow.errors import Conflict, FieldError, InvalidInput, NotFound, NotPending
 from pawflow.ids import new_ordered_id
 from pawflow.interactions import (
     CONFIRMATION_KINDS,
-    Kind,
-    normalize_answer,
     normalize_options,
     parse_kind,
     prepare_request,
 )
 from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
-from pawflow.interactions.tool_approval import decide, is_tool_approval
-from pawflow.records import CHANNELS, Interaction, Requester
+from pawflow.records import Interaction, Requester
 from pawflow.store import audit, idempotency, outbox, policies, webhooks
-from pawflow.store.approvals import keep_rule
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
     conversation_members,
-    get_file,
     may_write,
     require_write,
 )
 from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_interaction_event
-from pawflow.store.file_links import link_files, referenced_files
 from pawflow.store.metrics import count
 from pawflow.store.rows import decode_cursor, encode_cursor
 
@@ -262,7 +256,7 @@ def request(
     return record
 
 
-def _must(tx: Tx, request_id: str) -> dict[str, Any]:
+def must_find(tx: Tx, request_id: str) -> dict[str, Any]:
     row = _row(tx, request_id)
     if row is None:
         raise NotFound()
@@ -342,16 +336,6 @@ def newest_pending(tx: Tx, conversation_id: str, now: datetime) -> Interaction |
     return None if row is None else Interaction.from_row(row)
 
 
-def check_channel(via: str, seq: int | None) -> None:
-    """``via`` names a channel; only a chat answer names its message's ``seq``."""
-    if via not in CHANNELS:
-        message = f"answered_via must be one of {', '.join(CHANNELS)}"
-        raise InvalidInput(message, [FieldError("answered_via", message)])
-    if seq is not None and (via != "chat" or not isinstance(seq, int) or isinstance(seq, bool)):
-        message = "answered_seq is the seq of the chat message that answered"
-        raise InvalidInput(message, [FieldError("answered_seq", message)])
-
-
 def leave_pending(
     tx: Tx,
     row: dict[str, Any],
@@ -363,11 +347,13 @@ def leave_pending(
     via: str | None = None,
     seq: int | None = None,
     note: dict[str, Any] | None = None,
+    writers: set[str] | None = None,
 ) -> Interaction | None:
     """Move one request out of ``pending``; None when another attempt won first.
 
     ``via`` (and a chat message's ``seq``) say where an answer came from; the audit trail
-    records the step (``note``: more about it) in the same transaction.
+    records the step (``note``: more about it) in the same transaction. The event goes to
+    the owner and the conversation's ``writers`` (read here unless given).
     """
     at = to_millis(now)
     verb = {"answered": "answer", "cancelled": "cancel", "expired": "expire"}[outcome]
@@ -375,7 +361,18 @@ def leave_pending(
         f"pawflow.{verb}", request_id=row["id"], conversation_id=row["conversation_id"]
     ) as span:
         telemetry.link(span, row.get("trace_context"))
-        left = _leave(tx, row, outcome, answer=answer, by=by, at=at, now=now, via=via, seq=seq)
+        left = _leave(
+            tx,
+            row,
+            outcome,
+            answer=answer,
+            by=by,
+            at=at,
+            now=now,
+            via=via,
+            seq=seq,
+            writers=writers,
+        )
     if left is not None:
         action: audit.Action = "defaulted" if via == policies.POLICY_VIA else outcome
         audit.record(tx, left.id, action, now, actor=by, via=via, detail=note)
@@ -393,6 +390,7 @@ def _leave(
     now: datetime,
     via: str | None,
     seq: int | None,
+    writers: set[str] | None,
 ) -> Interaction | None:
     answered = outcome == "answered"
     updated = sql(tx).one(
@@ -417,13 +415,13 @@ def _leave(
     if via == policies.POLICY_VIA:  # requesters tell a policy's answer from a person's
         value.update(answered_via=via, waited=policies.waited(row))
     fire_signal(tx, record.signal_id, value, now)
-    _announce(tx, record, "interaction_answered", now)
+    _announce(tx, record, "interaction_answered", now, writers)
     if outbox.settle_request(tx, record, now):
         webhooks.on_settled(tx, record, now)
     return record
 
 
-def _expired(row: dict[str, Any], now: datetime) -> bool:
+def is_past(row: dict[str, Any], now: datetime) -> bool:
     return row["expires_at"] is not None and row["expires_at"] <= to_millis(now)
 
 
@@ -437,115 +435,13 @@ def answerable(tx: Tx, request_id: str, user: str, kinds: Collection[str] | None
     return row
 
 
-class PastDeadline:
-    """What :func:`prepare_answer` returns for a request whose deadline has passed."""
-
-
-PAST_DEADLINE = PastDeadline()
-
-
-def prepare_answer(
-    tx: Tx,
-    request_id: str,
-    answer: Any,
-    *,
-    user: str,
-    now: datetime,
-    kinds: Collection[str] | None = None,
-) -> Any | PastDeadline:
-    """Check access and normalize an answer, in a read-only transaction.
-
-    Validation (patterns included) runs here, before any write transaction opens, so no
-    answer, however slow to check, ever holds up another writer.
-    """
-    row = _row(tx, request_id)
-    policies.decider(tx, row, user, kinds, now)
-    assert row is not None
-    if row["status"] != "pending":
-        raise NotPending(row["status"])
-    if _expired(row, now) and not policies.extends(tx, row["id"]):
-        return PAST_DEADLINE
-
-    def resolve_file(file_id: str) -> dict[str, Any] | None:
-        try:
-            return get_file(tx, file_id, user=user).to_dict()
-        except NotFound:
-            return None
-
-    surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
-    if isinstance(surface, dict) and is_tool_approval(surface):
-        return decide(surface, answer)  # a decision on a tool call (its fallback: a confirm)
-    return normalize_answer(
-        Kind(row["kind"]), json.loads(row["response_schema"]), answer, resolve_file=resolve_file
-    )
-
-
-def respond(
-    tx: Tx,
-    request_id: str,
-    normalized: Any | PastDeadline,
-    *,
-    user: str,
-    now: datetime,
-    kinds: Collection[str] | None = None,
-    via: str = "api",
-    seq: int | None = None,
-) -> Interaction | NotPending:
-    """Record an answer :func:`prepare_answer` normalized, and where it came from.
-
-    A request found past its deadline is expired here and now (the caller commits that and
-    raises the returned ``NotPending``), so an answer never beats an expiry that is due.
-    """
-    check_channel(via, seq)
-    row = _row(tx, request_id)
-    policy, principal = policies.decider(tx, row, user, kinds, now)
-    assert row is not None
-    if row["status"] != "pending":
-        raise NotPending(row["status"])
-    if _expired(row, now) or isinstance(normalized, PastDeadline):
-        settled = settle_expired(tx, row, now)
-        row = _must(tx, request_id)
-        if settled is not None or isinstance(normalized, PastDeadline):
-            return NotPending(row["status"])
-        policy, principal = policies.decider(tx, row, user, kinds, now)  # extended: go on
-    note = None if principal == user else {"for": principal}
-    surface = json.loads(row["ui_surface"]) if row["ui_surface"] else None
-    if policy is not None and policy["required_approvals"] is not None:  # a tool call's: approve
-        choice = normalized.get("decision") if isinstance(normalized, dict) else None
-        if choice in ("edit", "respond"):  # a vote is for or against the call as shown
-            needed = policy["required_approvals"]
-            message = f"this call needs {needed} approvals: vote approve or reject"
-            raise InvalidAnswer(message, [FieldError("decision", message)])
-        yes = choice == "approve" if isinstance(normalized, dict) else normalized
-        principal, decided = policies.vote(tx, row, policy, user, bool(yes), via=via, now=now)
-        note = None if principal == user else {"for": principal}
-        if decided is None:
-            return Interaction.from_row(row)
-        if not (decided is False and choice == "reject"):  # the deciding "no" keeps its reason
-            normalized = decide(surface or {}, decided) if is_tool_approval(surface) else decided
-    kind = Kind(row["kind"])
-    if is_tool_approval(surface) and isinstance(normalized, dict):
-        normalized = {**normalized, "by": user}  # a tool approval's decision says who made it
-    files = referenced_files(kind, json.loads(row["response_schema"]), normalized)
-    record = leave_pending(
-        tx, row, "answered", answer=normalized, by=user, now=now, via=via, seq=seq, note=note
-    )
-    if record is None:
-        current = _must(tx, request_id)
-        raise NotPending(current["status"])
-    link_files(tx, record.id, files, answerer=user)
-    if is_tool_approval(record.ui_surface) and isinstance(normalized, dict):
-        keep_rule(tx, record, normalized, now)
-    return record
-
-
 def cancel(
     tx: Tx, request_id: str, *, user: str, now: datetime, kinds: Collection[str] | None = None
 ) -> Interaction:
     row = answerable(tx, request_id, user, kinds)
     record = leave_pending(tx, row, "cancelled", answer=None, by=user, now=now)
     if record is None:
-        raise NotPending(_must(tx, request_id)["status"])
+        raise NotPending(must_find(tx, request_id)["status"])
     return record
 
 

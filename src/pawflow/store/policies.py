@@ -249,14 +249,59 @@ def attach(
     audit.record(tx, request_id, "created", created, actor=owner, via=requester, detail=detail)
 
 
+COLUMNS = (
+    "request_id",
+    "assignees",
+    "reassign_to",
+    "requester_may_answer",
+    "required_approvals",
+    "reject_rule",
+    "on_expire",
+    "extended",
+    "claim_ttl_ms",
+    "claimed_by",
+    "claim_expires_at",
+    "remind_every_ms",
+    "next_remind_at",
+    "escalate",
+    "escalation_step",
+    "next_escalation_at",
+)
+"""``request_policies``' columns, none named as one of ``interactions`` (:func:`split`)."""
+
+
 def load(tx: Tx, request_id: str) -> dict[str, Any] | None:
     """The request's policy row, JSON decoded; None for a request without one."""
     row = sql(tx).one("SELECT * FROM request_policies WHERE request_id = ?", (request_id,))
-    if row is None:
-        return None
+    return None if row is None else decode(row)
+
+
+def decode(row: dict[str, Any]) -> dict[str, Any]:
+    """A policy row as read, with its JSON decoded (in place)."""
     for key in ("assignees", "reassign_to", "on_expire", "escalate"):
         row[key] = None if row[key] is None else json.loads(row[key])
     return row
+
+
+def split(row: dict[str, Any]) -> dict[str, Any] | None:
+    """Take a joined policy's columns out of a request's ``row``: the policy, decoded (None
+    for a request without one)."""
+    policy = {key: row.pop(key) for key in COLUMNS}
+    return None if policy["request_id"] is None else decode(policy)
+
+
+def extends_by(policy: dict[str, Any] | None) -> bool:
+    """Whether ``policy`` moves the request's deadline on once it passes, rather than
+    settling it."""
+    rule = None if policy is None else policy["on_expire"]
+    return rule is not None and "extend_ms" in rule and not policy["extended"]  # type: ignore[index]
+
+
+class Unread:
+    """A policy not read yet (None is a request without one)."""
+
+
+UNREAD = Unread()
 
 
 def claim_holder(policy: dict[str, Any], now: datetime) -> str | None:
@@ -291,11 +336,25 @@ def acting_for(
     return None
 
 
-def may_see(tx: Tx, row: dict[str, Any], user: str, now: datetime) -> bool:
-    """The requester, any member of the conversation, and whoever may decide."""
-    if row["owner"] == user or conversation_access(tx, row["conversation_id"], user) is not None:
+def may_see(
+    tx: Tx,
+    row: dict[str, Any],
+    user: str,
+    now: datetime,
+    policy: dict[str, Any] | Unread | None = UNREAD,
+    members: Mapping[str, str] | None = None,
+) -> bool:
+    """The requester, any member of the conversation, and whoever may decide (``policy``
+    and the conversation's ``members``: as read already, if they were)."""
+    if row["owner"] == user:
         return True
-    policy = load(tx, row["id"])
+    if members is not None:
+        if user in members:
+            return True
+    elif conversation_access(tx, row["conversation_id"], user) is not None:
+        return True
+    if isinstance(policy, Unread):
+        policy = load(tx, row["id"])
     return (
         policy is not None
         and bool(policy["assignees"])
@@ -444,9 +503,7 @@ def on_expire(tx: Tx, row: dict[str, Any], now: datetime) -> tuple[ExpireDecisio
 
 def extends(tx: Tx, request_id: str) -> bool:
     """Whether the request's deadline, once past, is moved on rather than settled."""
-    policy = load(tx, request_id)
-    rule = None if policy is None else policy["on_expire"]
-    return rule is not None and "extend_ms" in rule and not policy["extended"]  # type: ignore[index]
+    return extends_by(load(tx, request_id))
 
 
 def add_assignees(tx: Tx, request_id: str, policy: dict[str, Any], more: list[str]) -> list[str]:
@@ -507,20 +564,29 @@ def decider(
     user: str,
     kinds: Collection[str] | None,
     now: datetime,
+    policy: dict[str, Any] | Unread | None = UNREAD,
+    members: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, Any] | None, str]:
     """Who may answer ``row``: its policy and whom ``user`` answers as.
 
     Without assignees the requester and the conversation's writers may (and no one else
     learns it exists: ``NotFound``); with assignees, those who may see the request but not
-    decide it get ``Forbidden`` naming whom it waits for, while it is pending.
+    decide it get ``Forbidden`` naming whom it waits for, while it is pending. The
+    ``policy`` and the conversation's ``members`` are read here unless given (as read with
+    the request).
     """
     if row is None or (kinds is not None and row["kind"] not in kinds):
         raise NotFound()
-    policy = load(tx, row["id"])
+    if isinstance(policy, Unread):
+        policy = load(tx, row["id"])
     if policy is None or not policy["assignees"]:
-        if row["owner"] != user and not may_write(tx, row["conversation_id"], user):
+        if members is not None:
+            writer = members.get(user) in ("owner", "write")
+        else:
+            writer = may_write(tx, row["conversation_id"], user)
+        if row["owner"] != user and not writer:
             raise NotFound()
-    elif not may_see(tx, row, user, now):
+    elif not may_see(tx, row, user, now, policy, members):
         raise NotFound()
     if policy is None or row["status"] != "pending":
         return policy, user

@@ -16,9 +16,9 @@ from pawflow import durations
 from pawflow.clock import Clock, SystemClock
 from pawflow.errors import InvalidInput, NotPending
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
+from pawflow.store import answering, events, file_links, invitations, migrations, turns
 from pawflow.store import continuations as cont
 from pawflow.store import conversations as convs
-from pawflow.store import events, file_links, invitations, migrations, turns
 from pawflow.store import interactions as inter
 from pawflow.store.accountability import Accountability
 from pawflow.store.continuations import Continuation, SignalValue
@@ -73,7 +73,7 @@ class Store:
 
     @property
     def dialect(self) -> str:
-        """``sqlite`` or ``postgresql``."""
+        """``sqlite`` or ``postgres``."""
         return self.db.dialect
 
     def migrate(self) -> int:
@@ -389,26 +389,17 @@ class Store:
         also: Callable[[Tx, Interaction], None] | None = None,
     ) -> Interaction:
         """Answer a pending request as ``user`` (owner or writer; of a kind in ``kinds`` if given)
-        from ``via`` (``seq``: a chat answer's message), checked first (on SQLite in a read
-        transaction of its own); ``also(tx, record)`` runs in the writing one. ``NotPending``
-        once it left ``pending``."""
+        from ``via`` (``seq``: a chat answer's message), in one transaction that reads the
+        request once; ``also(tx, record)`` runs in it. ``NotPending`` once it left
+        ``pending``."""
         now = self.now()
-        # SQLite: the check runs before the write lock is taken. PostgreSQL has no such lock
-        # (rows are locked as they are written), so the check runs in the writing
-        # transaction, and a read transaction's two round trips are saved.
-        prepared = self.dialect == "sqlite"
-        if prepared:
-            with self.db.transaction(write=False) as tx:
-                normalized = inter.prepare_answer(
-                    tx, request_id, answer, user=user, now=now, kinds=kinds
-                )
         with self.db.transaction() as tx:
-            if not prepared:
-                normalized = inter.prepare_answer(
-                    tx, request_id, answer, user=user, now=now, kinds=kinds
-                )
-            outcome = inter.respond(
-                tx, request_id, normalized, user=user, now=now, kinds=kinds, via=via, seq=seq
+            found = answering.read_answering(tx, request_id)
+            normalized = answering.prepare_answer(
+                tx, found, answer, user=user, now=now, kinds=kinds
+            )
+            outcome = answering.respond(
+                tx, found, normalized, user=user, now=now, kinds=kinds, via=via, seq=seq
             )
             if also is not None and not isinstance(outcome, NotPending):
                 also(tx, outcome)  # a chat turn ends with the answer; what it raises undoes it
