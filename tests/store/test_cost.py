@@ -21,12 +21,15 @@ from pawflow import Delivery, Store
 
 CYCLES = 12
 
-SQLITE_STATEMENTS = 22
+SQLITE_STATEMENTS = 20
 """Statements of one cycle on SQLite, on the thread that runs it (BEGIN/COMMIT included)."""
 SQLITE_TRANSACTIONS = 2
-SQLITE_ELSEWHERE = 6
-"""Statements per cycle on the store's other threads (its change watcher), at most."""
-POSTGRES_ROUND_TRIPS = 23
+SQLITE_ELSEWHERE = 1
+"""Statements per cycle on the store's other threads (its change watcher), at most; the
+watcher's look at ``PRAGMA data_version`` every 20 ms is its clock, the same idle or busy,
+and not counted."""
+HEARTBEAT = "PRAGMA data_version"
+POSTGRES_ROUND_TRIPS = 21
 
 
 @dataclass
@@ -120,7 +123,7 @@ def test_one_cycle_costs_no_more_than_its_budget(store: Store, seen: Seen) -> No
     per_cycle = len(seen.here) / CYCLES
     if store.dialect == "sqlite":
         begins = sum(1 for text in seen.here if text.startswith("BEGIN")) / CYCLES
-        elsewhere = len(seen.elsewhere) / CYCLES
+        elsewhere = sum(1 for text in seen.elsewhere if text != HEARTBEAT) / CYCLES
         budget = f"{SQLITE_STATEMENTS} statements in {SQLITE_TRANSACTIONS} transactions"
         found = f"{per_cycle:g} in {begins:g}, {elsewhere:g} elsewhere"
         assert per_cycle <= SQLITE_STATEMENTS, f"{found}; budget {budget}\n{seen.listing()}"

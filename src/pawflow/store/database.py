@@ -41,6 +41,8 @@ class Sql:
     def __init__(self, db: Database, cursor: Any) -> None:
         self._db = db
         self._cursor = cursor
+        self._deferred: list[_Savepoint] = []
+        """Savepoints entered but not taken yet: taken before the next statement runs."""
 
     @property
     def skip_locked(self) -> str:
@@ -66,7 +68,20 @@ class Sql:
         # whatever the text is (an id looked up, a name, a message).
         if any(isinstance(value, str) and "\x00" in value for value in params):
             raise InvalidInput("text cannot contain NUL characters")
+        if self._deferred:
+            for savepoint in self._deferred:
+                self._db.run(self._cursor, f"SAVEPOINT {savepoint.name}", ())
+                savepoint.taken = True
+            self._deferred.clear()
         self._db.run(self._cursor, sql, params)
+
+
+class _Savepoint:
+    __slots__ = ("name", "taken")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.taken = False
 
 
 class Tx:
@@ -109,20 +124,31 @@ class Tx:
 
     @contextlib.contextmanager
     def savepoint(self, name: str) -> Iterator[None]:
-        """Undo the block's statements if it raises, and what it staged or resolved."""
-        self._sql.execute(f"SAVEPOINT {name}")
+        """Undo the block's statements if it raises, and what it staged or resolved.
+
+        The savepoint is taken when the block runs its first statement: a block that runs
+        none (a delivery whose handler writes nothing) costs the database nothing.
+        """
+        savepoint = _Savepoint(name)
+        self._sql._deferred.append(savepoint)
         resolved = len(self.resolved)
         staged = {key: len(value) for key, value in self.local.items() if isinstance(value, list)}
         try:
             yield
         except BaseException:
-            self._sql.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            self._end(savepoint, f"ROLLBACK TO SAVEPOINT {name}")
             del self.resolved[resolved:]
             for key, value in self.local.items():
                 if isinstance(value, list):
                     del value[staged.get(key, 0) :]
             raise
-        self._sql.execute(f"RELEASE SAVEPOINT {name}")
+        self._end(savepoint, f"RELEASE SAVEPOINT {name}")
+
+    def _end(self, savepoint: _Savepoint, statement: str) -> None:
+        if savepoint.taken:
+            self._sql.execute(statement)
+        else:
+            self._sql._deferred = [s for s in self._sql._deferred if s is not savepoint]
 
     def _close(self) -> None:
         for callback in self._before_commit:
@@ -140,7 +166,9 @@ POLL_FAST = 0.001
 POLL_FAST_FOR = 1.0
 """After another process's commit, look every ``POLL_FAST`` for this many seconds, then
 slow down step by step: a process answering another's questions is heard within about a
-millisecond, and an idle one costs no more than before."""
+millisecond, and an idle one costs no more than before. A change that may be this
+process's own (it committed too) never speeds the watcher up: it would only poll for
+its own commits."""
 
 TOUCHED = "touched"
 """SQLite: the file changed while this process also committed; maybe only by us."""
@@ -206,6 +234,12 @@ class Database:
     def lock_key(self, tx: Tx, key: str) -> None:
         raise NotImplementedError
 
+    def peek(self, sql: str, params: Params = ()) -> Row | None:
+        """The first row of one read, as cheaply as the backend allows (SQLite: the
+        statement alone, without BEGIN and COMMIT around it)."""
+        with self.transaction(write=False) as tx:
+            return tx._sql.one(sql, params)
+
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
         raise NotImplementedError
@@ -269,8 +303,8 @@ class SqliteDatabase(Database):
 
     Other processes learn of changes by watching ``PRAGMA data_version``, which moves whenever
     another connection commits: polled every 20 ms, and every millisecond for a second after
-    the file changed — whoever changed it, since a change of another process's may come right
-    after one of ours.
+    another process changed the file (not after this process's own commits: its listeners
+    heard of those directly).
     """
 
     dialect = "sqlite"
@@ -365,6 +399,15 @@ class SqliteDatabase(Database):
 
     def lock_key(self, tx: Tx, key: str) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already serializes every writer."""
+
+    def peek(self, sql: str, params: Params = ()) -> Row | None:
+        cursor = self._connection().cursor()
+        try:
+            self.run(cursor, sql, params)
+            row = cursor.fetchone()
+        except sqlite3.Error as exc:  # busy, which only a write transaction waits out
+            raise StoreUnavailable(f"cannot read: {exc}") from exc
+        return None if row is None else dict(row)
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
@@ -461,9 +504,9 @@ class SqliteDatabase(Database):
                     if version != last:
                         last = version
                         callback("changed" if local == seen else TOUCHED)
-                        # Someone is at work: look again soon, for a while.
-                        interval = POLL_FAST
-                        quiet_until = time.monotonic() + POLL_FAST_FOR
+                        if local == seen:  # another process is at work: look again soon
+                            interval = POLL_FAST
+                            quiet_until = time.monotonic() + POLL_FAST_FOR
                     elif interval < POLL_SLOW and time.monotonic() > quiet_until:
                         interval = min(interval * 2, POLL_SLOW)
                     seen = local

@@ -99,12 +99,11 @@ def backoff(attempts: int) -> timedelta:
 
 def anything_due(db: Database, now: datetime) -> bool:
     """A cheap read, so a change elsewhere does not take the write lock for nothing."""
-    with db.transaction(write=False) as tx:
-        row = sql(tx).one(
-            "SELECT 1 AS due FROM continuations WHERE status = 'resolved'"
-            " AND next_attempt_at <= ? LIMIT 1",
-            (to_millis(now),),
-        )
+    row = db.peek(
+        "SELECT 1 AS due FROM continuations WHERE status = 'resolved'"
+        " AND next_attempt_at <= ? LIMIT 1",
+        (to_millis(now),),
+    )
     return row is not None
 
 
