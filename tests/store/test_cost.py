@@ -21,7 +21,7 @@ from pawflow import Delivery, Store
 
 CYCLES = 12
 
-SQLITE_STATEMENTS = 20
+SQLITE_STATEMENTS = 18
 """Statements of one cycle on SQLite, on the thread that runs it (BEGIN/COMMIT included)."""
 SQLITE_TRANSACTIONS = 2
 SQLITE_ELSEWHERE = 1
@@ -29,7 +29,7 @@ SQLITE_ELSEWHERE = 1
 watcher's look at ``PRAGMA data_version`` every 20 ms is its clock, the same idle or busy,
 and not counted."""
 HEARTBEAT = "PRAGMA data_version"
-POSTGRES_ROUND_TRIPS = 21
+POSTGRES_ROUND_TRIPS = 19
 
 
 @dataclass

@@ -35,11 +35,13 @@ _MEMBERS = {
 @dataclass
 class Answering:
     """A request as an answer finds it, read in one statement: its row, its policy
-    (decoded, None without one) and its conversation's members with their access."""
+    (decoded, None without one), its conversation's members with their access, and whether
+    anyone was notified of it (it has outbox rows)."""
 
     row: dict[str, Any]
     policy: dict[str, Any] | None
     members: dict[str, str]
+    notified: bool
 
     @property
     def writers(self) -> set[str]:
@@ -52,7 +54,8 @@ def read_answering(tx: Tx, request_id: str) -> Answering | None:
         return None
     row = sql(tx).one(
         "SELECT i.*, p.*, (SELECT owner FROM conversations WHERE id = i.conversation_id)"
-        f" AS conversation_owner, {_MEMBERS[tx.dialect]} AS conversation_members"
+        f" AS conversation_owner, {_MEMBERS[tx.dialect]} AS conversation_members,"
+        " EXISTS (SELECT 1 FROM outbox WHERE request_id = i.id) AS notified"
         " FROM interactions AS i LEFT JOIN request_policies AS p ON p.request_id = i.id"
         " WHERE i.id = ?",
         (request_id,),
@@ -64,7 +67,8 @@ def read_answering(tx: Tx, request_id: str) -> Answering | None:
     members: dict[str, str] = {} if owner is None else {owner: "owner"}
     for user, access in json.loads(row.pop("conversation_members") or "[]"):
         members.setdefault(user, access)
-    return Answering(row, policy, members)
+    notified = bool(row.pop("notified"))
+    return Answering(row, policy, members, notified)
 
 
 def check_channel(via: str, seq: int | None) -> None:
@@ -182,6 +186,7 @@ def respond(
         seq=seq,
         note=note,
         writers=found.writers,
+        notified=found.notified,
     )
     if record is None:
         current = must_find(tx, row["id"])

@@ -31,7 +31,6 @@ from pawflow.store import audit, idempotency, outbox, policies, webhooks
 from pawflow.store.continuations import fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
-    conversation_members,
     may_write,
     require_write,
 )
@@ -148,7 +147,7 @@ def request(
     """
     # Who may not publish here learns nothing, not even what is wrong with the question.
     # The members, needed for the event anyway, settle it in the common case in one read.
-    members = conversation_members(tx, conversation_id)
+    members, reach = _members_and_reach(tx, conversation_id, owner)
     if members.get(owner) not in ("owner", "write"):
         require_write(tx, conversation_id, owner)
     parsed_kind = parse_kind(kind)
@@ -250,10 +249,28 @@ def request(
     if policy is not None and policy.assignees:
         kept = {"assignees": policy.assignees, "requester_may_answer": policy.requester_may_answer}
         deciders = policies.deciders(tx, row, kept)
-    sent = outbox.enqueue(tx, record, notify, now, deciders)
+    sent = outbox.enqueue(tx, record, notify, now, deciders, reach)
     if any(r.channel == "webhook" and r.status == "sent" for r in sent):
         webhooks.on_created(tx, record, now)
     return record
+
+
+def _members_and_reach(
+    tx: Tx, conversation_id: str, owner: str
+) -> tuple[dict[str, str], outbox.Reach | None]:
+    """The conversation's members with their access, and the asker's reach (None when the
+    asker is no member), in one statement: what a question needs to know before it is
+    published, and to notify."""
+    rows = sql(tx).all(
+        f"SELECT m.user_id, m.access, {outbox.REACH_COLUMNS} FROM ("
+        "SELECT owner AS user_id, 'owner' AS access FROM conversations WHERE id = ? UNION ALL"
+        " SELECT user_id, access FROM conversation_members WHERE conversation_id = ?) AS m"
+        " LEFT JOIN user_channels AS c ON c.user_id = m.user_id AND m.user_id = ?",
+        (owner, conversation_id, conversation_id, owner),
+    )
+    members = {row["user_id"]: row["access"] for row in rows}
+    mine = next((row for row in rows if row["user_id"] == owner), None)
+    return members, None if mine is None else outbox.reach_of(owner, mine)
 
 
 def must_find(tx: Tx, request_id: str) -> dict[str, Any]:
@@ -348,12 +365,14 @@ def leave_pending(
     seq: int | None = None,
     note: dict[str, Any] | None = None,
     writers: set[str] | None = None,
+    notified: bool | None = None,
 ) -> Interaction | None:
     """Move one request out of ``pending``; None when another attempt won first.
 
     ``via`` (and a chat message's ``seq``) say where an answer came from; the audit trail
     records the step (``note``: more about it) in the same transaction. The event goes to
-    the owner and the conversation's ``writers`` (read here unless given).
+    the owner and the conversation's ``writers`` (read here unless given); ``notified``:
+    whether it has outbox rows, if known.
     """
     at = to_millis(now)
     verb = {"answered": "answer", "cancelled": "cancel", "expired": "expire"}[outcome]
@@ -372,6 +391,7 @@ def leave_pending(
             via=via,
             seq=seq,
             writers=writers,
+            notified=notified,
         )
     if left is not None:
         action: audit.Action = "defaulted" if via == policies.POLICY_VIA else outcome
@@ -391,6 +411,7 @@ def _leave(
     via: str | None,
     seq: int | None,
     writers: set[str] | None,
+    notified: bool | None,
 ) -> Interaction | None:
     answered = outcome == "answered"
     updated = sql(tx).one(
@@ -416,7 +437,7 @@ def _leave(
         value.update(answered_via=via, waited=policies.waited(row))
     fire_signal(tx, record.signal_id, value, now)
     _announce(tx, record, "interaction_answered", now, writers)
-    if outbox.settle_request(tx, record, now):
+    if outbox.settle_request(tx, record, now, notified):
         webhooks.on_settled(tx, record, now)
     return record
 
