@@ -81,6 +81,11 @@ class DeliveryRegistry:
         with self._lock:
             self._handlers.pop(kind, None)
 
+    def takes_every_target(self, kinds: list[str]) -> bool:
+        """Whether the handlers of ``kinds`` take every target of their kind (functions)."""
+        with self._lock:
+            return all(isinstance(self._handlers.get(k), FunctionHandler) for k in kinds)
+
     def kinds(self) -> list[str]:
         with self._lock:
             return sorted(self._handlers)
@@ -127,13 +132,7 @@ def deliver_due(
     delivered = 0
     with db.transaction() as tx:
         if target is None:
-            matches = " OR ".join("target LIKE ?" for _ in kinds)
-            rows = sql(tx).all(
-                "SELECT * FROM continuations WHERE status = 'resolved'"
-                f" AND next_attempt_at <= ? AND ({matches}) ORDER BY next_attempt_at LIMIT ?"
-                + sql(tx).skip_locked,
-                (to_millis(now), *[f"{kind}:%" for kind in kinds], limit),
-            )
+            rows = _due(tx, registry, kinds, now, limit)
         else:
             rows = sql(tx).all(
                 "SELECT * FROM continuations WHERE status = 'resolved' AND target = ?"
@@ -145,6 +144,32 @@ def deliver_due(
             if handler is not None and _hand_over(tx, handler, row, now):
                 delivered += 1
     return delivered
+
+
+def _due(
+    tx: Tx, registry: DeliveryRegistry, kinds: list[str], now: datetime, limit: int
+) -> list[dict[str, Any]]:
+    """The due continuations this process takes, locked (PostgreSQL: those another
+    process holds are passed over). Where a handler takes only some targets of its kind (a
+    flow runner its own flows), the due rows are read first and only those it accepts are
+    locked: a row this process leaves must not wait for its transaction to end."""
+    matches = " OR ".join("target LIKE ?" for _ in kinds)
+    due = (
+        "SELECT * FROM continuations WHERE status = 'resolved'"
+        f" AND next_attempt_at <= ? AND ({matches}) ORDER BY next_attempt_at LIMIT ?"
+    )
+    params = (to_millis(now), *[f"{kind}:%" for kind in kinds], limit)
+    skip_locked = sql(tx).skip_locked
+    if not skip_locked or registry.takes_every_target(kinds):
+        return sql(tx).all(due + skip_locked, params)
+    ids = [row["id"] for row in sql(tx).all(due, params) if registry.handler_for(row["target"])]
+    if not ids:
+        return []
+    return sql(tx).all(
+        f"SELECT * FROM continuations WHERE id IN ({', '.join('?' for _ in ids)})"
+        " AND status = 'resolved' ORDER BY next_attempt_at" + skip_locked,
+        ids,
+    )
 
 
 def deliver_resolved(tx: Tx, registry: DeliveryRegistry, now: datetime) -> int:
