@@ -51,9 +51,12 @@ if typing.TYPE_CHECKING:
     from pawflow.interactions import CONTRACT, Kind, Option
     from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
     from pawflow.store import (
+        Asked,
         Continuation,
         Delivery,
         DeliveryHandler,
+        Park,
+        Question,
         SignalValue,
         Store,
         Sweeper,
@@ -78,9 +81,12 @@ __getattr__, __dir__ = lazy.exports(
         ),
         **dict.fromkeys(
             (
+                "Asked",
                 "Continuation",
                 "Delivery",
                 "DeliveryHandler",
+                "Park",
+                "Question",
                 "SignalValue",
                 "Store",
                 "SweepReport",
@@ -97,6 +103,7 @@ __all__ = [
     "CONTRACT",
     "AlreadyVoted",
     "ApiError",
+    "Asked",
     "Clock",
     "ConfigError",
     "Conflict",
@@ -130,8 +137,10 @@ __all__ = [
     "NotFound",
     "NotPending",
     "Option",
+    "Park",
     "PawFlowError",
     "PayloadTooLarge",
+    "Question",
     "QueueFull",
     "Requester",
     "ServerUnreachable",

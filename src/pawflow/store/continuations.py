@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pawflow.clock import from_millis, to_millis
-from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
+from pawflow.errors import FieldError, InvalidInput, NotFound, PayloadTooLarge
 from pawflow.ids import new_id
 from pawflow.store.database import sql
 from pawflow.store.rows import JSON, decode
@@ -91,12 +91,42 @@ def fire_signal(tx: Tx, signal_id: str, value: Any, now: datetime) -> int:
     return len(resolved)
 
 
+Payload = (
+    bytes | bytearray | memoryview | dict[str, Any] | list[Any] | str | int | float | bool | None
+)
+"""What a continuation carries: bytes as given, or a JSON value (kept as its UTF-8 JSON)."""
+
+
+def encode_payload(payload: object) -> bytes:
+    """A payload as the bytes kept: bytes as they are, a JSON value as its JSON;
+    ``InvalidInput`` naming ``payload`` for anything else."""
+    if isinstance(payload, bytes):
+        return payload
+    if isinstance(payload, bytearray | memoryview):
+        return bytes(payload)
+    try:
+        return json.dumps(payload, allow_nan=False, separators=(",", ":")).encode()
+    except (TypeError, ValueError) as exc:
+        message = f"payload must be bytes or a JSON value, not {type(payload).__name__}"
+        raise InvalidInput(message, [FieldError("payload", message)]) from exc
+
+
+def parked_for(tx: Tx, signal_id: str, target: str) -> Continuation | None:
+    """The continuation ``target`` parked on ``signal_id``, if it is still kept."""
+    row = sql(tx).one(
+        "SELECT * FROM continuations WHERE signal_id = ? AND target = ? ORDER BY created_at"
+        " LIMIT 1",
+        (signal_id, target),
+    )
+    return None if row is None else Continuation.from_row(row)
+
+
 def park(
     tx: Tx,
     target: str,
     *,
     now: datetime,
-    payload: bytes,
+    payload: Payload,
     payload_cap: int,
     signal_id: str | None = None,
     deadline: datetime | None = None,
@@ -113,6 +143,7 @@ def park(
         raise InvalidInput("a continuation needs a signal, a deadline, or both")
     if signal_id is not None and not signal_id:
         raise InvalidInput("signal_id must not be empty")
+    payload = encode_payload(payload)
     if len(payload) > payload_cap:
         raise PayloadTooLarge(
             f"payload of {len(payload)} bytes exceeds the cap of {payload_cap} bytes"

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pawflow import durations, telemetry
 from pawflow.clock import to_millis
@@ -28,7 +28,7 @@ from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
 from pawflow.records import Interaction, Requester
 from pawflow.store import audit, idempotency, outbox, policies, webhooks
-from pawflow.store.continuations import fire_signal
+from pawflow.store.continuations import Continuation, Payload, fire_signal
 from pawflow.store.conversations import (
     conversation_audience,
     may_write,
@@ -57,8 +57,29 @@ def may_answer(tx: Tx, row: dict[str, Any], user: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Park:
+    """What waits for a question's answer: a continuation for ``target`` (``kind:key``)
+    carrying ``payload`` (bytes or a JSON value; or made from the new interaction, to carry
+    its id), parked on the answer's signal in the question's transaction."""
+
+    target: str
+    payload: Payload | Callable[[Interaction], Payload] = b""
+
+
+class Asked(NamedTuple):
+    """A question published (or found again by its idempotency key), and the continuation
+    waiting for its answer when one was parked."""
+
+    interaction: Interaction
+    continuation: Continuation | None
+
+
+@dataclass(frozen=True)
 class Question:
-    """A question as a caller puts it: a deadline as given, the requester maybe a dict."""
+    """A question as a caller puts it (:meth:`pawflow.Store.ask`): for ``owner``, in a
+    conversation they may write to, of a ``kind`` with its ``message``; a deadline as
+    given (``expires_in`` or ``expires_at``), the requester maybe a dict; with an
+    ``idempotency_key`` of the owner's asked again, the first request is found instead."""
 
     owner: str
     conversation_id: str

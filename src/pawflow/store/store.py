@@ -16,15 +16,16 @@ from pawflow import durations
 from pawflow.clock import Clock, SystemClock
 from pawflow.errors import InvalidInput, NotPending
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
-from pawflow.store import answering, events, file_links, invitations, migrations, turns
+from pawflow.store import answering, asking, events, file_links, invitations, migrations, turns
 from pawflow.store import continuations as cont
 from pawflow.store import conversations as convs
 from pawflow.store import interactions as inter
 from pawflow.store.accountability import Accountability
-from pawflow.store.continuations import Continuation, SignalValue
+from pawflow.store.continuations import Continuation, Payload, SignalValue
 from pawflow.store.database import Database, Tx, sql
 from pawflow.store.delivery import Delivery, DeliveryHandler
 from pawflow.store.dispatch import Dispatcher
+from pawflow.store.interactions import Asked, Park, Question
 from pawflow.store.leases import Leases
 from pawflow.store.messages import History
 from pawflow.store.reports import SweepReport as SweepReport
@@ -245,8 +246,9 @@ class Store:
         """Publish a question for ``owner``, who needs write access to the conversation
         (an ``idempotency_key`` of theirs asked again returns the first request), and its
         notifications: to the ``notify`` channels, or by default the owner's own; ``policy``:
-        who answers and what happens when nobody does (docs/governance.md)."""
-        question = inter.Question(
+        who answers and what happens when nobody does (docs/governance.md). Deprecated
+        spelling of :meth:`ask` with a :class:`Question`."""
+        question = Question(
             owner,
             conversation_id,
             kind,
@@ -263,9 +265,7 @@ class Store:
             policy=policy,
             notify=notify,
         )
-        now = self.now()
-        with self.db.transaction() as tx:
-            return question.publish(tx, now)
+        return self.ask(question).interaction
 
     def ask_and_park(
         self,
@@ -275,7 +275,7 @@ class Store:
         message: str,
         *,
         target: str,
-        payload: bytes | Callable[[Interaction], bytes] = b"",
+        payload: Payload | Callable[[Interaction], Payload] = b"",
         options: object = None,
         title: str | None = None,
         response_schema: dict[str, Any] | None = None,
@@ -287,14 +287,11 @@ class Store:
         tx: Tx | None = None,
         policy: Mapping[str, Any] | None = None,
         notify: Sequence[str] | None = None,
+        idempotency_key: str | None = None,
     ) -> tuple[Interaction, Continuation]:
-        """Ask as :meth:`request_interaction` does and, in the same transaction, park a
-        continuation for ``target`` on the answer's signal: a requester that asks and waits.
-
-        ``payload`` may be made from the new interaction (to carry its id). Inside a delivery
-        handler, pass its ``tx``: the question then commits with the delivery, or not at all.
-        """
-        question = inter.Question(
+        """Ask as :meth:`request_interaction` does and park a continuation for ``target`` on
+        the answer's signal. Deprecated spelling of :meth:`ask` with ``park``."""
+        question = Question(
             owner,
             conversation_id,
             kind,
@@ -307,24 +304,32 @@ class Store:
             requester=requester,
             signal_family=signal_family,
             ui_surface=ui_surface,
+            idempotency_key=idempotency_key,
             policy=policy,
             notify=notify,
         )
+        interaction, parked = self.ask(question, park=Park(target, payload), tx=tx)
+        assert parked is not None
+        return interaction, parked
+
+    def ask(self, question: Question, *, park: Park | None = None, tx: Tx | None = None) -> Asked:
+        """Publish ``question`` (:class:`Question`) and, with ``park``, park a continuation
+        on its answer's signal in the same transaction: a requester that asks and waits.
+
+        The question's idempotency key is honoured either way: asked again, the first
+        request comes back, with the continuation parked for it then (none is parked twice).
+        Inside a delivery handler, pass its ``tx``: the question then commits with the
+        delivery, or not at all.
+        """
         now = self.now()
         with self._within(tx) as opened:
             interaction = question.publish(opened, now)
-            parked = cont.park(
-                opened,
-                target,
-                now=now,
-                payload=payload(interaction) if callable(payload) else payload,
-                payload_cap=self.payload_cap,
-                signal_id=interaction.signal_id,
-                fresh_signal=True,
-            )
+            parked = None
+            if park is not None:
+                parked = asking.park_for(opened, question, interaction, park, now, self.payload_cap)
             if tx is None:
                 self._deliver_here(opened, now)
-        return interaction, parked
+        return Asked(interaction, parked)
 
     def get_interaction(self, request_id: str, *, user: str) -> Interaction:
         """One of ``user``'s requests (reads stay with the owner)."""
@@ -465,9 +470,10 @@ class Store:
         signal_id: str | None = None,
         timeout: str | int | timedelta | None = None,
         until: str | datetime | None = None,
-        payload: bytes = b"",
+        payload: Payload = b"",
     ) -> Continuation:
-        """Park a continuation for ``target`` on a signal (optional ``timeout``) or ``until``."""
+        """Park a continuation for ``target`` on a signal (optional ``timeout``) or ``until``,
+        carrying ``payload`` (bytes, or a JSON value kept as its JSON)."""
         now = self.now()
         if timeout is not None and until is not None:
             raise InvalidInput("give a timeout or an until, not both")

@@ -1,0 +1,71 @@
+"""``Store.ask``: a question and what waits for its answer, one record each, one door."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pawflow import Delivery, InvalidInput, Park, Question, Store
+
+
+@pytest.fixture
+def conversation_id(store: Store) -> str:
+    return store.create_conversation("alice", "Asking").id
+
+
+def test_ask_publishes_and_parks_in_one_go(store: Store, conversation_id: str) -> None:
+    question = Question("alice", conversation_id, "confirm", "Deploy?")
+    asked = store.ask(question, park=Park("job:1", {"step": 3}))
+    assert asked.interaction.status == "pending"
+    assert asked.continuation is not None
+    assert asked.continuation.signal_id == asked.interaction.signal_id
+    assert json.loads(asked.continuation.payload) == {"step": 3}  # a JSON value, as JSON
+    assert store.ask(Question("alice", conversation_id, "confirm", "Again?")).continuation is None
+
+
+def test_the_idempotency_key_holds_on_every_path(store: Store, conversation_id: str) -> None:
+    """Asked again under its key, a question finds the first request, and what waits for it:
+    no second request, no second continuation (the parking path used to drop the key)."""
+    first, parked = store.ask_and_park(
+        "alice", conversation_id, "confirm", "Ship?", target="job:2", idempotency_key="ship-1"
+    )
+    again, parked_again = store.ask_and_park(
+        "alice", conversation_id, "confirm", "Ship?", target="job:2", idempotency_key="ship-1"
+    )
+    assert (again.id, parked_again.id) == (first.id, parked.id)
+    assert store.pending_continuations("job:2") == 1
+    question = Question("alice", conversation_id, "confirm", "Ship?", idempotency_key="ship-1")
+    assert store.ask(question, park=Park("job:2")).continuation == parked
+    assert store.request_interaction(
+        "alice", conversation_id, "confirm", "Ship?", idempotency_key="ship-1"
+    ) == store.get_interaction(first.id, user="alice")
+    assert len(store.list_interactions(user="alice")) == 1
+
+
+def test_a_repeat_after_the_answer_resumes_at_once(store: Store, conversation_id: str) -> None:
+    """The first continuation was delivered; the repeat's is parked on a signal that fired."""
+    resumed: list[bytes] = []
+
+    def on_resume(delivery: Delivery) -> None:
+        resumed.append(delivery.continuation.payload)
+
+    store.register_handler("job", on_resume)
+    question = Question("alice", conversation_id, "confirm", "Go?", idempotency_key="go-1")
+    asked = store.ask(question, park=Park("job:3", b"first"))
+    store.respond_interaction(asked.interaction.id, True, user="alice")
+    assert store.ask(question, park=Park("job:3", b"again")).interaction == (
+        store.get_interaction(asked.interaction.id, user="alice")
+    )
+    assert resumed == [b"first", b"again"]
+
+
+@pytest.mark.parametrize("payload", [object(), {"when": {1, 2}}, float("nan")])
+def test_a_payload_is_bytes_or_json(store: Store, conversation_id: str, payload: object) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        store.park("job:4", signal_id="go", payload=payload)  # type: ignore[arg-type]
+    assert refused.value.errors[0].path == "payload"
+    question = Question("alice", conversation_id, "confirm", "Go?")
+    with pytest.raises(InvalidInput):
+        store.ask(question, park=Park("job:4", payload))  # type: ignore[arg-type]
+    assert store.list_interactions(user="alice") == []  # refused whole: nothing was asked
