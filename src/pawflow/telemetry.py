@@ -59,20 +59,23 @@ def span(
     name: str, attributes: Mapping[str, str | int | None] | None = None, **ids: str | None
 ) -> Iterator[Span]:
     """A span named ``name``, current for the block, and the ``ids`` (of :data:`LOG_IDS`)
-    on it (as ``pawflow.<id>``) and on every line logged inside it."""
-    given = {key: value for key, value in ids.items() if value}
-    attrs: dict[str, str | int] = {f"pawflow.{key}": value for key, value in given.items()}
-    if not TRACING:
-        with log_context(**given):
+    on it (as ``pawflow.<id>``) and on every line logged inside it. Without a configured
+    tracer no span is made, nor its attributes: the block gets the one non-recording span,
+    and its log lines the ids."""
+    if not tracing():
+        with log_context(**ids):
             yield cast("Span", _UNRECORDED)
         return
+    given = {key: value for key, value in ids.items() if value}
+    attrs: dict[str, str | int] = {f"pawflow.{key}": value for key, value in given.items()}
     attrs.update({key: value for key, value in (attributes or {}).items() if value is not None})
     with _TRACER.start_as_current_span(name, attributes=attrs) as current, log_context(**given):
         yield current
 
 
 class _Unrecorded:
-    """The span :func:`span` yields without the OpenTelemetry API: records nothing."""
+    """The span :func:`span` yields without a tracer (or without the OpenTelemetry API):
+    records nothing."""
 
     def is_recording(self) -> bool:
         return False
@@ -87,9 +90,17 @@ class _Unrecorded:
 _UNRECORDED = _Unrecorded()
 
 
+def tracing() -> bool:
+    """Whether a tracer provider is configured (an SDK's, not the API's stand-in)."""
+    if not TRACING:
+        return False
+    provider = trace.get_tracer_provider()
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
 def traceparent() -> str | None:
     """The current span's context as a W3C ``traceparent``; None when there is no span."""
-    if not TRACING:
+    if not TRACING or not trace.get_current_span().get_span_context().is_valid:
         return None
     carrier: dict[str, str] = {}
     _PROPAGATOR.inject(carrier)
