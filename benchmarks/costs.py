@@ -21,7 +21,7 @@ from typing import Any
 from common import Run, postgres_db
 from cycles import sqlite_floor
 
-from pawflow import Delivery, Store, open_store
+from pawflow import Delivery, Park, Question, Store, open_store
 
 _WRITTEN = re.compile(r"\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)", re.IGNORECASE)
 """The tables a statement writes (a ``WITH`` statement may write several; ``DO UPDATE SET``
@@ -78,8 +78,8 @@ def io_counters() -> dict[str, int]:
 def _cycles(store: Store, count: int) -> None:
     conversation = store.create_conversation("bench").id
     for n in range(count):
-        asked = store.request_interaction("bench", conversation, "confirm", f"#{n}")
-        store.park(f"bench:{asked.id}", signal_id=asked.signal_id)
+        question = Question("bench", conversation, "confirm", f"#{n}")
+        asked = store.ask(question, park=Park(f"bench:{conversation}:{n}")).interaction
         store.respond_interaction(asked.id, True, user="bench")
 
 
@@ -121,6 +121,12 @@ def _counted(run: Run, backend: str, url: str, count: int) -> None:
             f"sqlite bytes written per cycle: {written / 1024:,.1f} KB in {calls:.0f} write()s"
             f"  | raw floor {floor_written / 1024:,.1f} KB in {floor_calls:.0f} write()s"
             f"  | ratio {written / floor_written:.2f}x"
+        )
+        run.row(
+            "sqlite_bytes",
+            f"{written / 1024:,.1f} KB vs the floor's {floor_written / 1024:,.1f} KB"
+            f" ({written / floor_written:.1f}x)",
+            None,
         )
 
 

@@ -2,7 +2,7 @@
 
 Sections (``--only NAME`` runs some of them, in this order):
 
-- sqlite: ask → park → answer → resume cycles/s on SQLite vs the raw 3-commit floor, peers;
+- sqlite: ask → park → answer → resume cycles/s on SQLite vs the raw 2-commit floor, peers;
 - postgres: the same on PostgreSQL vs its raw floor, and with 8 threads vs one, peers;
 - latency: answer → resume p50, in one process and across processes, on both backends;
 - footprint: bytes of store per asked-and-parked item vs LangGraph's parked thread;

@@ -45,7 +45,7 @@ def bench(*args: str) -> str:
 def test_the_quick_run_names_every_figure_of_its_sections() -> None:
     out = bench("--only", "sqlite,footprint,costs")
     for figure in (
-        "sqlite raw floor (3 commits/cycle, same pragmas):",
+        "sqlite raw floor (2 commits/cycle, same pragmas):",
         "sqlite pawflow cycle:",
         "sqlite bytes per parked item:",
         "sqlite per cycle:",
@@ -58,9 +58,11 @@ def test_the_quick_run_names_every_figure_of_its_sections() -> None:
     # The run ends with every row of the goals: measured here, or the section to run.
     table = out.split("Each row of the goals, beside what this run measured", 1)[1]
     rows = [line for line in table.splitlines() if line.startswith("| ")][1:]
-    assert len(rows) == 14
+    assert len(rows) == 16
     floor = next(row for row in rows if row.startswith("| SQLite cycle vs the raw"))
     assert "cycles/s" in floor and "| >= 0.33x |" in floor
+    written = next(row for row in rows if row.startswith("| SQLite bytes written"))
+    assert "KB vs the floor's" in written
     sse = next(row for row in rows if row.startswith("| SSE"))
     assert "not run (--only sse)" in sse
 
