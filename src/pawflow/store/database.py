@@ -284,6 +284,12 @@ def _sqlite_busy(exc: BaseException) -> bool:
     )
 
 
+CHECKPOINT_IDLE = 0.05
+"""SQLite: seconds without a commit of this process after which its WAL is checkpointed:
+the checkpoint runs between bursts, on a thread of its own, never inside a commit."""
+CHECKPOINT_EVERY = 500
+"""…or after this many commits, for a burst that does not end."""
+
 FULL_BELOW = 1024 * 1024
 """Bytes free under which an I/O error of SQLite is taken for a full disk (SQLite says "disk
 I/O error" when it cannot grow its shared-memory file, and "database or disk is full" only
@@ -328,6 +334,11 @@ class SqliteDatabase(Database):
         self._local_commits = 0
         self._commit_lock = threading.Lock()
         self._writer = threading.Lock()
+        self._unchecked = 0
+        self._checkpoints = threading.Condition()
+        self._checkpointer: threading.Thread | None = None
+        self.checkpointed = 0
+        """How many checkpoints this process ran (its own, off the commit path)."""
 
     def connect(self) -> sqlite3.Connection:
         try:
@@ -342,6 +353,8 @@ class SqliteDatabase(Database):
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            # No checkpoint inside a commit: the checkpointer runs them between bursts.
+            conn.execute("PRAGMA wal_autocheckpoint = 0")
         except sqlite3.Error as exc:
             conn.close()
             raise self.unavailable(exc, f"cannot open {self.path}", opening=True) from exc
@@ -474,8 +487,10 @@ class SqliteDatabase(Database):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
             raise self.unavailable(exc, "commit failed") from exc
-        if write and self.availability.problem is not None:
-            self.availability.back()  # a write went through: the disk has room again
+        if write:
+            if self.availability.problem is not None:
+                self.availability.back()  # a write went through: the disk has room again
+            self._committed()
         if committed is not None:
             committed()  # the next writer may start while this one's callbacks run
         self._finish(tx)
@@ -515,8 +530,63 @@ class SqliteDatabase(Database):
 
         return self._watch(callback, watch, "sqlite-watch")
 
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def _committed(self) -> None:
+        """Count a commit for the checkpointer (started with the first one)."""
+        if self.path == ":memory:":
+            return
+        with self._checkpoints:
+            self._unchecked += 1
+            if self._checkpointer is None and not self._closed:
+                self._checkpointer = threading.Thread(
+                    target=self._checkpoint_between_bursts,
+                    name="pawflow-sqlite-checkpoint",
+                    daemon=True,
+                )
+                self._checkpointer.start()
+            self._checkpoints.notify()
+
+    def _checkpoint_between_bursts(self) -> None:
+        """Checkpoint the WAL once this process's commits pause for ``CHECKPOINT_IDLE``
+        seconds (or every ``CHECKPOINT_EVERY`` commits), on a connection of its own:
+        ``PASSIVE``, so no writer or reader ever waits for it."""
+        conn: sqlite3.Connection | None = None
+        try:
+            while True:
+                with self._checkpoints:
+                    while not self._closed and self._unchecked == 0:
+                        self._checkpoints.wait()
+                    while not self._closed:  # a burst: wait for it to end
+                        seen = self._unchecked
+                        self._checkpoints.wait(CHECKPOINT_IDLE)
+                        if self._unchecked in (seen, 0) or self._unchecked >= CHECKPOINT_EVERY:
+                            break
+                    if self._closed:
+                        return
+                    self._unchecked = 0
+                if conn is None:
+                    conn = self.connect()
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    self.checkpointed += 1
+                except sqlite3.Error as exc:  # the next pause tries again
+                    log.debug("checkpoint skipped: %s", exc)
+        except Exception:  # a commit starts the next checkpointer
+            log.warning("the SQLite checkpointer stopped", exc_info=True)
+            with self._checkpoints:
+                self._checkpointer = None
+        finally:
+            if conn is not None:
+                conn.close()
+
     def close(self) -> None:
-        self._closed = True
+        with self._checkpoints:
+            self._closed = True
+            self._checkpoints.notify_all()
+            checkpointer = self._checkpointer
+        if checkpointer is not None and checkpointer is not threading.current_thread():
+            checkpointer.join(5)
         with self._lock:
             for conn in self._connections:
                 with contextlib.suppress(sqlite3.Error):
