@@ -300,6 +300,8 @@ def enqueue(
     (:mod:`pawflow.store.webhooks`), written beside it, which have their own log. The
     owner's reach is read here unless given (``owner_reach``, read with the question)."""
     wanted = None if notify is None else check_notify(list(notify))
+    if wanted == ():  # nobody is notified: nobody's channels are looked up
+        return []
     owner = owner_reach or get_reach(tx, record.owner)
     plan: list[tuple[Reach, str]] = []
     for reach in [owner] if not deciders else [owner, *map(partial(get_reach, tx), deciders)]:
