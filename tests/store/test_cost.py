@@ -29,7 +29,7 @@ SQLITE_ELSEWHERE = 1
 watcher's look at ``PRAGMA data_version`` every 20 ms is its clock, the same idle or busy,
 and not counted."""
 HEARTBEAT = "PRAGMA data_version"
-POSTGRES_ROUND_TRIPS = 19
+POSTGRES_ROUND_TRIPS = 18
 
 
 @dataclass

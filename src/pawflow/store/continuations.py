@@ -72,18 +72,24 @@ def fire_signal(tx: Tx, signal_id: str, value: Any, now: datetime) -> int:
     encoded = json.dumps(value)
     at = to_millis(now)
     tx.lock_key(signal_id)
-    sql(tx).execute(
+    remember = (
         "INSERT INTO signals (signal_id, value, fired_at) VALUES (?, ?, ?)"
         " ON CONFLICT (signal_id) DO UPDATE SET value = excluded.value,"
-        " fired_at = excluded.fired_at, fire_count = signals.fire_count + 1",
-        (signal_id, encoded, at),
+        " fired_at = excluded.fired_at, fire_count = signals.fire_count + 1"
     )
-    resolved = sql(tx).all(
+    resolve = (
         "UPDATE continuations SET status = 'resolved', outcome = 'signaled', value = ?,"
         " resolved_at = ?, next_attempt_at = ?"
-        " WHERE status = 'parked' AND signal_id = ? RETURNING *",
-        (encoded, at, at, signal_id),
+        " WHERE status = 'parked' AND signal_id = ? RETURNING *"
     )
+    if tx.dialect == "postgres":  # both in one round trip (a CTE's write always runs)
+        resolved = sql(tx).all(
+            f"WITH remembered AS ({remember}) {resolve}",
+            (signal_id, encoded, at, encoded, at, at, signal_id),
+        )
+    else:
+        sql(tx).execute(remember, (signal_id, encoded, at))
+        resolved = sql(tx).all(resolve, (encoded, at, at, signal_id))
     tx.notify(SIGNAL_NOTICE_PREFIX + signal_id)
     if resolved:
         tx.resolved.extend(resolved)
