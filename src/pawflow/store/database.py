@@ -164,11 +164,11 @@ POLL_SLOW = 0.02
 """SQLite: seconds between looks at ``data_version`` while no other process writes."""
 POLL_FAST = 0.001
 POLL_FAST_FOR = 1.0
-"""After another process's commit, look every ``POLL_FAST`` for this many seconds, then
-slow down step by step: a process answering another's questions is heard within about a
+"""After the file changed, look every ``POLL_FAST`` for this many seconds, then slow down
+step by step: a process answering another's questions is heard within about a
 millisecond, and an idle one costs no more than before. A change that may be this
-process's own (it committed too) never speeds the watcher up: it would only poll for
-its own commits."""
+process's own (it committed too) is announced as "touched": a listener that heard of its
+own commits directly looks for what it may hide of others' in one cheap read."""
 
 TOUCHED = "touched"
 """SQLite: the file changed while this process also committed; maybe only by us."""
@@ -309,8 +309,8 @@ class SqliteDatabase(Database):
 
     Other processes learn of changes by watching ``PRAGMA data_version``, which moves whenever
     another connection commits: polled every 20 ms, and every millisecond for a second after
-    another process changed the file (not after this process's own commits: its listeners
-    heard of those directly).
+    the file changed — whoever changed it, since a change of another process's may come
+    right after one of ours.
     """
 
     dialect = "sqlite"
@@ -519,9 +519,10 @@ class SqliteDatabase(Database):
                     if version != last:
                         last = version
                         callback("changed" if local == seen else TOUCHED)
-                        if local == seen:  # another process is at work: look again soon
-                            interval = POLL_FAST
-                            quiet_until = time.monotonic() + POLL_FAST_FOR
+                        # Someone is at work: look again soon (a change of another process's
+                        # may come right after one of ours: an answer to what we just asked).
+                        interval = POLL_FAST
+                        quiet_until = time.monotonic() + POLL_FAST_FOR
                     elif interval < POLL_SLOW and time.monotonic() > quiet_until:
                         interval = min(interval * 2, POLL_SLOW)
                     seen = local
