@@ -270,7 +270,10 @@ def request(
     if policy is not None and policy.assignees:
         kept = {"assignees": policy.assignees, "requester_may_answer": policy.requester_may_answer}
         deciders = policies.deciders(tx, row, kept)
-    sent = outbox.enqueue(tx, record, notify, now, deciders, reach)
+    if isinstance(notify, list | tuple) and not notify:  # nobody is notified: no lookup
+        sent = []
+    else:
+        sent = outbox.enqueue(tx, record, notify, now, deciders, reach)
     if any(r.channel == "webhook" and r.status == "sent" for r in sent):
         webhooks.on_created(tx, record, now)
     return record
@@ -283,7 +286,8 @@ def _members_and_reach(
     asker is no member), in one statement: what a question needs to know before it is
     published, and to notify."""
     rows = sql(tx).all(
-        f"SELECT m.user_id, m.access, {outbox.REACH_COLUMNS} FROM ("
+        "SELECT m.user_id, m.access, c.email, c.slack, c.notify_url, c.notify,"
+        " c.user_id AS found, EXISTS (SELECT 1 FROM webhooks WHERE user_id = ?) AS hooks FROM ("
         "SELECT owner AS user_id, 'owner' AS access FROM conversations WHERE id = ? UNION ALL"
         " SELECT user_id, access FROM conversation_members WHERE conversation_id = ?) AS m"
         " LEFT JOIN user_channels AS c ON c.user_id = m.user_id AND m.user_id = ?",
@@ -291,7 +295,15 @@ def _members_and_reach(
     )
     members = {row["user_id"]: row["access"] for row in rows}
     mine = next((row for row in rows if row["user_id"] == owner), None)
-    return members, None if mine is None else outbox.reach_of(owner, mine)
+    if mine is None:
+        return members, None
+    if mine["found"] is None:
+        return members, outbox.Reach(owner, webhooks=bool(mine["hooks"]))
+    notify = None if mine["notify"] is None else tuple(json.loads(mine["notify"]))
+    reach = outbox.Reach(
+        owner, mine["email"], mine["slack"], mine["notify_url"], notify, bool(mine["hooks"])
+    )
+    return members, reach
 
 
 def must_find(tx: Tx, request_id: str) -> dict[str, Any]:
@@ -458,7 +470,7 @@ def _leave(
         value.update(answered_via=via, waited=policies.waited(row))
     fire_signal(tx, record.signal_id, value, now)
     _announce(tx, record, "interaction_answered", now, writers)
-    if outbox.settle_request(tx, record, now, notified):
+    if notified is not False and outbox.settle_request(tx, record, now):
         webhooks.on_settled(tx, record, now)
     return record
 

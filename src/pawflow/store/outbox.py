@@ -144,19 +144,6 @@ def get_reach(tx: Tx, user: str) -> Reach:
         (user, user),
     )
     assert row is not None
-    return reach_of(user, row)
-
-
-REACH_COLUMNS = (
-    "c.email, c.slack, c.notify_url, c.notify, c.user_id AS found,"
-    " EXISTS (SELECT 1 FROM webhooks WHERE user_id = ?) AS hooks"
-)
-"""A user's reach as columns of a query that joins ``user_channels AS c`` (its one
-parameter: the user), read with :func:`reach_of`."""
-
-
-def reach_of(user: str, row: dict[str, Any]) -> Reach:
-    """The reach of ``user`` from a row with :data:`REACH_COLUMNS`."""
     hooks = bool(row["hooks"])
     if row["found"] is None:
         return Reach(user, webhooks=hooks)
@@ -290,18 +277,15 @@ def enqueue(
     notify: Sequence[str] | None,
     now: datetime,
     deciders: Sequence[str] = (),
-    owner_reach: Reach | None = None,
+    owner_reach: Reach | None = None,  # read with the question, if it was
 ) -> list[OutboxRow]:
     """Write the request's rows: its ``notify`` channels, else each recipient's own. The
     recipient is the owner, or, for a request with assignees, each person who may decide
     (``deciders``); the owner's webhooks follow the request either way.
 
     The ``webhook`` row is sent at once: it stands for the request's webhook deliveries
-    (:mod:`pawflow.store.webhooks`), written beside it, which have their own log. The
-    owner's reach is read here unless given (``owner_reach``, read with the question)."""
+    (:mod:`pawflow.store.webhooks`), written beside it, which have their own log."""
     wanted = None if notify is None else check_notify(list(notify))
-    if wanted == ():  # nobody is notified: nobody's channels are looked up
-        return []
     owner = owner_reach or get_reach(tx, record.owner)
     plan: list[tuple[Reach, str]] = []
     for reach in [owner] if not deciders else [owner, *map(partial(get_reach, tx), deciders)]:
@@ -541,15 +525,10 @@ def mark_settled(tx: Tx, claimed: OutboxRow, *, error: str | None = None) -> boo
     )
 
 
-def settle_request(
-    tx: Tx, record: Interaction, now: datetime, notified: bool | None = None
-) -> bool:
+def settle_request(tx: Tx, record: Interaction, now: datetime) -> bool:
     """The request left ``pending``: update its sent copies, send none of the others.
     Returns whether its events go to its owner's webhooks (:func:`webhooks_on`). A request
-    nobody was notified of (no row) costs one statement, or none when the caller knows
-    (``notified``: whether it has rows, read with the request)."""
-    if notified is False:
-        return False
+    nobody was notified of (no row) costs one statement."""
     rows = sql(tx).all("SELECT channel, status FROM outbox WHERE request_id = ?", (record.id,))
     if not rows:
         return False
