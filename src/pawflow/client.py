@@ -216,11 +216,20 @@ class Client:
         return items, page["next_cursor"]
 
     def list_inbox(self, which: str = "all") -> list[tuple[Interaction, str]]:
-        """The pending requests waiting for the caller as an assignee, soonest due first,
-        each with why: ``mine``, ``groups`` or ``claimed`` (``which`` keeps one of them)."""
+        """The pending requests the caller may answer now, soonest due first, each with why:
+        ``own``, ``mine``, ``groups`` or ``claimed`` (``which`` keeps some of them; ``others``
+        and ``visible`` add those that wait for someone else: see :meth:`list_waiting`)."""
+        return [(record, why) for record, why, _ in self.list_waiting(which)]
+
+    def list_waiting(self, which: str = "visible") -> list[tuple[Interaction, str, list[str]]]:
+        """Like :meth:`list_inbox`, each with whom it waits for (``why == "others"``)."""
         found = self.action("list_inbox", filter=which)
         return [
-            (Interaction.model_validate(item["interaction"]), str(item["why"]))
+            (
+                Interaction.model_validate(item["interaction"]),
+                str(item["why"]),
+                [str(name) for name in item.get("waiting_for") or []],
+            )
             for item in found["items"]
         ]
 

@@ -123,3 +123,46 @@ def test_a_refused_answer_from_the_command_line_says_why(
         assert answer("dave", "yes").exit_code == 0
         assert store.get_interaction(asked.id, user="req").answer is True
     assert tracebacks(caplog.records) == []
+
+
+def test_the_inbox_leads_with_what_waits_for_you_and_a_stranger_is_told_for_whom(
+    backend: str, tmp_path: Path
+) -> None:
+    """``pawflow inbox`` lists what each may answer now; ``--all`` adds the requests that wait
+    for others, saying for whom; ``pawflow answer`` by a member of the conversation who is
+    not an assignee prints the 403's reason, not "Not found"."""
+    with (
+        temporary_store(backend, tmp_path, clock=FakeClock()) as store,
+        live_server(store, settings=QUIET) as server,
+    ):
+        store.accountability.add_to_group("leads", ["lee"])
+        conversation = store.create_conversation("req", title="Deploys").id
+        store.share_conversation(conversation, user="req", with_user="carl", access="write")
+        theirs = store.request_interaction(
+            "req", conversation, "confirm", "Deploy?", policy={"assignees": ["group:leads"]}
+        ).id
+        own = store.request_interaction("req", conversation, "confirm", "Lunch?").id
+
+        def run(user: str, *args: str) -> Result:
+            common = ["--server", server.url]
+            return runner.invoke(app, [*args, *common], env={"PAWFLOW_TOKEN": server.token(user)})
+
+        def ids(user: str, *args: str) -> list[str]:
+            done = run(user, "inbox", "--json", *args)
+            assert done.exit_code == 0, done.output
+            return [item["id"] for item in json.loads(done.output)["interactions"]]
+
+        assert ids("lee") == [theirs]
+        assert ids("req") == [own]
+        assert ids("req", "--all") == [theirs, own]
+        assert ids("req", "--mine") == [theirs, own]
+        assert ids("lee", "--assigned", "groups") == [theirs]
+        shown = " ".join(run("req", "inbox", "--all").output.split())
+        assert "1 waiting for you · 1 for others" in shown
+        assert "Waiting for group:leads" in shown
+        refused = run("carl", "answer", theirs, "yes")
+        said = " ".join(refused.output.split())
+        assert refused.exit_code == 1
+        assert "Not yours to answer: this request waits for group:leads" in said
+        assert "Not found" in run("zed", "answer", theirs, "yes").output
+        assert run("lee", "answer", theirs, "yes").exit_code == 0

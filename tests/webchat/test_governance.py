@@ -10,6 +10,7 @@ from itertools import pairwise
 import pytest
 from playwright.sync_api import expect
 
+from pawflow.store import Store
 from tests.webchat.conftest import Person, block
 
 pytestmark = pytest.mark.slow
@@ -42,9 +43,9 @@ def test_the_page_shows_whom_a_request_waits_for_and_its_history(
     selfless = ann.ask(
         chat, "confirm", "Approve my own?", assignees=[ben.name], requester_may_answer=False
     )
-    refused = block(page, selfless.id)
-    refused.get_by_role("button", name="Yes").click()
-    expect(refused).to_contain_text("the requester may not answer their own request")
+    refused = block(page, selfless.id)  # it waits for ben: said, and nothing to press
+    expect(refused.locator(".notice--waiting")).to_have_text(f"Waiting for {ben.name}")
+    expect(refused.get_by_role("button", name="Yes")).to_have_count(0)
     expect(refused).to_have_attribute("data-status", "pending")
 
     ben.api.respond_interaction(asked.id, True)
@@ -56,28 +57,35 @@ def test_the_page_shows_whom_a_request_waits_for_and_its_history(
 
 
 def test_the_inbox_lists_what_is_assigned_and_answers_it_in_place(
-    person: Callable[..., Person],
+    person: Callable[..., Person], store: Store
 ) -> None:
+    """An assignee through a group sees the request in her badge, home and pending page;
+    the requester sees "Waiting for group:…", with no controls and no Claim, uncounted."""
     ann, ben = person("ann"), person("ben")
+    leads = f"leads-{ben.name}"
+    store.accountability.add_to_group(leads, [ben.name])
     chat = ann.conversation("Releases")
     later = ann.ask(chat, "confirm", "Ship 43?", assignees=[ben.name], expires_in="2d")
-    sooner = ann.ask(chat, "confirm", "Ship 42?", assignees=[ben.name], expires_in="1d")
+    sooner = ann.ask(chat, "confirm", "Ship 42?", assignees=[f"group:{leads}"], expires_in="1d")
+    own = ann.ask(chat, "confirm", "Lunch?")
+    home = ben.open("/")
+    expect(home.locator("#pending-badge")).to_have_text("2")
+    expect(home.locator(".home")).to_contain_text("2 requests are waiting for your answer")
     page = ben.open("/confirmations")
-    assigned = page.locator("section.inbox-assigned")
-    expect(assigned).to_be_visible()
-    items = assigned.locator("li.inbox-item")
+    inbox = page.locator("section.inbox")
+    items = inbox.locator("ol.inbox-list").first.locator(":scope > li.inbox-item")
     expect(items).to_have_count(2)
     expect(items.first).to_contain_text("Ship 42?")  # soonest due first
-    expect(items.first).to_contain_text("assigned to you")
-    assigned.get_by_role("button", name="Claimed by me").click()
-    expect(items).to_have_count(0)
-    assigned.get_by_role("button", name="Assigned to me").click()
-    expect(items).to_have_count(2)
+    expect(items.first).to_contain_text("assigned to your group")
+    inbox.get_by_role("button", name="Claimed by me").click()
+    expect(items.locator(":visible")).to_have_count(0)
+    inbox.get_by_role("button", name="Assigned to me").click()
+    expect(items.filter(visible=True)).to_have_count(1)
     # The filters stand apart, and the one shown looks pressed.
-    filters = assigned.locator(".inbox-filters button")
+    filters = inbox.locator(".inbox-filters button")
     boxes = [filters.nth(i).bounding_box() for i in range(filters.count())]
     assert all(a and b and b["x"] >= a["x"] + a["width"] + 4 for a, b in pairwise(boxes))
-    pressed = assigned.get_by_role("button", name="Assigned to me")
+    pressed = inbox.get_by_role("button", name="Assigned to me")
     expect(pressed).to_have_attribute("aria-pressed", "true")
     look = "el => getComputedStyle(el).backgroundColor + getComputedStyle(el).borderColor"
     others = {filters.nth(i).evaluate(look) for i in range(filters.count())} - {
@@ -89,7 +97,20 @@ def test_the_inbox_lists_what_is_assigned_and_answers_it_in_place(
     history.get_by_role("button", name="Claim").click()
     expect(history.locator(".trail-policy")).to_contain_text(f"being handled by {ben.name}")
     expect(history.get_by_role("button", name="Release")).to_be_visible()
+    inbox.get_by_role("button", name="All").click()
     block(page, sooner.id).get_by_role("button", name="Yes").click()
     expect(block(page, sooner.id)).to_have_attribute("data-status", "answered")
+    expect(page.locator("#pending-badge")).to_have_text("1")
     assert ann.record(sooner.id).answered_by == ben.name
     assert ann.record(later.id).status == "pending"
+
+    asker = ann.open("/confirmations")  # the requester: one of hers, one for someone else
+    expect(asker.locator("#pending-badge")).to_have_text("1")
+    expect(block(asker, own.id).get_by_role("button", name="Yes")).to_be_visible()
+    waiting = asker.locator("section.inbox-others")
+    theirs = waiting.locator(f'article.block[data-request-id="{later.id}"]')
+    expect(theirs.locator(".notice--waiting")).to_have_text(f"Waiting for {ben.name}")
+    expect(theirs.get_by_role("button", name="Yes")).to_have_count(0)
+    theirs.get_by_text("History").click()
+    expect(theirs.locator(".trail-policy")).to_contain_text(f"being handled by {ben.name}")
+    expect(theirs.get_by_role("button", name="Claim")).to_have_count(0)

@@ -64,16 +64,25 @@ class ReassignBody(ClaimBody):
 
 
 class InboxBody(m.Body):
-    filter: Literal["all", "mine", "groups", "claimed"] = Field(
-        default="all",
-        description="mine: assigned to the caller (or to whom they stand in for); groups:"
-        " through a group; claimed: claimed by the caller.",
+    filter: Literal["all", "assigned", "own", "mine", "groups", "claimed", "others", "visible"] = (
+        Field(
+            default="all",
+            description="all: every request the caller may answer now (what their badge"
+            " counts); assigned: mine, groups and claimed; own: the caller's own requests"
+            " without assignees; mine: assigned to the caller (or to whom they stand in for);"
+            " groups: through a group; claimed: claimed by the caller; others: the caller's"
+            " requests that wait for someone else; visible: all and others.",
+        )
     )
 
 
 class InboxItem(m.Out):
     interaction: Interaction
-    why: Literal["mine", "groups", "claimed"]
+    why: Literal["own", "mine", "groups", "claimed", "others"]
+    waiting_for: list[str] = Field(
+        default_factory=list,
+        description="others: whom the request waits for (its assignees, or who claimed it).",
+    )
 
 
 class Inbox(m.Out):
@@ -152,7 +161,12 @@ def list_inbox(
     body: Annotated[InboxBody, Body()] = InboxBody(),  # noqa: B008
 ) -> Inbox:
     found = _store(request).accountability.inbox(user=principal.user, which=body.filter)
-    return Inbox(items=[InboxItem.model_validate({"interaction": r, "why": w}) for r, w in found])
+    return Inbox(
+        items=[
+            InboxItem(interaction=item.interaction, why=item.why, waiting_for=item.waiting_for)
+            for item in found
+        ]
+    )
 
 
 # -- groups and delegations ------------------------------------------------------------------

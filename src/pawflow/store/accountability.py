@@ -63,6 +63,17 @@ class Accountability:
         with self.db.transaction(write=False) as tx:
             return _details(tx, request_id, user, now)
 
+    def visible_interaction(self, request_id: str, *, user: str) -> Interaction:
+        """The request, for anyone who may see it: its requester, the members of its
+        conversation, its assignees and their delegates (NotFound to anyone else). Whether
+        they may answer it is the answer's own check."""
+        now = self.now()
+        with self.db.transaction(write=False) as tx:
+            row = sql(tx).one("SELECT * FROM interactions WHERE id = ?", (request_id,))
+            if row is None or (row["owner"] != user and not policies.may_see(tx, row, user, now)):
+                raise NotFound()
+            return Interaction.from_row(row)
+
     def claim_interaction(self, request_id: str, *, user: str, via: str = "api") -> dict[str, Any]:
         """Take a request on: other assignees see who handles it until the claim runs out."""
         return self._change(assignments.claim, request_id, user=user, via=via)
@@ -90,8 +101,9 @@ class Accountability:
 
     def inbox(
         self, *, user: str, which: assignments.InboxFilter = "all"
-    ) -> list[tuple[Interaction, str]]:
-        """The pending requests waiting for ``user``, soonest due first, each with why."""
+    ) -> list[assignments.Waiting]:
+        """The pending requests waiting for ``user`` (``which="all"``: those they may answer
+        now), soonest due first, each with why (:func:`assignments.inbox`)."""
         now = self.now()
         with self.db.transaction(write=False) as tx:
             return assignments.inbox(tx, user, which, now)
@@ -124,14 +136,8 @@ def _details(
     row = sql(tx).one("SELECT * FROM interactions WHERE id = ?", (request_id,))
     if row is None:
         raise NotFound()
-    if row["owner"] != user and not after_change:
-        policy = policies.load(tx, request_id)
-        if (
-            policy is None
-            or not policy["assignees"]
-            or policies.acting_for(tx, row, policy, user, now) is None
-        ):
-            raise NotFound()
+    if row["owner"] != user and not after_change and not policies.may_see(tx, row, user, now):
+        raise NotFound()
     return {
         "interaction": Interaction.from_row(row),
         "policy": policies.summary(tx, row, now),

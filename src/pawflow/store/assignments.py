@@ -11,6 +11,7 @@ never doubled.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -20,7 +21,7 @@ from pawflow.records import Interaction
 from pawflow.store import audit, groups, policies
 from pawflow.store.database import Tx, sql
 
-InboxFilter = Literal["all", "mine", "groups", "claimed"]
+InboxFilter = Literal["all", "assigned", "own", "mine", "groups", "claimed", "others", "visible"]
 notify = policies.notify
 
 
@@ -102,47 +103,98 @@ def _audience(tx: Tx, row: dict[str, Any], policy: dict[str, Any]) -> list[str]:
 
 # -- the inbox -------------------------------------------------------------------------------
 
+Why = Literal["own", "mine", "groups", "claimed", "others"]
+WAITING_FOR_ME: frozenset[str] = frozenset({"own", "mine", "groups", "claimed"})
+_FILTERS: dict[str, frozenset[str]] = {
+    "all": WAITING_FOR_ME,
+    "assigned": frozenset({"mine", "groups", "claimed"}),
+    "own": frozenset({"own"}),
+    "mine": frozenset({"mine"}),
+    "groups": frozenset({"groups"}),
+    "claimed": frozenset({"claimed"}),
+    "others": frozenset({"others"}),
+    "visible": frozenset({*WAITING_FOR_ME, "others"}),
+}
 
-def inbox(
-    tx: Tx, user: str, which: InboxFilter, now: datetime, limit: int = 1000
-) -> list[tuple[Interaction, str]]:
-    """The pending requests waiting for ``user``, soonest due first, each with why:
-    ``mine`` (named, or for someone they stand in for), ``groups`` (through a group) or
-    ``claimed`` (they hold its claim)."""
-    if which not in ("all", "mine", "groups", "claimed"):
-        raise InvalidInput("unknown filter: all, mine, groups or claimed")
-    names = {user, *groups.principals_of(tx, user, now)}
-    mine_groups = {groups.GROUP_PREFIX + g for g in groups.groups_of(tx, user)}
+
+@dataclass(frozen=True)
+class Waiting:
+    """A pending request as one user's inbox shows it: why it is there and, when it waits for
+    someone else, for whom (``why == "others"``)."""
+
+    interaction: Interaction
+    why: Why
+    waiting_for: list[str] = field(default_factory=list)
+
+
+def inbox(tx: Tx, user: str, which: InboxFilter, now: datetime, limit: int = 1000) -> list[Waiting]:
+    """The pending requests ``user`` may answer now, soonest due first, each with why:
+    ``own`` (theirs, with no assignees), ``mine`` (assigned to them, or to someone they stand
+    in for), ``groups`` (through a group) or ``claimed`` (they hold its claim).
+
+    This is the one reading of "waiting for me": the badge, the home and pending pages,
+    ``pawflow inbox``, the terminal app and the editor extension all count it. ``others``
+    (and ``visible``, which adds them) are the requests ``user`` asked, or is assigned, that
+    wait for someone else: their assignees, or whoever holds the claim.
+    """
+    kept = _FILTERS.get(which)
+    if kept is None:
+        raise InvalidInput(
+            "unknown filter: all, assigned, own, mine, groups, claimed, others or visible"
+        )
+    at = to_millis(now)
+    persons = [user, *(p for p in groups.principals_of(tx, user, now) if p != user)]
+    groups_by = {p: {groups.GROUP_PREFIX + g for g in groups.groups_of(tx, p)} for p in persons}
     rows = sql(tx).all(
         "SELECT i.*, p.assignees AS policy_assignees, p.claimed_by AS policy_claimed_by,"
         " p.claim_expires_at AS policy_claim_until, p.requester_may_answer AS policy_self"
-        " FROM interactions i JOIN request_policies p ON p.request_id = i.id"
+        " FROM interactions i LEFT JOIN request_policies p ON p.request_id = i.id"
         " WHERE i.status = 'pending' AND (i.expires_at IS NULL OR i.expires_at > ?)"
+        " AND (i.owner = ? OR (p.assignees IS NOT NULL AND p.assignees <> '[]'))"
         " ORDER BY CASE WHEN i.expires_at IS NULL THEN 1 ELSE 0 END, i.expires_at, i.created_at",
-        (to_millis(now),),
+        (at, user),
     )
-    found: list[tuple[Interaction, str]] = []
+    found: list[Waiting] = []
     for row in rows:
-        assignees = set(json.loads(row["policy_assignees"]))
-        if not assignees or (row["owner"] == user and not row["policy_self"]):
-            continue
-        claimed = row["policy_claimed_by"] == user and (row["policy_claim_until"] or 0) > to_millis(
-            now
-        )
-        why = (
-            "claimed"
-            if claimed
-            else "mine"
-            if assignees & names
-            else "groups"
-            if assignees & mine_groups
-            else None
-        )
-        if why is not None and which in ("all", why):
-            found.append((Interaction.from_row(row), why))
-        if len(found) >= limit:
-            break
+        assignees = list(json.loads(row["policy_assignees"] or "[]"))
+        entry = _why(row, assignees, user, persons, groups_by, at)
+        if entry is not None and entry[0] in kept:
+            found.append(Waiting(Interaction.from_row(row), entry[0], entry[1]))
+            if len(found) >= limit:
+                break
     return found
+
+
+def _why(
+    row: dict[str, Any],
+    assignees: list[str],
+    user: str,
+    persons: list[str],
+    groups_by: dict[str, set[str]],
+    at: int,
+) -> tuple[Why, list[str]] | None:
+    """Why ``row`` is in ``user``'s inbox (the rules of :func:`policies.decider`)."""
+    if not assignees:
+        return ("own", []) if row["owner"] == user else None
+    named = set(assignees)
+    principal, through = None, False
+    if row["owner"] != user or row["policy_self"]:
+        for person in persons:
+            if person == row["owner"] and not row["policy_self"]:
+                continue
+            if person in named or groups_by[person] & named:
+                principal, through = person, person not in named
+                break
+    holder = row["policy_claimed_by"] if (row["policy_claim_until"] or 0) > at else None
+    if principal is not None and holder is not None and holder not in (user, principal):
+        return "others", [str(holder)]
+    if principal is None:
+        if row["owner"] != user:
+            return None
+        return "others", [str(holder)] if holder is not None else assignees
+    if holder == user:
+        return "claimed", []
+    return ("groups" if through else "mine"), []
 
 
 # -- the sweeper's reminders and escalations -------------------------------------------------

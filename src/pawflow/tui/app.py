@@ -65,8 +65,10 @@ class Hydrated(TextualMessage):
         conversations: list[Conversation],
         records: list[Interaction],
         opened: tuple[str, list[Message], list[Interaction]] | None,
+        waiting: list[tuple[Interaction, str, list[str]]] | None = None,
     ) -> None:
         super().__init__()
+        self.waiting = waiting or []
         self.read = read
         self.user = user
         self.conversations = conversations
@@ -208,6 +210,9 @@ class ChatApp(App[None]):
     def conversation_title(self, conversation_id: str) -> str:
         return self.state.title(conversation_id)
 
+    def waits_for_others(self, record: Interaction) -> list[str] | None:
+        return self.state.waits_for_others(record)
+
     # -- reading from the server -------------------------------------------------------------
 
     # A worker only reads; what it read is drawn by the app's own loop (on_hydrated). A worker
@@ -232,6 +237,8 @@ class ChatApp(App[None]):
             pending = await asyncio.to_thread(
                 lambda: list(client.iter_interactions(status="pending"))
             )
+            waiting = await asyncio.to_thread(client.list_waiting, "visible")
+            pending += [record for record, _, _ in waiting]
             stale = [
                 await asyncio.to_thread(client.get_interaction, request_id)
                 for request_id in self.state.stale_pending(pending)
@@ -251,13 +258,15 @@ class ChatApp(App[None]):
         if current is not None:
             read = await self.read_conversation(current)
             opened = None if read is None else (current, *read)
-        self.post_message(Hydrated(read_number, user, conversations, [*pending, *stale], opened))
+        records = [*pending, *stale]
+        self.post_message(Hydrated(read_number, user, conversations, records, opened, waiting))
 
     async def on_hydrated(self, message: Hydrated) -> None:
         if message.read != self.reads:
             return  # a newer read is on its way, and draws what is current
         self.state.user = message.user
         self.state.set_conversations(message.conversations)
+        self.state.set_waiting(message.waiting)
         for record in message.records:
             self.state.upsert(record)
         if message.opened is not None:
@@ -331,7 +340,9 @@ class ChatApp(App[None]):
         current = self.state.records[record.id]
         await self.view.add_or_update(current)
         inbox = self.inbox()
-        if inbox is not None and self.state.mine(current):
+        if inbox is not None and (
+            self.state.waits_for_me(current) or current.id in inbox.shown_ids()
+        ):
             await inbox.add_or_update(current)
         assigned = self.assigned()
         if assigned is not None:
@@ -426,7 +437,7 @@ class ChatApp(App[None]):
             self.pop_screen()
             return
         try:
-            items = await asyncio.to_thread(self.client.list_inbox)
+            items = await asyncio.to_thread(self.client.list_inbox, "assigned")
         except PawFlowError as exc:
             self.notify(f"Not loaded: {exc}", severity="error")
             return

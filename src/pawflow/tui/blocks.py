@@ -91,6 +91,10 @@ class Host(Protocol):
 
     def conversation_title(self, conversation_id: str) -> str: ...
 
+    def waits_for_others(self, record: Interaction) -> list[str] | None:
+        """Whom ``record`` waits for when the user may not answer it (no controls then)."""
+        ...
+
 
 class FieldBox(Vertical):
     """A labelled input with its hints and the server's error beside it."""
@@ -169,7 +173,10 @@ class RequestBlock(Vertical):
         yield Static(Markdown(record.message))
         yield Static(self._meta(), classes="meta")
         yield Line(classes="outcome")
-        if record.status == "pending":
+        others = self.host.waits_for_others(record)
+        if others:
+            yield Static(escape(f"Waiting for {', '.join(others)}"), classes="note")
+        elif record.status == "pending":
             yield Vertical(*self._controls(), classes="controls")
         yield Line(classes="confirm")
         yield Line(classes="block-error")

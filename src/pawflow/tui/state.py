@@ -28,6 +28,10 @@ class ChatState:
         self.user = ""
         self.records: dict[str, Interaction] = {}
         self.conversations: dict[str, Conversation] = {}
+        self.waiting: dict[str, tuple[str, list[str]]] = {}
+        """Why each pending request the user sees is there (``list_inbox``, ``visible``):
+        ``own``, ``mine``, ``groups``, ``claimed`` (theirs to answer) or ``others``, with
+        whom it waits for."""
 
     # -- records ---------------------------------------------------------------------------
 
@@ -53,13 +57,30 @@ class ChatState:
     def mine(self, record: Interaction) -> bool:
         return not self.user or record.owner == self.user
 
+    def set_waiting(self, items: Iterable[tuple[Interaction, str, list[str]]]) -> None:
+        self.waiting = {record.id: (why, waiting_for) for record, why, waiting_for in items}
+
+    def waits_for_others(self, record: Interaction) -> list[str] | None:
+        """Whom ``record`` waits for when that is not the user; None: theirs to answer."""
+        found = self.waiting.get(record.id)
+        if record.status != "pending" or found is None or found[0] != "others":
+            return None
+        return found[1]
+
+    def waits_for_me(self, record: Interaction) -> bool:
+        """Whether ``record`` waits for the user's answer (what the Pending count counts)."""
+        if record.status != "pending":
+            return False
+        found = self.waiting.get(record.id)
+        return found[0] != "others" if found is not None else self.mine(record)
+
     def pending(self, conversation_id: str | None = None) -> list[Interaction]:
-        """The user's pending requests (in one conversation, or all), oldest first."""
+        """The requests waiting for the user's answer (in one conversation, or all), oldest
+        first."""
         found = [
             r
             for r in self.records.values()
-            if r.status == "pending"
-            and self.mine(r)
+            if self.waits_for_me(r)
             and (conversation_id is None or r.conversation_id == conversation_id)
         ]
         return sorted(found, key=lambda r: (r.created_at, r.id))

@@ -206,7 +206,7 @@ class InboxScreen(Screen[None]):
 
     def set_count(self, count: int) -> None:
         self.query_one("#inbox-title", Static).update(
-            f"[b]Pending[/b] · {count} waiting across your conversations (Esc goes back)"
+            f"[b]Pending[/b] · {count} waiting for your answer (Esc goes back)"
         )
 
     async def add_or_update(self, record: Interaction) -> None:
@@ -223,6 +223,9 @@ class InboxScreen(Screen[None]):
     def blocks(self) -> list[RequestBlock]:
         return list(self.query(RequestBlock))
 
+    def shown_ids(self) -> set[str]:
+        return {block.record.id for block in self.blocks()}
+
 
 WHY = {"mine": "assigned to you", "groups": "assigned to your group", "claimed": "claimed by you"}
 
@@ -232,6 +235,7 @@ class AssignedScreen(InboxScreen):
     them), soonest due first, each under why it waits for them."""
 
     def __init__(self, host: Host, items: list[tuple[Interaction, str]]) -> None:
+        items = [(record, why) for record, why in items if why != "own"]
         super().__init__(host, [record for record, _ in items])
         self.why = {record.id: why for record, why in items}
 

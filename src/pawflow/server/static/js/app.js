@@ -4,7 +4,7 @@
 // current in every open tab.
 
 import * as api from "./api.js";
-import { refreshBlocks } from "./blocks.js";
+import { redrawBlocks, refreshBlocks } from "./blocks.js";
 import { ConversationView, urgencyLabel } from "./conversation.js";
 import { all, announce, byId, clear, h, serverIsBack, uid } from "./dom.js";
 import { expiryText, fromNow } from "./format.js";
@@ -364,7 +364,10 @@ function onEvent(type, data) {
     const record = data;
     const known = state.records.has(record.id);
     state.upsert(record);
-    if (!known && type === "interaction_request" && record.status === "pending" && state.mine(record)) {
+    if (type === "interaction_request" && record.status === "pending" && !state.waiting.has(record.id)) {
+      refreshWaiting();
+    }
+    if (!known && type === "interaction_request" && state.waitsForMe(record)) {
       const here = view instanceof ConversationView && view.id === record.conversation_id;
       if (!here) {
         toast({
@@ -396,6 +399,42 @@ function onEvent(type, data) {
 }
 
 // -- loading --------------------------------------------------------------------------------
+
+let waitingRead = /** @type {Promise<void> | null} */ (null);
+let waitingAgain = false;
+
+/** Read again whom the pending requests wait for (a request arrived); redraw what changed. */
+function refreshWaiting() {
+  if (waitingRead) {
+    waitingAgain = true; // arrived after the read began: read once more after it
+    return;
+  }
+  waitingRead = (async () => {
+    try {
+      const before = new Map(state.waiting);
+      const found = await api.action("list_inbox", { filter: "visible" });
+      state.setWaiting(found.items);
+      for (const item of found.items) state.upsert(item.interaction);
+      for (const [id, now] of state.waiting) {
+        const was = before.get(id);
+        const record = state.records.get(id);
+        if (record && (!was || was.why !== now.why)) redrawBlocks(record);
+      }
+      if (view instanceof InboxView) view.refresh();
+      if (route.name === "home") refreshHome();
+      updateBadge();
+      renderConversationList();
+    } catch {
+      // The next hydrate reads it again.
+    } finally {
+      waitingRead = null;
+      if (waitingAgain) {
+        waitingAgain = false;
+        refreshWaiting();
+      }
+    }
+  })();
+}
 
 async function loadConversations() {
   const readFrom = state.conversationsStamp();

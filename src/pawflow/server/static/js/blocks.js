@@ -11,7 +11,7 @@ import { CHANNELS, KINDS, oneOf } from "./contract.js";
 import { all, announce, append, clear, disable, h, uid, untilServerIsBack } from "./dom.js";
 import { answerText, expiryText, fromNow, kindName, optionsOf, schemaOf, when } from "./format.js";
 import { field, kindOfProperty } from "./fields.js";
-import { me, mine, upsert } from "./state.js";
+import { me, mine, upsert, waitsForOthers } from "./state.js";
 import { APPROVAL_TAG, decisionText, isToolApproval, renderSurface, unsupported } from "./surfaces.js";
 import { trailControl } from "./trail.js";
 
@@ -57,6 +57,14 @@ function noControlsFor(kind) {
  */
 export function refreshBlocks(record, old) {
   if (old && old.status === "pending" && record.status === "pending") return;
+  redrawBlocks(record);
+}
+
+/**
+ * Draw ``record``'s blocks again, wherever shown (who it waits for changed).
+ * @param {Interaction} record
+ */
+export function redrawBlocks(record) {
   const selector = `[data-request-id="${CSS.escape(record.id)}"]`;
   const where = focusAfter.get(record.id);
   focusAfter.delete(record.id);
@@ -185,6 +193,12 @@ class Block {
       }
     }
     if (!pending || answeredBySurface) return;
+    const others = waitsForOthers(record);
+    if (others) {
+      // Someone else decides: say whom, offer nothing that would be refused.
+      this.element.append(h("p", { class: "notice notice--waiting" }, `Waiting for ${others.join(", ")}`));
+      return;
+    }
     if (!oneOf(KINDS, record.kind)) {
       this.element.append(
         h(

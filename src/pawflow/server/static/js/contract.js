@@ -374,14 +374,19 @@ export function oneOf(names, value) {
 
 /**
  * @typedef {object} InboxBody
- * @property {"all" | "mine" | "groups" | "claimed"} [filter] - mine: assigned to the caller (or to
- *   whom they stand in for); groups: through a group; claimed: claimed by the caller.
+ * @property {"all" | "assigned" | "own" | "mine" | "groups" | "claimed" | "others" | "visible"}
+ *   [filter] - all: every request the caller may answer now (what their badge counts); assigned:
+ *   mine, groups and claimed; own: the caller's own requests without assignees; mine: assigned to
+ *   the caller (or to whom they stand in for); groups: through a group; claimed: claimed by the
+ *   caller; others: the caller's requests that wait for someone else; visible: all and others.
  */
 
 /**
  * @typedef {object} InboxItem
  * @property {Interaction} interaction
- * @property {"mine" | "groups" | "claimed"} why
+ * @property {"own" | "mine" | "groups" | "claimed" | "others"} why
+ * @property {Array<string>} [waiting_for] - others: whom the request waits for (its assignees, or
+ *   who claimed it).
  */
 
 /**

@@ -73,9 +73,50 @@ export function byCreation(a, b) {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** The user's pending requests, oldest first. */
+/**
+ * Why each pending request the user can see is there (the server's ``list_inbox``, filter
+ * ``visible``): "own", "mine", "groups", "claimed" — the user may answer it now — or
+ * "others", with whom it waits for.
+ * @type {Map<string, {why: string, waitingFor: string[]}>}
+ */
+export const waiting = new Map();
+
+/**
+ * Replace what we know of who each pending request waits for.
+ * @param {{interaction: Interaction, why: string, waiting_for?: string[]}[]} items
+ */
+export function setWaiting(items) {
+  waiting.clear();
+  for (const item of items) {
+    waiting.set(item.interaction.id, { why: item.why, waitingFor: item.waiting_for || [] });
+  }
+}
+
+/**
+ * Whom ``record`` waits for when that is someone else than the user; null: the user may
+ * answer it (or it is not pending).
+ * @param {Interaction} record
+ */
+export function waitsForOthers(record) {
+  if (record.status !== "pending") return null;
+  const found = waiting.get(record.id);
+  return found && found.why === "others" ? found.waitingFor : null;
+}
+
+/**
+ * Whether ``record`` waits for the user's answer: what the badge counts. A request read
+ * since the last inbox read counts when it is the user's own, until the next read says.
+ * @param {Interaction} record
+ */
+export function waitsForMe(record) {
+  if (record.status !== "pending") return false;
+  const found = waiting.get(record.id);
+  return found ? found.why !== "others" : mine(record);
+}
+
+/** The pending requests waiting for the user's answer, oldest first. */
 export function pending() {
-  return [...records.values()].filter((r) => r.status === "pending" && mine(r)).sort(byCreation);
+  return [...records.values()].filter(waitsForMe).sort(byCreation);
 }
 
 /** @param {string} conversationId */

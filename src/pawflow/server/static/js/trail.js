@@ -5,7 +5,7 @@
 import { action, ApiError } from "./api.js";
 import { clear, h } from "./dom.js";
 import { fromNow, when } from "./format.js";
-import { me } from "./state.js";
+import { me, waitsForOthers } from "./state.js";
 
 /**
  * @import { AuditEntry, InteractionDetails } from "./contract.js"
@@ -83,6 +83,7 @@ export function trailControl(requestId) {
     }
     const holder = policy.claimed_by;
     if (holder && holder !== me.user) return null;
+    if (!holder && waitsForOthers(found.interaction)) return null; // not the user's to take on
     const name = holder ? "release_interaction" : "claim_interaction";
     return h(
       "button",
