@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -430,3 +430,33 @@ def test_the_manual_lists_every_web_api_method_and_action_the_channel_uses() -> 
         slack_approvals.CALLBACK,
     }
     assert sorted(n for n in named if f"`{n}`" not in page and f".{n}." not in page) == []
+
+
+def test_an_assignee_and_her_delegate_answer_an_assigned_request_from_slack(slack: Slack) -> None:
+    """The message goes to the assignees; a click of one of them (or of her delegate) is an
+    answer under the rules of HTTP, never the requester's read."""
+    store = slack.store
+    lee, bob = "U0LEE00001", "U0BOB00001"
+    for user, slack_id in (("lee", lee), ("bob", bob), ("zed", "U0ZED00001")):
+        store.ensure_user(user)
+        with store.transaction() as tx:
+            outbox.set_reach(tx, user, slack=slack_id, now=store.now())
+    store.accountability.add_to_group("leads", ["lee"])
+    store.accountability.delegate("lee", to="bob", until=store.now() + timedelta(days=1))
+    conversation = store.create_conversation("req", "deploys").id
+    first = store.request_interaction(
+        "req", conversation, "confirm", "Deploy?", policy={"assignees": ["group:leads"]}
+    ).id
+    second = store.request_interaction(
+        "req", conversation, "confirm", "Again?", policy={"assignees": ["group:leads"]}
+    ).id
+    slack.dispatcher.step()
+    assert slack.post(click(first, "pick", "0", user=lee)).status_code == 200
+    record = store.get_interaction(first, user="req")
+    assert (record.answer, record.answered_by, record.answered_via) == (True, "lee", "slack")
+    assert slack.post(click(second, "pick", "1", user="U0ZED00001")).status_code == 200
+    told = slack.api.called("chat.postEphemeral")[-1]
+    assert told["text"] == "Sorry, this request is not one you can answer."
+    assert slack.post(click(second, "pick", "1", user=bob)).status_code == 200
+    record = store.get_interaction(second, user="req")
+    assert (record.answer, record.answered_by) == (False, "bob")

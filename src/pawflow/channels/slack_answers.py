@@ -163,6 +163,13 @@ class SlackAnswers:
         with self.store.transaction(write=False) as tx:
             return slack_id, outbox.user_by_slack(tx, slack_id) if slack_id else None
 
+    def _read(self, request_id: str, *, user: str) -> Interaction:
+        """The request as ``user`` may see it (an assignee, a delegate, the requester): the
+        answer then goes through the same rules as over HTTP."""
+        if not isinstance(request_id, str) or not request_id:
+            raise NotFound()
+        return self.store.accountability.visible_interaction(request_id, user=user)
+
     def _tell(self, payload: dict[str, Any], slack_id: str, text: str) -> None:
         """An ephemeral message, seen only by the one who clicked."""
         channel = (payload.get("channel") or {}).get("id") or (payload.get("container") or {}).get(
@@ -188,7 +195,7 @@ class SlackAnswers:
             self._tell(payload, slack_id, UNKNOWN_USER.format(slack_id=slack_id or "U…"))
             return
         try:
-            request = self.store.get_interaction(request_id, user=user)
+            request = self._read(request_id, user=user)
         except (NotFound, InvalidInput):
             self._tell(payload, slack_id, NOT_YOURS)
             return
@@ -255,7 +262,7 @@ class SlackAnswers:
         except (Forbidden, AlreadyVoted) as exc:
             self._tell(payload, slack_id, not_theirs(exc))
         except NotPending:
-            settled = self.store.get_interaction(request.id, user=user)
+            settled = self._read(request.id, user=user)
             self._tell(payload, slack_id, slack.settled_line(settled) + ".")
         except NotFound:
             self._tell(payload, slack_id, NOT_YOURS)
@@ -277,7 +284,7 @@ class SlackAnswers:
             refusal = UNKNOWN_USER.format(slack_id=slack_id or "U…")
             return {"response_action": "errors", "errors": {first: refusal[:2000]}}
         try:
-            request = self.store.get_interaction(request_id, user=user)
+            request = self._read(request_id, user=user)
         except (NotFound, InvalidInput):
             return {"response_action": "errors", "errors": {first: NOT_YOURS}}
         try:
@@ -294,7 +301,7 @@ class SlackAnswers:
         except NotFound:
             return {"response_action": "errors", "errors": {first: NOT_YOURS}}
         except NotPending:
-            settled = self.store.get_interaction(request_id, user=user)
+            settled = self._read(request_id, user=user)
             line = slack.settled_line(settled, plain=True)
             return {"response_action": "errors", "errors": {first: line}}
         return None
@@ -311,7 +318,7 @@ class SlackAnswers:
             return {"response_action": "errors", "errors": {block: refusal[:2000]}}
         values = (view.get("state") or {}).get("values") or {}
         try:
-            request = self.store.get_interaction(meta.get("request", ""), user=user)
+            request = self._read(meta.get("request", ""), user=user)
             if not is_tool_approval(request.ui_surface):
                 raise NotFound()
             answer = slack_approvals.decision_from(meta, values)
@@ -324,7 +331,7 @@ class SlackAnswers:
         except (Forbidden, AlreadyVoted) as exc:
             return {"response_action": "errors", "errors": {block: not_theirs(exc)[:2000]}}
         except NotPending:
-            settled = self.store.get_interaction(request.id, user=user)
+            settled = self._read(request.id, user=user)
             line = slack.settled_line(settled, plain=True)
             return {"response_action": "errors", "errors": {block: line}}
         return None
