@@ -57,3 +57,41 @@ def test_the_client_lists_the_inbox_by_filter(live: LiveServer) -> None:
         assert [(r.id, why) for r, why in di.list_inbox()] == [(asked.id, "mine")]
         assert di.list_inbox("claimed") == []
         assert cy.list_inbox() == []
+
+
+def test_the_count_is_what_waits_for_you_and_the_rest_says_for_whom(live: LiveServer) -> None:
+    """An assignee through a group counts the request and answers it; its requester sees it
+    "Waiting for group:…" with no controls, and it is not in her Pending count."""
+    tag = secrets.token_hex(3)
+    lee = User(live.url, live.token(f"lee-{tag}"))
+    ann = User(live.url, live.token(f"ann-{tag}"))
+    live.store.accountability.add_to_group(f"leads-{tag}", [f"lee-{tag}"])
+    theirs = ann.ask("confirm", "Deploy?", assignees=[f"group:leads-{tag}"])
+    own = ann.ask("confirm", "Lunch?")
+
+    async def scenario() -> None:
+        app = ChatApp(ann.client, conversation_id=ann.conversation)
+        async with running(app) as pilot:
+            await until(pilot, lambda: app.hydrations > 0 and block_of(app, theirs.id))
+            assert [r.id for r in app.state.pending()] == [own.id]
+            waiting = block_of(app, theirs.id)
+            assert [str(w.render()) for w in waiting.query(".note")] == [
+                f"Waiting for group:leads-{tag}"
+            ]
+            assert not waiting.query(".controls")
+            assert block_of(app, own.id).query(".controls")
+        app = ChatApp(lee.client)
+        async with running(app) as pilot:
+            await until(pilot, lambda: app.hydrations > 0)
+            assert [r.id for r in app.state.pending()] == [theirs.id]
+            await pilot.press("ctrl+p")
+            await until(pilot, lambda: app.inbox() and block_of(app, theirs.id))
+            block_of(app, theirs.id).focus_answer()
+            await pilot.press("y")
+            assert (await answered_in_store(ann, theirs.id)).answered_by == f"lee-{tag}"
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        for person in (ann, lee):
+            person.client.close()

@@ -168,9 +168,10 @@ export class PawflowClient {
     return found;
   }
 
-  /** The caller's pending requests across all conversations: what the Pending view shows. */
-  listPending(): Promise<Interaction[]> {
-    return this.listAll({ status: "pending" });
+  /** What waits for the caller's answer (`list_inbox`, `all`): their own requests and those
+   * assigned to them, their groups or whom they stand in for. What the Pending view shows. */
+  async listPending(): Promise<Interaction[]> {
+    return (await this.inbox("all")).map((item) => item.interaction);
   }
 
   /** What waits for the caller as an assignee (`list_inbox`), soonest due first. */

@@ -103,9 +103,19 @@ class Connection implements vscode.Disposable {
       onDisconnect: (error) => this.show("$(debug-disconnect)", `reconnecting: ${String(error)}`),
       onEvent: (event) => {
         if (event.type === EVENTS.notification) this.onNotification(event.data as NotificationData);
-        else this.model.apply(event);
+        else if (this.model.apply(event) && event.type === EVENTS.request) void this.reread(client);
       },
     });
+  }
+
+  /** A request arrived: read again what waits for the user (it may wait for others). */
+  private async reread(client: PawflowClient): Promise<void> {
+    try {
+      this.model.beginHydration();
+      this.model.hydrate(await client.listPending());
+    } catch {
+      // The next reconnect reads it again.
+    }
   }
 
   private show(icon: string, state: string): void {
@@ -202,7 +212,7 @@ export function activate(context: vscode.ExtensionContext): void {
       if (!client) return;
       let items: InboxItem[];
       try {
-        items = await client.inbox("all");
+        items = await client.inbox("assigned");
       } catch (error) {
         void vscode.window.showErrorMessage(`PawFlow: ${error instanceof Error ? error.message : String(error)}`);
         return;

@@ -39,6 +39,8 @@ const RENDERED_SURFACES: Record<string, readonly Kind[]> = {
 };
 
 const WHY: Record<InboxWhy, string> = {
+  own: "asked by you",
+  others: "waiting for others",
   mine: "assigned to you",
   groups: "assigned to your group",
   claimed: "claimed by you",

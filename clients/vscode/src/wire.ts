@@ -178,18 +178,22 @@ export interface RequestInteraction {
 
 /** InboxBody: the body of `list_inbox`. */
 export interface InboxBody {
-  /** mine: assigned to the caller (or whom they stand in for); groups: through a group;
-   * claimed: claimed by the caller. */
-  filter?: "all" | "mine" | "groups" | "claimed";
+  /** all: what the caller may answer now (what the badge counts); assigned: mine, groups
+   * and claimed; own: the caller's own without assignees; mine: assigned to the caller (or
+   * whom they stand in for); groups: through a group; claimed: claimed by the caller;
+   * others: the caller's requests that wait for someone else; visible: all and others. */
+  filter?: "all" | "assigned" | "own" | "mine" | "groups" | "claimed" | "others" | "visible";
 }
 
 /** Why a request is in the caller's inbox. */
-export type InboxWhy = "mine" | "groups" | "claimed";
+export type InboxWhy = "own" | "mine" | "groups" | "claimed" | "others";
 
 /** InboxItem */
 export interface InboxItem {
   interaction: Interaction;
   why: InboxWhy;
+  /** others: whom the request waits for (its assignees, or who claimed it). */
+  waiting_for?: string[];
 }
 
 /** Inbox: what `list_inbox` gives back, soonest due first. */
@@ -356,7 +360,7 @@ export const SCHEMAS: { readonly [name: string]: SchemaFields } = {
   ),
   CreateConversation: schema<CreateConversation>()(["title"], []),
   InboxBody: schema<InboxBody>()(["filter"], []),
-  InboxItem: schema<InboxItem>()(["interaction", "why"], ["interaction", "why"]),
+  InboxItem: schema<InboxItem>()(["interaction", "why", "waiting_for"], ["interaction", "why"]),
   Inbox: schema<Inbox>()(["items"], ["items"]),
 };
 

@@ -266,6 +266,11 @@ describe("the client", { timeout: 120_000 }, () => {
     assert.deepEqual((await danClient.inbox("mine")).map((i) => i.interaction.id), [assigned.id]);
     assert.deepEqual(await danClient.inbox("claimed"), []);
     assert.deepEqual(await danClient.inbox("groups"), []);
+    // The requester: hers to answer is not dan's; dan's waits for him, and says so.
+    const hers = (await ann.listPending()).map((i) => i.id);
+    assert.ok(!hers.includes(assigned.id), "a request that waits for dan is not ann's to answer");
+    const others = (await ann.inbox("others")).filter((i) => i.interaction.id === assigned.id);
+    assert.deepEqual(others.map((i) => [i.why, i.waiting_for]), [["others", [dan.name]]]);
     // Answered, it leaves the inbox.
     await danClient.respond(assigned.id, true);
     assert.deepEqual(await danClient.inbox(), []);

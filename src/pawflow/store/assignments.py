@@ -151,7 +151,8 @@ def inbox(tx: Tx, user: str, which: InboxFilter, now: datetime, limit: int = 100
         " FROM interactions i LEFT JOIN request_policies p ON p.request_id = i.id"
         " WHERE i.status = 'pending' AND (i.expires_at IS NULL OR i.expires_at > ?)"
         " AND (i.owner = ? OR (p.assignees IS NOT NULL AND p.assignees <> '[]'))"
-        " ORDER BY CASE WHEN i.expires_at IS NULL THEN 1 ELSE 0 END, i.expires_at, i.created_at",
+        " ORDER BY CASE WHEN i.expires_at IS NULL THEN 1 ELSE 0 END, i.expires_at,"
+        " i.created_at, i.id",
         (at, user),
     )
     found: list[Waiting] = []
