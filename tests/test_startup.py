@@ -63,6 +63,8 @@ PAWFLOW_CLIENT = PAWFLOW_CLI | {
     *("pawflow.client", "pawflow.records", "pawflow.clock", "pawflow.durations"),
     *("pawflow.interactions", "pawflow.interactions.kinds", "pawflow.interactions.patterns"),
     "pawflow.interactions.problems",
+    # The one reader of typed answers: "yse" reads as a yes in pawflow answer too.
+    *("pawflow.reading", "pawflow.reading.typed", "pawflow.reading.words"),
 }
 # Never for these commands: the server, the MCP SDK, the terminal app, the database drivers
 # beyond SQLite, telemetry.

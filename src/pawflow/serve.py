@@ -27,6 +27,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from pawflow import reading
 from pawflow.a2a.mounting import mount as mount_a2a
 from pawflow.agent.spec import AgentSpec
 from pawflow.agui.mounting import mount as mount_agui
@@ -39,7 +40,6 @@ from pawflow.channels import (
     WebhookSender,
 )
 from pawflow.channels.replies import ImapConfig, ReplyReader
-from pawflow.chat import answering
 from pawflow.chat.service import ChatService
 from pawflow.demo import agents as demo_agents
 from pawflow.demo import chat as demo_chat
@@ -152,7 +152,7 @@ def mail_replies(store: Store, settings: ServerSettings) -> list[Service]:
         return []
 
     def read(request: Interaction, text: str) -> object:
-        typed = answering.read(request, text)
+        typed = reading.read(request, text)
         return None if typed is None else typed.value
 
     config = ImapConfig.from_url(settings.imap_url)

@@ -7,9 +7,9 @@ from email.message import EmailMessage
 
 import pytest
 
+from pawflow import reading
 from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.channels.replies import ImapConfig, ReplyReader
-from pawflow.chat import answering
 from pawflow.records import Interaction
 from pawflow.store import Store, outbox
 from tests.channels.imap import imap_server
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def _read(request: Interaction, text: str) -> object:
-    typed = answering.read(request, text)
+    typed = reading.read(request, text)
     return None if typed is None else typed.value
 
 

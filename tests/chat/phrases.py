@@ -8,6 +8,10 @@ from __future__ import annotations
 
 YES = [
     "yes",
+    "yse",
+    "go head",
+    "aprove",
+    "yeah, go ahed",
     "Yes!",
     "YES",
     "yes.",
@@ -80,6 +84,10 @@ YES = [
 ]
 NO = [
     "no",
+    "nope",
+    "nopee",
+    "cancle",
+    "rejct it",
     "No.",
     "NO!",
     "n",
@@ -134,6 +142,9 @@ NO = [
 ]
 # Neither a yes nor a no: questions, conditions, new requests, contradictions.
 NEITHER = [
+    "past",
+    "yo",
+    "noon",
     "",
     "yes?",
     "no?",

@@ -10,10 +10,10 @@ import pytest
 
 from pawflow.chat import InterceptChain, InterceptRow, InterceptSpec, Turn
 from pawflow.chat.intercepts import packaged_rows, parse_rows
-from pawflow.chat.readers import read_yes_no
 from pawflow.chat.service import ChatService
 from pawflow.demo.plugins import ROWS_FILE
 from pawflow.errors import InvalidInput
+from pawflow.reading.words import read_yes_no
 from pawflow.store import Store
 from tests.chat.conftest import USER, conversation, install, last_reply, say
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from pawflow.chat import Turn
-from pawflow.chat.readers import read_pick, read_yes_no
 from pawflow.chat.service import ChatService
 from pawflow.demo.chat import fill_sandbox
+from pawflow.reading.words import read_pick, read_yes_no
 from pawflow.store import Store, open_store
 from tests.chat.conftest import conversation, install, pending, say
 from tests.chat.phrases import NEITHER, NO, NOT_PICKS, PICKS, YES

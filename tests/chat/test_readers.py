@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pawflow.chat.readers import read_pick, read_yes_no
+from pawflow.reading.words import read_pick, read_yes_no
 
 PICKS = [
     ("3", 3),

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from pawflow.chat.answering import Typed, read, restatement
 from pawflow.interactions import normalize_options, prepare_request
 from pawflow.interactions.kinds import Kind
+from pawflow.reading.typed import Typed, read, restatement
 from pawflow.records import Interaction
 
 ENVIRONMENTS = ["staging", "production"]
@@ -179,3 +179,23 @@ def test_the_restatement_names_what_was_taken_by_its_label() -> None:
     assert restatement(answered) == ("Taking *PDF* and *Spreadsheet (CSV)* for 'Which formats?'")
     yes = request("confirm", None, "Ship *it*?").model_copy(update={"answer": True})
     assert restatement(yes) == "Taking *yes* for 'Ship \\*it\\*?'"
+
+
+def test_a_card_answer_is_restated_with_its_buttons_label_and_typos_are_forgiven() -> None:
+    card = {
+        "contract": "pawflow.ui-surface.v1",
+        "type": "card",
+        "fallback": "confirm",
+        "title": "Merge?",
+        "actions": [{"label": "Merge", "value": True}, {"label": "Not now", "value": False}],
+    }
+    asked = request("confirm", None, "Merge the dependency update?").model_copy(
+        update={"ui_surface": card}
+    )
+    assert read(asked, "yse") == Typed(True)
+    assert read(asked, "go head") == Typed(True)
+    assert read(asked, "not now") == Typed(False)
+    merged = asked.model_copy(update={"status": "answered", "answer": True})
+    assert restatement(merged) == "Taking *Merge* for 'Merge the dependency update?'"
+    kept = asked.model_copy(update={"status": "answered", "answer": False})
+    assert restatement(kept) == "Taking *Not now* for 'Merge the dependency update?'"

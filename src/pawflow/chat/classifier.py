@@ -1,7 +1,7 @@
 """An optional second reader of replies, consulted only where the deterministic one is unsure.
 
 The matching rules (:mod:`pawflow.chat.matching`) are decided by the deterministic readers of
-:mod:`pawflow.chat.readers`. A classifier — a model, say — may be plugged in behind the same
+:mod:`pawflow.reading.words`. A classifier — a model, say — may be plugged in behind the same
 two questions ("is this a yes or a no?", "which item does this pick?"). It is off by default
 and bounded on every side:
 
@@ -34,7 +34,7 @@ from pawflow.agent.loop import AgentLoop, RunRequest
 from pawflow.agent.models.base import ChatMessage
 from pawflow.agent.tools import Toolbox, ToolContext
 from pawflow.chat.pipeline import ClassifyStage, Pipeline
-from pawflow.chat.readers import Classifier
+from pawflow.reading.words import Classifier
 
 if TYPE_CHECKING:
     from pawflow.agent.models.base import Model

@@ -12,10 +12,10 @@ from datetime import datetime
 
 from pawflow.agent.checkpoints import Checkpoint, CheckpointStore
 from pawflow.agent.resume import UndecodableCheckpoint, decode
-from pawflow.chat.answering import NEVER_TYPED
 from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.clock import iso
 from pawflow.errors import NotFound
+from pawflow.reading.typed import NEVER_TYPED
 from pawflow.store import Store
 from pawflow.store.turns import QueuedTurn
 

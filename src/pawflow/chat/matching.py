@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
-from pawflow.chat.readers import UNSURE, Classifier, pick_verdict, yes_no_verdict
+from pawflow.reading.words import UNSURE, Classifier, pick_verdict, yes_no_verdict
 
 if TYPE_CHECKING:
     from pawflow.agent.resume import ResumeSeed

@@ -40,10 +40,10 @@ from pawflow.agent.tools import (
 from pawflow.chat import answering, inference, matching, transcript
 from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.progress import Progress
-from pawflow.chat.readers import Classifier
 from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.chat.turn import AgentRuntime, Task, Turn
 from pawflow.errors import ConfigError, Conflict
+from pawflow.reading.words import Classifier
 from pawflow.records import Message
 
 if TYPE_CHECKING:

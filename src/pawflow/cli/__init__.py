@@ -12,6 +12,7 @@ with extras.needed("server", part="the pawflow command"):
     import typer
 
 from pawflow.cli import (
+    answers,
     approvals,
     chat,
     demo,
@@ -43,6 +44,7 @@ demo.register(app)
 server.register(app)
 users.register(app)
 login.register(app)
+answers.register(app)
 flows.register(app)
 sessions.register(app)
 mcp.register(app)

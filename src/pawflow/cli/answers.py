@@ -154,8 +154,15 @@ def answer(
     console.print(f"Answered [bold]{done.id}[/]: {json.dumps(done.answer)}")
 
 
-_DECIDE_YES = frozenset({"y", "yes", "true", "1", "ok", "approve", "allow"})
-_DECIDE_NO = frozenset({"n", "no", "false", "0", "deny", "reject"})
+# Besides the words of the one reader (pawflow.reading): what a script passes.
+_LITERAL = {"true": True, "1": True, "allow": True, "false": False, "0": False}
+
+
+def _yes_no(value: str) -> bool | None:
+    from pawflow.reading.words import read_yes_no
+
+    literal = _LITERAL.get(value.strip().lower())
+    return literal if literal is not None else read_yes_no(value)
 
 
 def decision_of(
@@ -191,10 +198,8 @@ def decision_of(
         decision = {"decision": "reject", **({"reason": reject} if reject.strip() else {})}
     elif respond is not None:
         decision = {"decision": "respond", "text": respond}
-    elif value is not None and value.strip().lower() in _DECIDE_YES:
-        decision = {"decision": "approve"}
-    elif value is not None and value.strip().lower() in _DECIDE_NO:
-        decision = {"decision": "reject"}
+    elif value is not None and _yes_no(value) is not None:
+        decision = {"decision": "approve" if _yes_no(value) else "reject"}
     else:
         return None
     if always is not None:
@@ -202,26 +207,32 @@ def decision_of(
     return decision
 
 
-_YES = frozenset({"y", "yes", "true", "1", "ok", "confirm"})
-_NO = frozenset({"n", "no", "false", "0", "deny"})
-
-
 def typed_answer(record: Interaction, value: str, client: Client) -> Any:
     """The JSON value for ``value`` as text typed for a request of ``record``'s kind.
 
-    Only the reading of text happens here; the server validates and normalizes.
+    The words are read by the one reader of typed answers (:mod:`pawflow.reading`): "yse"
+    is a yes, "the 2nd one" a pick; what it cannot read goes to the server as typed, which
+    validates and normalizes (and says what would do).
     """
+    from pawflow import reading
     from pawflow.interactions import Kind
 
     kind = Kind(record.kind)
     if kind is Kind.CONFIRM:
-        word = value.strip().lower()
-        return True if word in _YES else False if word in _NO else value
+        said = _yes_no(value)
+        return value if said is None else said
+    values = [o["value"] for o in record.options or []]
     if kind is Kind.CHOICE:
-        return _option(record, value.strip())
+        if value.strip() in values:
+            return value.strip()
+        typed = reading.read(record, value)
+        return _option(record, value.strip()) if typed is None else typed.value
     if kind is Kind.MULTI:
         parts = [part.strip() for part in value.split(",") if part.strip()]
-        return [_option(record, part) for part in parts]
+        if all(part in values for part in parts):
+            return parts
+        typed = reading.read(record, value)
+        return [_option(record, part) for part in parts] if typed is None else typed.value
     if kind is Kind.INTEGER:
         text = value.strip()
         return int(text) if text.lstrip("+-").isdigit() else text
@@ -252,3 +263,9 @@ def _option(record: Interaction, text: str) -> str:
     if text.isdigit() and 1 <= int(text) <= len(values):
         return values[int(text) - 1]
     return text
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``inbox`` and ``answer`` to the ``pawflow`` app."""
+    app.command("inbox")(inbox)
+    app.command("answer")(answer)

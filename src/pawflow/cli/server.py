@@ -290,7 +290,3 @@ def _fail(exc: PawFlowError) -> typer.Exit:
 def register(app: typer.Typer) -> None:
     """Add this part's commands to the ``pawflow`` app."""
     app.command("serve")(serve)
-    from pawflow.cli import answers
-
-    app.command("inbox")(answers.inbox)
-    app.command("answer")(answers.answer)

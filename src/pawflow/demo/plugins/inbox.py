@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from pawflow.agent.tools import Tool
 from pawflow.chat.intercepts import InterceptSpec
-from pawflow.chat.readers import read_pick
 from pawflow.demo.plugins import declare_rows
 from pawflow.errors import Conflict, InvalidInput
+from pawflow.reading.words import read_pick
 
 if TYPE_CHECKING:
     from pawflow.chat.plugins import PluginAPI

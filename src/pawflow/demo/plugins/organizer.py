@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from pawflow.chat.intercepts import InterceptSpec
 from pawflow.chat.plugins import data_path
-from pawflow.chat.readers import read_yes_no
 from pawflow.demo.plugins import declare_rows
 from pawflow.errors import Conflict, InvalidInput
+from pawflow.reading.words import read_yes_no
 
 if TYPE_CHECKING:
     from pawflow.chat.plugins import PluginAPI

@@ -233,8 +233,48 @@ _CONDITIONS = vocabulary(
 )
 
 
+# The words a slip of the finger is forgiven in ("yse", "aprove", "cancle", "nopee"): one
+# letter added, dropped, changed or two swapped, never the first letter changed. A slip
+# that could be a word of either side answers nothing.
+_MENDABLE_YES = vocabulary(
+    "yes yeah yep yup okay sure proceed confirm confirmed approve approved accept accepted "
+    "agree agreed absolutely definitely certainly affirmative"
+)
+_MENDABLE_NO = vocabulary(
+    "nope nah cancel cancelled reject rejected decline declined deny denied abort negative"
+)
+_KNOWN = YES | NO | SOFT_YES
+
+
+def _one_slip(typed: str, word: str) -> bool:
+    """Whether ``typed`` is ``word`` with one letter added, dropped, changed, or two swapped
+    (never its first letter changed)."""
+    if typed == word or typed[:1] != word[:1] or abs(len(typed) - len(word)) > 1:
+        return False
+    if len(typed) == len(word):
+        diff = [i for i, (a, b) in enumerate(zip(typed, word, strict=True)) if a != b]
+        if len(diff) == 1:
+            return True
+        i = diff[0]
+        return diff == [i, i + 1] and typed[i] == word[i + 1] and typed[i + 1] == word[i]
+    short, long = (typed, word) if len(typed) < len(word) else (word, typed)
+    return any(long[:i] + long[i + 1 :] == short for i in range(1, len(long)))
+
+
+def mended(word: str) -> bool | None:
+    """The side a misspelt ``word`` is a slip of: True, False, or None (none, or both)."""
+    if len(word) < 3 or word in _KNOWN or not word.isalpha():
+        return None
+    sides = {
+        side
+        for side, table in ((True, _MENDABLE_YES), (False, _MENDABLE_NO))
+        if any(_one_slip(word, known) for known in table)
+    }
+    return sides.pop() if len(sides) == 1 else None
+
+
 def _polarity(word: str) -> tuple[bool | None, bool]:
-    """(yes/no/None, strong) for one word, emphasised spellings included."""
+    """(yes/no/None, strong) for one word, emphasised spellings and slips included."""
     for spelling in _squeezed(word):
         if spelling in YES:
             return True, True
@@ -242,7 +282,30 @@ def _polarity(word: str) -> tuple[bool | None, bool]:
             return False, True
         if spelling in SOFT_YES:
             return True, False
+    if word in _ANSWER_TAIL or word in _OPENERS or word in _CONDITIONS:
+        return None, False
+    for spelling in _squeezed(word):
+        side = mended(spelling)
+        if side is not None:
+            return side, True
     return None, False
+
+
+def _mend_phrases(lowered: str) -> str:
+    """The text with a phrase typed with one slip written as the phrase ("go head"), when it
+    holds no phrase as written (one typed right is never rewritten into another)."""
+    if _PHRASE.search(lowered):
+        return lowered
+    words = lowered.split()
+    for phrase, _ in _PHRASES:
+        size = phrase.count(" ") + 1
+        if len(phrase) < 7:
+            continue
+        for at in range(len(words) - size + 1):
+            window = " ".join(w.strip(".,!") for w in words[at : at + size])
+            if window != phrase and _one_slip(window, phrase):
+                words[at : at + size] = phrase.split()
+    return " ".join(words)
 
 
 def yes_no_verdict(text: str) -> bool | Unread:
@@ -250,7 +313,7 @@ def yes_no_verdict(text: str) -> bool | Unread:
     lowered = normalize(text)
     if not lowered or "?" in lowered or len(lowered) > MAX_ANSWER:
         return REFUSED if lowered else UNSURE
-    marked = _PHRASE.sub(lambda m: f" {_PHRASE_MARK[m.group(1)]} ", lowered)
+    marked = _PHRASE.sub(lambda m: f" {_PHRASE_MARK[m.group(1)]} ", _mend_phrases(lowered))
     words = _words(marked)
     if any(word in _CONDITIONS or word[0].isdigit() or word[0] == "#" for word in words):
         return REFUSED  # "yes but change step 2", "no, only the first one"
