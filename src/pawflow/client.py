@@ -233,6 +233,17 @@ class Client:
             for item in found["items"]
         ]
 
+    def respond_each(
+        self, request_ids: list[str], answer: Any, *, via: str = "api"
+    ) -> tuple[list[Interaction], list[dict[str, Any]]]:
+        """Give ``answer`` to each of several requests of one kind, each on its own: those
+        answered, and those refused (``request_id``, ``status``, ``error``)."""
+        found = self.action(
+            "respond_each", request_ids=request_ids, answer=answer, answered_via=via
+        )
+        answered = [Interaction.model_validate(item) for item in found["answered"]]
+        return answered, list(found["refused"])
+
     def iter_interactions(self, **filters: Any) -> Iterator[Interaction]:
         """Every matching interaction, page after page."""
         cursor = None

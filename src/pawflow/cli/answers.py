@@ -104,6 +104,14 @@ def inbox(
     console.print(table)
 
 
+EACH_OPTION = typer.Option(
+    [],
+    "--each",
+    help="Give the same answer to these requests too (ids, comma-separated or repeated),"
+    " all of the request's kind: each is answered on its own, the refused ones listed.",
+)
+
+
 def answer(
     request_id: str = typer.Argument(..., help="The request's id (see pawflow inbox)."),
     value: str | None = typer.Argument(
@@ -126,13 +134,16 @@ def answer(
         help="A tool approval: allow this call from now on in this "
         "'conversation' or for this 'agent' (with yes or --edit).",
     ),
+    each: list[str] = EACH_OPTION,
     server: str = SERVER_OPTION,
     token_file: Path | None = TOKEN_FILE_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Answer a pending request; the value is read according to the request's kind."""
+    """Answer a pending request (with --each, several of one kind); the value is read
+    according to the request's kind."""
     if value == "-":
         value = sys.stdin.read().rstrip("\n")
+    more = [part.strip() for entry in each for part in entry.split(",") if part.strip()]
     with _client(server, token_file) as client:
         try:
             record = client.get_interaction(request_id)
@@ -142,6 +153,10 @@ def answer(
             if decided is None and value is None:
                 raise InvalidInput("give the answer (or --edit, --reject, --respond)")
             typed = decided if decided is not None else typed_answer(record, value or "", client)
+            if more:
+                answered, refused = client.respond_each([request_id, *more], typed, via="cli")
+                _each_said(answered, refused, as_json)
+                return
             done = client.respond_interaction(request_id, typed, via="cli")
         except PawFlowError as exc:
             raise _fail(exc) from exc
@@ -156,6 +171,24 @@ def answer(
 
 # Besides the words of the one reader (pawflow.reading): what a script passes.
 _LITERAL = {"true": True, "1": True, "allow": True, "false": False, "0": False}
+
+
+def _each_said(answered: list[Interaction], refused: list[dict[str, Any]], as_json: bool) -> None:
+    """What ``answer --each`` did: the answered, then each refused one with why (exit 1)."""
+    from rich.markup import escape
+
+    if as_json:
+        listed = [item.to_dict() for item in answered]
+        _say(json.dumps({"answered": listed, "refused": refused}))
+    else:
+        voted = sum(1 for item in answered if item.pending)
+        line = f"Answered {len(answered) - voted} of {len(answered) + len(refused)}"
+        console.print(line + (f" (and voted on {voted})" if voted else "") + ".")
+        for item in refused:
+            request_id, error = escape(str(item["request_id"])), escape(str(item["error"]))
+            console.print(f"[red]Not answered[/] [bold]{request_id}[/]: {error}.")
+    if refused:
+        raise typer.Exit(1)
 
 
 def _yes_no(value: str) -> bool | None:

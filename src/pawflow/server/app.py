@@ -27,6 +27,7 @@ from pawflow.server import (
     actions,
     answer_pages,
     approvals,
+    bulk,
     events,
     files,
     governance,
@@ -139,6 +140,7 @@ def create_app(
     app.include_router(actions.router)
     app.include_router(governance.router)
     app.include_router(tokens.router)
+    app.include_router(bulk.router)
     app.include_router(agent_routes.router)
     app.include_router(approvals.router)
     app.include_router(invitations.router)

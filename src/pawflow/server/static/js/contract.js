@@ -113,6 +113,7 @@ export function oneOf(names, value) {
  * @property {{body: UserRef, result: UserAccess}} disable_user
  * @property {{body: UserRef, result: UserAccess}} enable_user
  * @property {{body: SignOut, result: SignedOut}} sign_out_everywhere
+ * @property {{body: RespondEach, result: EachAnswered}} respond_each
  * @property {{body: ListAgents, result: AgentList}} list_agents
  * @property {{body: AssignAgent, result: Assignment}} assign_agent
  * @property {{body: ListApprovalRules, result: ApprovalRules}} list_approval_rules
@@ -307,6 +308,13 @@ export function oneOf(names, value) {
  * @property {string | null} error
  * @property {string} created_at
  * @property {string | null} sent_at
+ */
+
+/**
+ * @typedef {object} EachAnswered
+ * @property {Array<Interaction>} answered - The requests answered (a quorum's vote leaves one
+ *   pending), in order.
+ * @property {Array<Refused>} refused - The requests left as they were, with why.
  */
 
 /**
@@ -569,6 +577,14 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} Refused
+ * @property {string} request_id
+ * @property {number} status - The HTTP status one answer would have had (403, 409, …).
+ * @property {string} error - Why, in words: whom it waits for, what it became, …
+ * @property {Array<string> | null} [waiting_for]
+ */
+
+/**
  * Ask the caller (or whoever answers in the conversation) something.
  * @typedef {object} RequestInteraction
  * @property {string} conversation_id
@@ -626,6 +642,14 @@ export function oneOf(names, value) {
  * @property {unknown} answer - The typed value for the request's kind.
  * @property {ClientChannel} [answered_via] - Where the answer was given: a block's button (web
  *   chat, terminal, editor), the command line, or a plain API call. Kept on the record.
+ */
+
+/**
+ * @typedef {object} RespondEach
+ * @property {Array<string>} request_ids - The requests to answer, all of one kind (the first
+ *   one's); each once.
+ * @property {unknown} answer - The typed value for their kind, given to each.
+ * @property {ClientChannel} [answered_via]
  */
 
 /**
