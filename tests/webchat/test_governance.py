@@ -114,3 +114,47 @@ def test_the_inbox_lists_what_is_assigned_and_answers_it_in_place(
     theirs.get_by_text("History").click()
     expect(theirs.locator(".trail-policy")).to_contain_text(f"being handled by {ben.name}")
     expect(theirs.get_by_role("button", name="Claim")).to_have_count(0)
+
+
+def test_a_queue_is_cleared_in_one_go_and_by_keyboard(
+    person: Callable[..., Person], store: Store
+) -> None:
+    """Twenty confirms selected and approved together, the one that waits for someone else
+    reported with why; then j/y/n decide the next ones from the keyboard."""
+    ann, ben = person("ann"), person("ben")
+    chat = ann.conversation("Queue")
+    asked = [ann.ask(chat, "confirm", f"Deploy {n}?") for n in range(19)]
+    claimed = ann.ask(chat, "confirm", "Claimed?", assignees=[ann.name, ben.name])
+    store.accountability.claim_interaction(claimed.id, user=ben.name)
+    page = ann.open("/confirmations")
+    inbox = page.locator("section.inbox")
+    expect(inbox.locator(".inbox-keys")).to_contain_text("j next · k previous · y yes · n no")
+    boxes = inbox.locator("input.inbox-select")
+    expect(boxes).to_have_count(19)  # the claimed one is not hers to answer now
+    store.accountability.release_interaction(claimed.id, user=ben.name)
+    page.reload()
+    expect(boxes).to_have_count(20)
+    for n in range(20):
+        boxes.nth(n).check()
+    store.accountability.claim_interaction(claimed.id, user=ben.name)  # taken meanwhile
+    inbox.get_by_role("button", name="Yes to selected").click()
+    result = inbox.locator(".inbox-bulk-result")
+    expect(result).to_contain_text("Answered 19 of 20.")
+    expect(result).to_contain_text(f"“Claimed?” — this request is being handled by {ben.name}.")
+    assert all(ann.record(r.id).answer is True for r in asked)
+    assert ann.record(claimed.id).status == "pending"
+
+    first = ann.ask(chat, "confirm", "Keys one?")
+    second = ann.ask(chat, "confirm", "Keys two?")
+    expect(block(page, second.id)).to_be_visible()
+    inbox.get_by_role("heading", name="Waiting for you").focus()
+    page.keyboard.press("j")  # the answered ones are passed over: the claimed one is first
+    expect(block(page, claimed.id)).to_be_focused()
+    page.keyboard.press("j")
+    expect(block(page, first.id)).to_be_focused()
+    page.keyboard.press("y")
+    expect(block(page, first.id)).to_have_attribute("data-status", "answered")
+    expect(block(page, second.id)).to_be_focused()
+    page.keyboard.press("n")
+    expect(block(page, second.id)).to_have_attribute("data-status", "answered")
+    assert (ann.record(first.id).answer, ann.record(second.id).answer) == (True, False)

@@ -81,7 +81,7 @@ window.addEventListener("popstate", () => {
 
 /** @param {{focus?: boolean}} [options] */
 function render({ focus = false } = {}) {
-  if (view instanceof ConversationView) view.destroy();
+  if (view instanceof ConversationView || view instanceof InboxView) view.destroy();
   view = null;
   clear(main);
   layout.dataset.view = route.name;

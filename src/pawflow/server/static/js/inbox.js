@@ -4,9 +4,9 @@
 // answerable in place; then the requests they asked that wait for someone else, without
 // controls. The inbox for answering days later.
 
-import { action, listInteractions } from "./api.js";
+import { action, ApiError, listInteractions } from "./api.js";
 import { renderBlock } from "./blocks.js";
-import { all, h, uid } from "./dom.js";
+import { all, clear, h, uid } from "./dom.js";
 import { byCreation, conversationTitle, mine, pending, records, setWaiting, upsert, waiting, waitsForOthers } from "./state.js";
 
 /** @import { Interaction } from "./contract.js" */
@@ -20,6 +20,16 @@ const FILTERS = [
   ["mine", "Assigned to me"],
   ["groups", "To my groups"],
   ["claimed", "Claimed by me"],
+];
+
+/** @type {[string, string][]} */
+const KEYS = [
+  ["j", "next"],
+  ["k", "previous"],
+  ["y", "yes"],
+  ["n", "no"],
+  ["o", "open"],
+  ["x", "select"],
 ];
 
 /** @type {Record<string, string>} */
@@ -82,16 +92,157 @@ export class InboxView {
       h("h3", { id: othersId }, "Waiting for others"),
       this.othersList,
     );
+    // Several confirms decided together (respond_each): each answered on its own.
+    this.bulkCount = h("span", { class: "inbox-bulk-count" });
+    this.bulkYes = h("button", { type: "button", class: "primary small", onclick: () => this.decide(true) }, "Yes to selected");
+    this.bulkNo = h("button", { type: "button", class: "small", onclick: () => this.decide(false) }, "No to selected");
+    this.bulkResult = h("div", { class: "inbox-bulk-result", role: "status" });
+    this.bulk = h(
+      "div",
+      { class: "inbox-bulk", role: "group", "aria-label": "Selected requests", hidden: true },
+      this.bulkCount,
+      this.bulkYes,
+      this.bulkNo,
+    );
+    this.keys = h(
+      "p",
+      { class: "inbox-keys" },
+      "Keys: ",
+      ...KEYS.flatMap(([key, what], index) => [index ? " · " : "", h("kbd", null, key), ` ${what}`]),
+    );
     this.element = h(
       "section",
       { class: "inbox", "aria-labelledby": titleId },
       h("div", { class: "inbox-head" }, this.title, this.lede),
       this.filters,
+      this.keys,
+      this.bulk,
+      this.bulkResult,
       this.empty,
       this.list,
       this.others,
     );
     this.loaded = false;
+    this.onKey = (/** @type {KeyboardEvent} */ event) => this.key(event);
+    document.addEventListener("keydown", this.onKey);
+  }
+
+  destroy() {
+    document.removeEventListener("keydown", this.onKey);
+  }
+
+  /** The items of the list shown now (the filter leaves some out), in order. */
+  visibleItems() {
+    return all(this.list, ":scope > li", HTMLElement).filter((li) => !li.hidden);
+  }
+
+  /** The pending requests selected, in the order shown. */
+  selected() {
+    return this.visibleItems()
+      .filter((li) => li.querySelector("input.inbox-select:checked"))
+      .map((li) => records.get(li.dataset.item || ""))
+      .filter((record) => record !== undefined && record.status === "pending");
+  }
+
+  updateBulk() {
+    const chosen = this.selected();
+    const kinds = new Set(chosen.map((record) => record && record.kind));
+    this.bulk.hidden = chosen.length === 0;
+    const confirms = kinds.size === 1 && kinds.has("confirm");
+    this.bulkCount.textContent = confirms || chosen.length === 0
+      ? `${chosen.length} selected `
+      : `${chosen.length} selected: pick requests of one kind, yes or no `;
+    for (const button of [this.bulkYes, this.bulkNo]) button.toggleAttribute("disabled", !confirms);
+  }
+
+  /**
+   * Give ``value`` to every selected confirm; say which were refused, and why.
+   * @param {boolean} value
+   */
+  async decide(value) {
+    const chosen = this.selected();
+    if (!chosen.length) return;
+    clear(this.bulkResult);
+    try {
+      const found = await action("respond_each", {
+        request_ids: chosen.map((record) => record ? record.id : ""),
+        answer: value,
+        answered_via: "button",
+      });
+      for (const record of found.answered) upsert(record);
+      const total = found.answered.length + found.refused.length;
+      this.bulkResult.append(h("p", null, `Answered ${found.answered.length} of ${total}.`));
+      if (found.refused.length) {
+        this.bulkResult.append(
+          h(
+            "ul",
+            { class: "inbox-refused" },
+            ...found.refused.map((item) => {
+              const record = records.get(item.request_id);
+              return h("li", null, `Not answered: “${record ? record.title || record.message : item.request_id}” — ${item.error}.`);
+            }),
+          ),
+        );
+      }
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      this.bulkResult.append(h("p", { class: "field-error" }, error.message));
+    }
+    for (const box of all(this.list, "input.inbox-select", HTMLInputElement)) box.checked = false;
+    this.updateBulk();
+  }
+
+  /**
+   * Keyboard triage: next, previous, yes, no, open, select — not while typing.
+   * @param {KeyboardEvent} event
+   */
+  key(event) {
+    const target = event.target;
+    if (event.ctrlKey || event.metaKey || event.altKey || !this.element.isConnected) return;
+    if (target instanceof HTMLElement && target.closest("input, textarea, select, [contenteditable]")) return;
+    // The requests still waiting, as shown: an answered one stays in the list, skipped here.
+    const items = this.visibleItems().filter((li) => records.get(li.dataset.item || "")?.status === "pending");
+    if (!items.length) return;
+    const at = items.findIndex((li) => li.contains(document.activeElement));
+    const current = at >= 0 ? items[at] : null;
+    const record = current ? records.get(current.dataset.item || "") : undefined;
+    const go = (/** @type {number} */ index) => {
+      const item = items[Math.max(0, Math.min(items.length - 1, index))];
+      item.querySelector("article")?.focus();
+      item.scrollIntoView({ block: "nearest" });
+    };
+    if (event.key === "j") go(at + 1);
+    else if (event.key === "k") go(at < 0 ? 0 : at - 1);
+    else if ((event.key === "y" || event.key === "n") && record && record.status === "pending" && record.kind === "confirm") {
+      void this.answerOne(record.id, event.key === "y", items[at + 1] || null);
+    } else if (event.key === "o" && record) {
+      current?.querySelector(".inbox-where a")?.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true, button: 0 }));
+    } else if (event.key === "x" && current) {
+      const box = current.querySelector("input.inbox-select");
+      if (box instanceof HTMLInputElement) {
+        box.checked = !box.checked;
+        this.updateBulk();
+      }
+    } else return;
+    event.preventDefault();
+  }
+
+  /**
+   * Answer one confirm from the keyboard, then go on to the next request waiting.
+   * @param {string} id
+   * @param {boolean} value
+   * @param {HTMLElement | null} next
+   */
+  async answerOne(id, value, next) {
+    clear(this.bulkResult);
+    try {
+      upsert((await action("respond_interaction", { request_id: id, answer: value, answered_via: "button" })).interaction);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      this.bulkResult.append(h("p", { class: "field-error" }, error.message));
+      return;
+    }
+    next?.querySelector("article")?.focus();
   }
 
   /**
@@ -132,12 +283,23 @@ export class InboxView {
     if (this.shown.has(record.id)) return;
     this.shown.add(record.id);
     const why = waiting.get(record.id)?.why || "own";
+    const select =
+      list === this.list
+        ? h("input", {
+            type: "checkbox",
+            class: "inbox-select",
+            "aria-label": `Select “${record.title || record.message}”`,
+            onchange: () => this.updateBulk(),
+          })
+        : null;
     const item = h(
       "li",
-      { class: "inbox-item", dataset: { conversationId: record.conversation_id, why } },
+      { class: "inbox-item", dataset: { conversationId: record.conversation_id, why, item: record.id } },
       h(
         "p",
         { class: "inbox-where" },
+        select,
+        select ? " " : "",
         "In ",
         h(
           "a",
