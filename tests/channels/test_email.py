@@ -127,7 +127,8 @@ def test_every_kind_has_controls_and_a_refusal_keeps_the_link(
         "type": "object",
         "properties": {
             "name": {"type": "string", "title": "Name"},
-            "count": {"type": "integer", "title": "Count"},
+            "count": {"type": "integer", "title": "Count", "description": "How many to send"},
+            "size": {"type": "string", "enum": ["s", "l"], "enumNames": ["Small", "Large"]},
         },
         "required": ["name", "count"],
     }
@@ -159,8 +160,16 @@ def test_every_kind_has_controls_and_a_refusal_keeps_the_link(
         (form,) = links[asked["form"]]
         shown = http.get(form).text
         assert "Name" in shown and "Count" in shown
+        assert shown.count('<span class="required" aria-hidden="true">*</span>') == 2
+        assert '<span class="hint" id="f-f.count-hint">How many to send</span>' in shown
+        assert 'value="s"> Small</label>' in shown  # titles, as in the web chat
+        assert ">Submit</button>" in shown and "Validate" not in shown
         refused = http.post(form, data={"f.name": "Ada"})
-        assert refused.status_code == 422 and "count" in refused.text
+        assert refused.status_code == 422
+        error = r'<span class="field-error" id="f-f\.count-error">([^<]+)</span>'
+        beside = re.search(error, refused.text)
+        assert beside is not None and "count" not in beside.group(1).split(":")[0]
+        assert 'aria-invalid="true"' in refused.text and "Not answered:" not in refused.text
         assert 'value="Ada"' in refused.text  # what was typed stays
         assert store.get_interaction(asked["form"], user="ada").status == "pending"
         assert http.post(form, data={"f.name": "Ada", "f.count": "2"}).status_code == 200

@@ -54,6 +54,10 @@ LABELS = {
 """The web chat's labels (static/js/fields.js), so a question reads the same everywhere."""
 _INPUT_TYPES = {"integer": "number", "decimal": "text", "date": "date", "datetime": "text"}
 _PLACEHOLDERS = {"datetime": "2026-11-29T10:00:00Z", "decimal": "12.50"}
+_PLACEHOLDER_HINTS = {
+    "datetime": "A date and time with its zone, such as 2026-11-29T10:00:00Z",
+    "decimal": "A number, such as 12.50",
+}
 _UNUSABLE = (
     "<h1>This link cannot answer anything</h1><p>It is unknown or was mistyped. "
     "Open the question in PawFlow instead.</p>"
@@ -106,82 +110,152 @@ def _decided(request: Interaction) -> str:
     return f" {_e(said)}." if said else ""
 
 
+def _field_of(path: str) -> str:
+    """The field a problem's path names (``/amount``, ``answer.amount``: ``amount``)."""
+    return path.strip("/").removeprefix("answer").strip("./").split("/")[0].split(".")[0]
+
+
 def _errors(problems: list[tuple[str, str]]) -> str:
+    """The problems no field shows beside itself, above the form."""
     if not problems:
         return ""
     items = "".join(f"<li>{_e(f'{p}: ' if p else '')}{_e(m)}</li>" for p, m in problems)
     return f'<div class="error" role="alert"><p>Not answered:</p><ul>{items}</ul></div>'
 
 
-def _input(kind: str, name: str, label: str, schema: dict[str, Any], value: str = "") -> str:
+def _titles(schema: dict[str, Any]) -> tuple[list[Any], list[str]]:
+    """The values a choice offers and their titles (``oneOf`` titles, ``enumNames``)."""
+    one_of = [o for o in schema.get("oneOf", []) if isinstance(o, dict) and "const" in o]
+    if one_of:
+        return [o["const"] for o in one_of], [str(o.get("title", o["const"])) for o in one_of]
+    choices = list(schema.get("enum", []))
+    names = schema.get("enumNames")
+    named = isinstance(names, list) and len(names) == len(choices)
+    titles = [str(n) for n in names] if named else []  # type: ignore[union-attr]
+    return choices, titles or [str(c) for c in choices]
+
+
+def _label(label: str, required: bool) -> str:
+    mark = ' <span class="required" aria-hidden="true">*</span>' if required else ""
+    return _e(label) + mark
+
+
+def _input(
+    kind: str,
+    name: str,
+    label: str,
+    schema: dict[str, Any],
+    value: str = "",
+    *,
+    required: bool = False,
+    error: str = "",
+) -> str:
+    """One field as the web chat draws it: its label (``*`` when required), its hint, its
+    control, and the server's problem with it beside it, in words."""
     ident = f"f-{_e(name)}"
+    hint_text = str(schema.get("description") or _PLACEHOLDER_HINTS.get(kind, ""))
+    hint = f'<span class="hint" id="{ident}-hint">{_e(hint_text)}</span>' if hint_text else ""
+    problem = f'<span class="field-error" id="{ident}-error">{_e(error)}</span>' if error else ""
+    described = " ".join(
+        part for part, there in ((f"{ident}-hint", hint), (f"{ident}-error", problem)) if there
+    )
+    aria = f' aria-describedby="{described}"' if described else ""
+    aria += ' aria-required="true"' if required else ""
+    aria += ' aria-invalid="true"' if error else ""
     if kind == "confirm":
         return (
-            f'<p><label><input type="checkbox" name="{_e(name)}" value="yes"> {_e(label)}'
-            "</label></p>"
+            f'<div class="field"><label><input type="checkbox" name="{_e(name)}" value="yes"{aria}>'
+            f" {_label(label, required)}</label>{hint}{problem}</div>"
         )
     if kind in ("choice", "multi"):
         items = schema.get("items", {}) if kind == "multi" else schema
-        choices = items.get("enum", [])
-        titles = [o.get("title", o.get("const")) for o in items.get("oneOf", [])] or choices
+        choices, titles = _titles(items)
         kind_input = "checkbox" if kind == "multi" else "radio"
         boxes = "".join(
-            f'<label><input type="{kind_input}" name="{_e(name)}" value="{_e(v)}"> {_e(t)}'
-            "</label><br>"
+            f'<label class="option"><input type="{kind_input}" name="{_e(name)}" value="{_e(v)}">'
+            f" {_e(t)}</label>"
             for v, t in zip(choices, titles, strict=False)
         )
-        return f"<fieldset><legend>{_e(label)}</legend>{boxes}</fieldset>"
+        return (
+            f'<fieldset class="field"{aria}><legend>{_label(label, required)}</legend>{hint}'
+            f"{boxes}{problem}</fieldset>"
+        )
+    head = f'<label for="{ident}">{_label(label, required)}</label>{hint}'
     if kind == "multiline":
-        return (
-            f'<p><label for="{ident}">{_e(label)}</label><br>'
-            f'<textarea id="{ident}" name="{_e(name)}" rows="5">{_e(value)}</textarea></p>'
+        control = f'<textarea id="{ident}" name="{_e(name)}" rows="5"{aria}>{_e(value)}</textarea>'
+    elif kind == "file":
+        control = f'<input id="{ident}" type="file" name="{_e(name)}"{aria}>'
+    else:
+        kind_type = _INPUT_TYPES.get(kind, "text")
+        placeholder = _PLACEHOLDERS.get(kind)
+        more = f' placeholder="{_e(placeholder)}"' if placeholder else ""
+        control = (
+            f'<input id="{ident}" type="{kind_type}" name="{_e(name)}" value="{_e(value)}"'
+            f"{more}{aria}>"
         )
-    if kind == "file":
-        return (
-            f'<p><label for="{ident}">{_e(label)}</label><br>'
-            f'<input id="{ident}" type="file" name="{_e(name)}"></p>'
-        )
-    kind_type = _INPUT_TYPES.get(kind, "text")
-    placeholder = _PLACEHOLDERS.get(kind)
-    hint = f' placeholder="{_e(placeholder)}"' if placeholder else ""
-    return (
-        f'<p><label for="{ident}">{_e(label)}</label><br><input id="{ident}" type="{kind_type}"'
-        f' name="{_e(name)}" value="{_e(value)}"{hint}></p>'
-    )
+    return f'<div class="field">{head}{control}{problem}</div>'
 
 
-def _controls(request: Interaction, action: str, values: FormData | None) -> str:
-    """The question's controls, labelled as in the web chat."""
+def _controls(
+    request: Interaction,
+    action: str,
+    values: FormData | None,
+    problems: list[tuple[str, str]] | None = None,
+) -> str:
+    """The question's controls, labelled as in the web chat; ``problems`` beside their
+    fields, the others above the form."""
     if is_tool_approval(request.ui_surface):
-        return answer_approvals.controls(request.ui_surface or {}, action, values)
+        return _errors(problems or []) + answer_approvals.controls(
+            request.ui_surface or {}, action, values
+        )
     kind = request.kind.value
     multipart = ' enctype="multipart/form-data"' if _has_file(request) else ""
     start = f'<form method="post" action="{_e(action)}"{multipart}>'
     if kind == "confirm":
-        return (
-            start + '<button type="submit" name="answer" value="yes" class="primary">Yes</button> '
-            '<button type="submit" name="answer" value="no">No</button></form>'
+        return _errors(problems or []) + (
+            start + '<div class="actions"><button type="submit" name="answer" value="yes"'
+            ' class="primary">Yes</button>'
+            '<button type="submit" name="answer" value="no">No</button></div></form>'
         )
     if kind == "choice":
-        buttons = " ".join(
+        buttons = "".join(
             f'<button type="submit" name="answer" value="{_e(o["value"])}">{_e(o["label"])}'
             "</button>"
             for o in request.options or []
         )
-        return start + f'<div role="group" aria-label="Options">{buttons}</div></form>'
+        return _errors(problems or []) + (
+            start + f'<div class="actions" role="group" aria-label="Options">{buttons}</div></form>'
+        )
     schema = request.response_schema
+    errors: dict[str, str] = {}
+    for path, message in problems or []:
+        field = _field_of(path) if kind == "form" else ""
+        errors[field] = f"{errors[field]}; {message}" if field in errors else message
     if kind == "multi":
-        fields = _input("multi", "answer", "Choose any that apply", schema)
+        fields = _input(
+            "multi", "answer", "Choose any that apply", schema, error=errors.pop("", "")
+        )
     elif kind == "form":
         fields = ""
+        required = set(schema.get("required", []))
         for name, prop in schema.get("properties", {}).items():
             previous = "" if values is None else str(values.get(f"f.{name}") or "")
             label = prop.get("title") or name
-            fields += _input(kind_of_property(prop).value, f"f.{name}", label, prop, previous)
+            fields += _input(
+                kind_of_property(prop).value,
+                f"f.{name}",
+                label,
+                prop,
+                previous,
+                required=name in required,
+                error=errors.pop(name, ""),
+            )
     else:
         previous = "" if values is None else str(values.get("answer") or "")
-        fields = _input(kind, "answer", LABELS.get(kind, "Your answer"), schema, previous)
-    return start + fields + '<button type="submit" class="primary">Validate</button></form>'
+        label = LABELS.get(kind, "Your answer")
+        fields = _input(kind, "answer", label, schema, previous, error=errors.pop("", ""))
+    top = _errors([(path, message) for path, message in errors.items()])
+    return top + start + fields + '<button type="submit" class="primary">Submit</button></form>'
 
 
 def _has_file(request: Interaction) -> bool:
@@ -310,7 +384,7 @@ def _answer(request: Request, token: str, form: FormData) -> HTMLResponse:
         )
     except InvalidInput as exc:
         problems = [(e.path, e.message) for e in exc.errors] or [("", exc.message)]
-        body = _question(record) + _errors(problems) + _controls(record, f"/a/{token}", form)
+        body = _question(record) + _controls(record, f"/a/{token}", form, problems)
         return page("Answer", body, status=422)
     except (Forbidden, AlreadyVoted) as exc:  # not this link's to give: it stays as it was
         status = 403 if isinstance(exc, Forbidden) else 409
