@@ -364,3 +364,33 @@ def test_revoking_a_users_tokens_ends_their_answer_links(
         assert http.post(fresh, data={"answer": "now"}).status_code == 200
     assert store.get_interaction(first, user="ada").status == "pending"
     assert store.get_interaction(later, user="ada").answer == "now"
+
+
+def test_a_mail_says_who_asks_where_and_by_when_in_both_parts(
+    served: tuple[LiveServer, Inbox, Dispatcher],
+) -> None:
+    server, inbox, dispatcher = served
+    store = server.store
+    store.ensure_user("ada")
+    with store.transaction() as tx:
+        outbox.set_reach(tx, "ada", email="ada@example.org", now=store.now())
+    conversation = store.create_conversation("ada", "deploys")
+    asked = store.request_interaction(
+        "ada",
+        conversation.id,
+        "confirm",
+        "Deploy to production?",
+        title="Deploy",
+        requester={"type": "agent", "name": "deployer"},
+        expires_in="2h",
+    )
+    assert dispatcher.step() == 1
+    (mail,) = inbox.received()
+    assert mail["Subject"] == "Deploy — the agent deployer asks"
+    deadline = asked.expires_at.strftime("%Y-%m-%d %H:%M UTC")  # type: ignore[union-attr]
+    link = f"{server.url}/?c={conversation.id}"
+    for part in (text_of(mail), html_of(mail)):
+        assert "Asked by the agent deployer for ada." in part
+        assert f"Answer by {deadline}." in part
+        assert link in part
+        assert f"It expires {deadline}." in part

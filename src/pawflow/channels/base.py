@@ -25,6 +25,7 @@ __all__ = [
     "Channel",
     "DeliveryError",
     "Outgoing",
+    "asker",
     "outgoing",
     "plain_text",
     "settled_text",
@@ -52,7 +53,32 @@ class Outgoing:
 
     @property
     def subject(self) -> str:
-        return self.request.title or _first_line(self.request.message)
+        """The question's title (or first line), and who asks when it is an agent or a flow."""
+        about = self.request.title or _first_line(self.request.message)
+        requester = self.request.requester
+        return about if requester.type == "api" else f"{about} — {asker(self.request)} asks"
+
+    @property
+    def conversation_url(self) -> str:
+        """The web chat's page of the question's conversation, beside the answer link."""
+        base = self.answer_url.rsplit("/a/", 1)[0]
+        return f"{base}/?c={quote(self.request.conversation_id, safe='')}"
+
+    def context(self) -> list[str]:
+        """Who asks, where, and by when: the lines every message carries with the question."""
+        request = self.request
+        lines = [f"Asked by {asker(request)} for {request.owner}."]
+        if request.expires_at is not None:
+            lines.append(f"Answer by {request.expires_at.strftime('%Y-%m-%d %H:%M UTC')}.")
+        return lines
+
+
+def asker(request: Interaction) -> str:
+    """Who asks, in words: "the agent deployer", "the flow nightly", "ci-bot"."""
+    requester = request.requester
+    if requester.type in ("agent", "flow"):
+        return f"the {requester.type} {requester.name}"
+    return requester.name if requester.name and requester.name != "api" else request.owner
 
 
 def _first_line(text: str, limit: int = 120) -> str:
@@ -84,12 +110,13 @@ def plain_text(message: Outgoing) -> str:
     """The question as plain text: its words, the one-click answers, the page, the deadline
     (what a mail's text part says, and what a notification-only channel can send)."""
     request = message.request
-    lines = [request.title or "", request.message, ""]
+    lines = [request.title or "", request.message, "", *message.context(), ""]
     if message.buttons:
         lines.append("Answer with one click:")
         lines += [f"  {button.label}: {button.url}" for button in message.buttons]
         lines.append("")
     lines.append(f"Open the question: {message.answer_url}")
+    lines.append(f"Open the conversation: {message.conversation_url}")
     if request.expires_at is not None:
         lines.append(f"It expires {request.expires_at.strftime('%Y-%m-%d %H:%M UTC')}.")
     return "\n".join(lines).strip() + "\n"

@@ -93,9 +93,21 @@ def _html(message: Outgoing) -> str:
         actions = ""
         more = "Answer it here"
     page = html.escape(message.answer_url, quote=True)
+    where = html.escape(message.conversation_url, quote=True)
+    context = "".join(
+        f'<p style="color:#444">{html.escape(line)}</p>' for line in message.context()
+    )
+    expires = message.request.expires_at
+    expiry = (
+        f"<p>It expires {html.escape(expires.strftime('%Y-%m-%d %H:%M UTC'))}.</p>"
+        if expires is not None
+        else ""
+    )
     return (
         '<!doctype html><html><body style="font-family:sans-serif;max-width:40em">'
-        f'{title}{body}{actions}<p><a href="{page}">{more}</a>.</p>'
+        f"{title}{body}{context}{actions}"
+        f'<p><a href="{page}">{more}</a> · <a href="{where}">Open the conversation</a>.</p>'
+        f"{expiry}"
         '<p style="color:#666;font-size:small">Each button opens a page that asks you to '
         "confirm: opening it answers nothing.</p></body></html>"
     )
