@@ -15,7 +15,7 @@ from pawflow.cli import app as cli
 from pawflow.demo.agents import DEMO_AGENT
 from pawflow.errors import ConfigError, InvalidInput
 from pawflow.flow.deployments import list_deployments
-from pawflow.serve import prepare, token_file
+from pawflow.serve import channel_status, prepare, token_file
 from pawflow.server.context import ServerContext
 from pawflow.server.credentials import issue_token, revoke_tokens
 from pawflow.server.settings import ServerSettings
@@ -135,6 +135,20 @@ def test_prepare_makes_a_local_user_only_on_an_empty_database(tmp_path: Path) ->
         assert store.list_conversations(user="local") == []
         again = prepare(ServerSettings(db=url), store=store)
         assert not any("/signin?token=" in line for line in again.lines)
+        assert again.lines[-1] == channel_status(ServerSettings(db=url))
+
+
+def test_the_banner_says_which_channels_are_on_and_why_not() -> None:
+    off = channel_status(ServerSettings())
+    assert off == (
+        "Channels: email: off (no PAWFLOW_SMTP_URL) · slack: off (no PAWFLOW_SLACK_BOT_TOKEN)"
+        " · replies by mail: off (no PAWFLOW_IMAP_URL) · webhooks and apprise: on"
+    )
+    on = channel_status(
+        ServerSettings(smtp_url="smtp://lee:secret@mail.example.org:587", slack_bot_token="x")
+    )
+    assert "email: on (smtp://mail.example.org:587)" in on and "secret" not in on
+    assert "slack: on" in on
 
 
 def test_serve_runs_no_demo_agent_or_plugin_without_demo(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI
 
@@ -297,7 +298,31 @@ def greeting(store: Store, chat: ChatService, settings: ServerSettings, *, demo:
         ]
     if settings.db.startswith("sqlite:///"):
         lines.append(f"Database: {settings.db.removeprefix('sqlite:///')} (--db or PAWFLOW_DB)")
+    lines.append(channel_status(settings))
     return lines
+
+
+def _where(url: str) -> str:
+    """A server's URL without its credentials: ``smtp://mail.example.org:587``."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
+
+
+def channel_status(settings: ServerSettings) -> str:
+    """Each channel on or off, and why: ``Channels: email: on (smtp://…) · slack: off (no
+    PAWFLOW_SLACK_BOT_TOKEN) · …`` (the start banner's line)."""
+    said = [
+        f"email: on ({_where(settings.smtp_url)})"
+        if settings.smtp_url
+        else "email: off (no PAWFLOW_SMTP_URL)",
+        "slack: on" if settings.slack_bot_token else "slack: off (no PAWFLOW_SLACK_BOT_TOKEN)",
+        f"replies by mail: on ({_where(settings.imap_url)})"
+        if settings.imap_url
+        else "replies by mail: off (no PAWFLOW_IMAP_URL)",
+        "webhooks and apprise: on",
+    ]
+    return "Channels: " + " · ".join(said)
 
 
 def token_file(db: str) -> Path:
