@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from pawflow.errors import Forbidden, InvalidInput, NotFound
-from pawflow.store import Store, interactions
+from pawflow.store import Store, answering
 
 PEOPLE = ("req", "lee", "lou", "ada", "bob", "carl", "zed")
 
@@ -37,7 +37,8 @@ def _setup(store: Store) -> dict[str, str]:
 def _may_answer(store: Store, request_id: str, user: str) -> bool:
     try:
         with store.transaction(write=False) as tx:
-            interactions.prepare_answer(tx, request_id, True, user=user, now=store.now())
+            found = answering.read_answering(tx, request_id)
+            answering.prepare_answer(tx, found, True, user=user, now=store.now())
     except (Forbidden, NotFound):
         return False
     return True
