@@ -50,9 +50,9 @@ lint: $(STAMP) lint-js
 	$(PY) -m ruff check src tests benchmarks scripts
 	$(PY) -m ruff format --check src tests benchmarks scripts
 
-# The web chat's JavaScript (src/pawflow/server/static/js, and the MCP App's in
-# src/pawflow/mcp/app) type-checked by TypeScript, with the
-# compiler pinned in tools/webchat (installed again when its lock file changes). Without
+# The web chat's JavaScript (src/pawflow/server/static/js, its service worker sw.js with
+# the worker's types, and the MCP App's in src/pawflow/mcp/app) type-checked by TypeScript,
+# with the compiler pinned in tools/webchat (installed again when its lock file changes). Without
 # node/npm the check is skipped locally and fails in CI (CI=true).
 WEBCHAT_TOOLS := tools/webchat
 
@@ -62,7 +62,8 @@ lint-js:
 	     [ $(WEBCHAT_TOOLS)/package-lock.json -nt $(WEBCHAT_TOOLS)/node_modules/.package-lock.json ]; then \
 	    (cd $(WEBCHAT_TOOLS) && npm ci --no-audit --no-fund) || exit 1; \
 	  fi; \
-	  echo "tsc -p $(WEBCHAT_TOOLS)"; $(WEBCHAT_TOOLS)/node_modules/.bin/tsc -p $(WEBCHAT_TOOLS); \
+	  echo "tsc -p $(WEBCHAT_TOOLS)"; $(WEBCHAT_TOOLS)/node_modules/.bin/tsc -p $(WEBCHAT_TOOLS) && \
+	  $(WEBCHAT_TOOLS)/node_modules/.bin/tsc -p $(WEBCHAT_TOOLS)/tsconfig.worker.json; \
 	elif [ "$$CI" = true ]; then echo "node and npm are missing (apt-get install nodejs npm)"; exit 1; \
 	else echo "node and npm are missing (apt-get install nodejs npm): web chat types not checked"; fi
 

@@ -37,9 +37,11 @@ from pawflow.channels import (
     Channel,
     Dispatcher,
     EmailChannel,
+    PushChannel,
     SmtpConfig,
     WebhookSender,
 )
+from pawflow.channels.push import default_subject, server_keys
 from pawflow.channels.replies import ImapConfig, ReplyReader
 from pawflow.chat.service import ChatService
 from pawflow.demo import agents as demo_agents
@@ -136,6 +138,12 @@ def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
             settings.slack_bot_token, settings.slack_signing_secret, settings.slack_api_url
         )
         channels.append(SlackChannel(config))
+    if settings.push:
+        subject = settings.push_subject or default_subject(settings.base_url, settings.mail_from)
+        keys = server_keys(store)  # made on the first start, kept in the store
+        channels.append(
+            PushChannel(store, keys, subject=subject, rule=rule, timeout=settings.delivery_timeout)
+        )
     return Dispatcher(
         store,
         channels,

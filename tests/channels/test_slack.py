@@ -342,9 +342,10 @@ def test_a_post_whose_answer_was_lost_is_not_posted_twice(slack: Slack) -> None:
 def test_a_server_with_a_bot_token_sends_by_slack_and_masks_its_secrets(store: Store) -> None:
     settings = QUIET.replace(slack_bot_token=TOKEN, slack_signing_secret=SECRET)
     built = dispatcher(store, settings)
-    assert set(built.channels) == {"slack", "apprise"}  # every server runs apprise
+    # Every server runs apprise, and push unless it is turned off.
+    assert set(built.channels) == {"slack", "apprise", "push"}
     assert redact(f"token {TOKEN}, secret {SECRET}") == "token ***, secret ***"
-    assert set(dispatcher(store, QUIET).channels) == {"apprise"}
+    assert set(dispatcher(store, QUIET.replace(push=False)).channels) == {"apprise"}
 
 
 def test_an_answer_not_the_clickers_is_explained_to_them_alone_and_logs_no_traceback(

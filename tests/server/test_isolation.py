@@ -21,7 +21,7 @@ MakeApi = Callable[[str], Api]
 @dataclass
 class World:
     """What one user owns: a conversation, pending requests of two kinds, an upload, a
-    webhook."""
+    webhook, a device subscribed to push."""
 
     api: Api
     conversation: str
@@ -29,6 +29,11 @@ class World:
     text: str
     file: str
     webhook: str
+    push_device: str
+
+
+# A browser's subscription: a public endpoint (nothing is sent to it) and well-formed keys.
+SUBSCRIPTION = {"keys": {"p256dh": "BA" + "A" * 85, "auth": "A" * 22}}
 
 
 def build(api: Api) -> World:
@@ -45,7 +50,9 @@ def build(api: Api) -> World:
     api.ok("share_conversation", conversation_id=conversation, user=OUTSIDER, access="read")
     # a public address: nothing is sent here (no dispatcher runs), and none may be inward
     hook = api.ok("create_webhook", url="http://1.1.1.1/hook", events=["interaction.answered"])
-    return World(api, conversation, confirm, text, file_id, hook["webhook"]["id"])
+    endpoint = f"https://1.1.1.1/push/{secrets.token_urlsafe(8)}"
+    device = api.ok("subscribe_push", endpoint=endpoint, **SUBSCRIPTION)
+    return World(api, conversation, confirm, text, file_id, hook["webhook"]["id"], device["id"])
 
 
 OUTSIDER = "outsider"
@@ -64,12 +71,14 @@ def deleted_ids(live: LiveServer, owner: Api) -> dict[str, str]:
         sql(tx).execute("DELETE FROM conversations WHERE id = ?", (world.conversation,))
         sql(tx).execute("DELETE FROM files WHERE id = ?", (world.file,))
         sql(tx).execute("DELETE FROM webhooks WHERE id = ?", (world.webhook,))
+        sql(tx).execute("DELETE FROM push_subscriptions WHERE id = ?", (world.push_device,))
     return {
         "conversation": world.conversation,
         "confirm": world.confirm,
         "text": world.text,
         "file": world.file,
         "webhook": world.webhook,
+        "push_device": world.push_device,
     }
 
 
@@ -90,6 +99,7 @@ ID_ACTIONS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "list_confirmations": ("conversation_id", "conversation", {}),
     "delete_webhook": ("webhook_id", "webhook", {}),
     "list_webhook_deliveries": ("webhook_id", "webhook", {}),
+    "remove_push_device": ("device_id", "push_device", {}),
 }
 
 

@@ -9,10 +9,10 @@ The one thing JSON Schema cannot state is how the parts of a ``response_schema``
 ``ui_surface`` or a list of ``options`` agree with each other (a minimum not above its
 maximum, one label per enum value, form fields that exist, a surface that fits its kind,
 option values that differ): the contract checks those (docs/contract.md) and names each
-problem in a 422. Nor can it state where a webhook's ``url`` or a ``notify_url`` leads
-(whether Apprise reads it, whether its host resolves inside the server's network): the
-server checks that too, with a 422 on the field. Only such
-a 422 may answer a request the document admits."""
+problem in a 422. Nor can it state where a webhook's ``url``, a ``notify_url`` or a push
+``endpoint`` leads (whether Apprise reads it, whether its host resolves inside the server's
+network): the server checks that too, with a 422 on the field. Only such a 422 may answer a
+request the document admits."""
 
 from __future__ import annotations
 
@@ -39,11 +39,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # a hang guard, not a
 load_all_checks()
 EXAMPLES = 20
 CONTRACT_FIELDS = re.compile(
-    r"(response_schema|ui_surface|options|on_expire)([.\[]|$)|(notify_)?url$"
+    r"(response_schema|ui_surface|options|on_expire)([.\[]|$)|(notify_)?url$|endpoint$"
 )
 """Fields whose inner agreement the contract checks, beyond what JSON Schema can say (an
 ``on_expire`` answer must be a valid answer of the request, which needs a deadline; where a
-webhook's or a notification URL's host resolves)."""
+webhook's, a notification URL's or a push endpoint's host resolves)."""
 
 
 def schema_valid_requests_are_accepted(ctx: Any, response: Any, case: Any) -> bool | None:

@@ -163,7 +163,7 @@ export interface RequestInteraction {
   expires_at?: string | null;
   ui_surface?: JsonObject | null;
   idempotency_key?: string | null;
-  notify?: ("email" | "slack" | "webhook" | "apprise")[] | null;
+  notify?: ("email" | "slack" | "webhook" | "apprise" | "push")[] | null;
   /** Who answers and what happens when nobody does (docs/governance.md). */
   assignees?: string[] | null;
   requester_may_answer?: boolean | null;

@@ -1,4 +1,4 @@
-"""Channels: reaching people where they are (email, Slack, webhooks, Apprise URLs).
+"""Channels: reaching people where they are (email, Slack, Web Push, webhooks, Apprise URLs).
 
 Each channel is an adapter (:class:`Channel`) that renders a request for a recipient,
 sends it once per outbox row, and updates a sent copy when the request is settled. The
@@ -24,6 +24,7 @@ from pawflow.channels.base import (
 )
 from pawflow.channels.dispatcher import Dispatcher
 from pawflow.channels.email import EmailChannel, SmtpConfig
+from pawflow.channels.push import PushChannel
 from pawflow.channels.webhooks import WebhookSender
 
 if typing.TYPE_CHECKING:
@@ -41,6 +42,7 @@ __all__ = [
     "Dispatcher",
     "EmailChannel",
     "Outgoing",
+    "PushChannel",
     "SlackChannel",
     "SlackConfig",
     "SmtpConfig",

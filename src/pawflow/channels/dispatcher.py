@@ -17,13 +17,13 @@ copies updated in the same pass, and the webhook deliveries that are due are sen
 way (:mod:`pawflow.channels.webhooks`), and so are the A2A push notifications
 (:mod:`pawflow.store.a2a_push`).
 
-Deliveries go out side by side: each channel (mail, Slack, Apprise, webhooks, pushes, the
-updates of settled copies) is a lane of its own with up to ``concurrency`` attempts in
-flight (``PAWFLOW_OUTBOX_CONCURRENCY``, 8), and a destination (``host:port`` of a URL; the
-relay of mail or Slack) has at most one attempt in flight: a pass claims only the oldest
-due delivery of each destination that is idle, and never waits for a send to end. A slow
-receiver holds its own destination and one place in its lane, never another user's
-deliveries nor another channel.
+Deliveries go out side by side: each channel (mail, Slack, Apprise, Web Push, webhooks, A2A
+pushes, the updates of settled copies) is a lane of its own with up to ``concurrency``
+attempts in flight (``PAWFLOW_OUTBOX_CONCURRENCY``, 8), and a destination (``host:port`` of
+a URL; the relay of mail or Slack; a person's Web Push devices) has at most one attempt in
+flight: a pass claims only the oldest due delivery of each destination that is idle, and
+never waits for a send to end. A slow receiver holds its own destination and one place in
+its lane, never another user's deliveries nor another channel.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from typing import Generic, Protocol, TypeVar
 from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing
 from pawflow.channels.webhooks import Attempt, WebhookSender
 from pawflow.loops import Loop
-from pawflow.store import Store, a2a_push, answer_links, leases, outbox
+from pawflow.store import Store, a2a_push, answer_links, lanes, leases, outbox
 from pawflow.store import Transaction as Tx
 from pawflow.store import webhooks as webhooks_store
 from pawflow.store.a2a_push import PushDelivery
@@ -227,13 +227,13 @@ class Dispatcher:
                     continue
                 limit = min(room[channel], self.batch)
                 for row in outbox.claim_due(tx, now, limit, busy, channel=channel):
-                    where = outbox.destination(row.channel, row.address)
+                    where = lanes.destination(row.channel, row.address, row.recipient)
                     busy.add(where)
                     message = self._outgoing(tx, row)
                     jobs.append((channel, where, partial(self._send, row, message)))
             if room[SETTLE] > 0:
                 for row in outbox.claim_settle(tx, now, min(room[SETTLE], self.batch), busy):
-                    where = outbox.destination(row.channel, row.address)
+                    where = lanes.destination(row.channel, row.address, row.recipient)
                     busy.add(where)
                     jobs.append((SETTLE, where, partial(self._settle, row)))
             hooks, pushes = self._webhook_posts, self._push_posts
@@ -251,7 +251,7 @@ class Dispatcher:
         jobs: list[tuple[str, str, Callable[[], bool]]] = []
         for delivery in posting.claim_due(tx, now, limit, busy):
             target = posting.target_of(tx, delivery)
-            where = outbox.destination("", "" if target is None else posting.url_of(target))
+            where = lanes.destination("", "" if target is None else posting.url_of(target))
             busy.add(where)
             jobs.append((posting.lane, where, partial(self._post, posting, delivery, target)))
         return jobs

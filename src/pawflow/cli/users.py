@@ -79,7 +79,7 @@ def users_set(
     ),
     notify: str | None = typer.Option(
         None,
-        help="The channels to use, comma-separated (email,slack,webhook,apprise);"
+        help="The channels to use, comma-separated (email,slack,webhook,apprise,push);"
         " 'none' for none, 'default' for every channel with an address.",
     ),
 ) -> None:

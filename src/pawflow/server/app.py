@@ -34,6 +34,7 @@ from pawflow.server import (
     health,
     invitations,
     pages,
+    push,
     signin,
     slack,
     tokens,
@@ -58,7 +59,17 @@ from pawflow.store.sweeper import Sweeper
 log = logging.getLogger("pawflow.server")
 
 STATIC_DIR = Path(__file__).parent / "static"
-PUBLIC_PATHS = frozenset({"/", "/confirmations", "/healthz", "/signin", "/favicon.ico"})
+PUBLIC_PATHS = frozenset(
+    {
+        "/",
+        "/confirmations",
+        "/healthz",
+        "/signin",
+        "/favicon.ico",
+        "/manifest.webmanifest",
+        "/sw.js",
+    }
+)
 """Routes served without a caller (besides the files under ``/static``)."""
 
 
@@ -141,6 +152,7 @@ def create_app(
     app.include_router(governance.router)
     app.include_router(tokens.router)
     app.include_router(bulk.router)
+    app.include_router(push.router)
     app.include_router(agent_routes.router)
     app.include_router(approvals.router)
     app.include_router(invitations.router)
@@ -209,5 +221,23 @@ def _add_static(app: FastAPI) -> None:
     @app.get("/confirmations", include_in_schema=False)
     def page() -> FileResponse:
         return FileResponse(index, media_type="text/html", headers={"Cache-Control": "no-cache"})
+
+    # The installable app: its manifest, and its service worker, served from the root so
+    # that it may control every page of the chat (docs/web-chat.md).
+    @app.get("/manifest.webmanifest", include_in_schema=False)
+    def manifest() -> FileResponse:
+        return FileResponse(
+            STATIC_DIR / "manifest.webmanifest",
+            media_type="application/manifest+json",
+            headers={"Cache-Control": "no-cache"},
+        )
+
+    @app.get("/sw.js", include_in_schema=False)
+    def service_worker() -> FileResponse:
+        return FileResponse(
+            STATIC_DIR / "sw.js",
+            media_type="text/javascript",
+            headers={"Cache-Control": "no-cache"},
+        )
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -39,13 +39,13 @@ from pawflow.records import ClientChannel, Conversation, FileRef, Interaction, M
 # No string in a body may hold NUL (the body is refused with a 400 otherwise): every string
 # the document describes says so (NO_NUL, NOT_BLANK).
 MAX_SAFE_INTEGER = 2**53 - 1
-NotifyChannel = Literal["email", "slack", "webhook", "apprise"]
+NotifyChannel = Literal["email", "slack", "webhook", "apprise", "push"]
 WEBHOOK_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#@\\\x00-\x1f\x7f]+([/?#][^\s\x00-\x1f\x7f]*)?$"
 WebhookEvent = Literal[
     "interaction.created", "interaction.answered", "interaction.expired", "interaction.cancelled"
 ]
 NotifyList = Annotated[
-    list[NotifyChannel], Field(max_length=4, json_schema_extra={"uniqueItems": True})
+    list[NotifyChannel], Field(max_length=5, json_schema_extra={"uniqueItems": True})
 ]
 """The largest integer a JSON number carries exactly everywhere: a bound above it would
 admit, compared as a double, numbers past it."""

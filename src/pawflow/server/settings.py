@@ -101,6 +101,12 @@ class ServerSettings:
     """Verifies what Slack posts to ``/integrations/slack/interactions``; unset: that is a 404."""
     slack_api_url: str = "https://slack.com/api/"
     """Where Slack's Web API is reached."""
+    push: bool = True
+    """Web Push to the browsers and phones people subscribe (``PAWFLOW_PUSH=off``: none);
+    its VAPID key pair is made on the first start and kept in the store."""
+    push_subject: str | None = None
+    """Whom push services may contact about this server's pushes (``mailto:`` or an https
+    URL); by default ``mailto:`` the mail sender, else ``public_url`` when it is https."""
     outbox_interval: float = 2.0
     """Seconds between the dispatcher's passes over the outbox."""
     lease_ttl: float = 10.0
@@ -173,6 +179,10 @@ class ServerSettings:
             "https",
         ):
             problems.append("public_url must start with http:// or https://")
+        if self.push_subject is not None and not self.push_subject.startswith(
+            ("mailto:", "https://")
+        ):
+            problems.append("push_subject must start with mailto: or https://")
         if problems:
             raise ConfigError("invalid server settings: " + "; ".join(problems))
 

@@ -19,7 +19,7 @@ from pawflow.clock import from_millis
 from pawflow.ids import new_id
 from pawflow.store.a2a_tasks import PushConfig, push_config, push_configs
 from pawflow.store.database import Tx, sql
-from pawflow.store.outbox import Busy
+from pawflow.store.lanes import Busy
 from pawflow.store.webhooks import (
     DeliveryStatus,
     Queue,

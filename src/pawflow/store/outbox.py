@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pawflow import telemetry
 from pawflow.clock import from_millis, iso, to_millis
@@ -39,16 +38,18 @@ from pawflow.records import Interaction
 from pawflow.store import audit
 from pawflow.store.database import Tx, sql
 from pawflow.store.events import append_event
+from pawflow.store.lanes import Busy, destination, pick
 from pawflow.store.metrics import GaugeQuery, Rows, add_gauges, count
 from pawflow.telemetry import Family, Sample
 
-NOTIFY_CHANNELS: tuple[str, ...] = ("email", "slack", "webhook", "apprise")
+NOTIFY_CHANNELS: tuple[str, ...] = ("email", "slack", "webhook", "apprise", "push")
 """The channels a user or a request may name in ``notify``."""
 ADDRESS_OF: dict[str, str | None] = {
     "email": "email",
     "slack": "slack",
     "apprise": "notify_url",
     "webhook": None,  # the user's own webhooks (pawflow.store.webhooks): no address
+    "push": None,  # the user's push subscriptions (pawflow.store.web_push), one per device
 }
 """Which of a user's addresses each channel sends to."""
 DeliveryStatus = Literal["queued", "sent", "failed", "skipped"]
@@ -82,11 +83,14 @@ class Reach:
     notify: tuple[str, ...] | None = None
     webhooks: bool = False
     """Whether they have a webhook (the ``webhook`` channel's only "address")."""
+    devices: bool = False
+    """Whether a device of theirs is subscribed to push (the ``push`` channel's "address")."""
 
     def address(self, channel: str) -> str | None:
         column = ADDRESS_OF.get(channel)
         if column is None:
-            return "" if channel == "webhook" and self.webhooks else None
+            held = {"webhook": self.webhooks, "push": self.devices}.get(channel, False)
+            return "" if held else None
         value: str | None = getattr(self, column)
         return value
 
@@ -98,7 +102,8 @@ class Reach:
 
     def reachable(self, channel: str) -> bool:
         """Whether they have an address for ``channel`` (for webhooks: a webhook)."""
-        return self.webhooks if channel == "webhook" else bool(self.address(channel))
+        address = self.address(channel)
+        return address is not None if ADDRESS_OF.get(channel) is None else bool(address)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,19 +141,20 @@ def _check_address(name: str, value: str | None) -> str | None:
 
 def get_reach(tx: Tx, user: str) -> Reach:
     # One statement (one round trip): the user's channels, if any, and whether they have
-    # webhooks.
+    # webhooks and devices subscribed to push.
     row = sql(tx).one(
         "SELECT c.email, c.slack, c.notify_url, c.notify, c.user_id AS found,"
-        " EXISTS (SELECT 1 FROM webhooks WHERE user_id = ?) AS hooks"
+        " EXISTS (SELECT 1 FROM webhooks WHERE user_id = ?) AS hooks,"
+        " EXISTS (SELECT 1 FROM push_subscriptions WHERE user_id = ?) AS devices"
         " FROM (SELECT 1 AS one) AS u LEFT JOIN user_channels AS c ON c.user_id = ?",
-        (user, user),
+        (user, user, user),
     )
     assert row is not None
-    hooks = bool(row["hooks"])
+    hooks, devices = bool(row["hooks"]), bool(row["devices"])
     if row["found"] is None:
-        return Reach(user, webhooks=hooks)
+        return Reach(user, webhooks=hooks, devices=devices)
     notify = None if row["notify"] is None else tuple(json.loads(row["notify"]))
-    return Reach(user, row["email"], row["slack"], row["notify_url"], notify, hooks)
+    return Reach(user, row["email"], row["slack"], row["notify_url"], notify, hooks, devices)
 
 
 _UNSET: Any = object()
@@ -362,7 +368,11 @@ def _insert(
 
 
 def _missing(user: str, channel: str) -> str:
-    return f"{user} has no webhook" if channel == "webhook" else f"{user} has no {channel} address"
+    if channel == "webhook":
+        return f"{user} has no webhook"
+    if channel == "push":
+        return f"{user} has no device subscribed to push"
+    return f"{user} has no {channel} address"
 
 
 def webhooks_on(tx: Tx, request_id: str) -> bool:
@@ -381,25 +391,6 @@ def deliveries(tx: Tx, request_id: str) -> list[OutboxRow]:
         (request_id,),
     )
     return [OutboxRow.from_row(row) for row in rows]
-
-
-def destination(channel: str, address: str) -> str:
-    """Where a delivery goes, as the dispatcher counts what is in flight: ``host:port`` of a
-    URL, or the channel for one that sends through one relay (mail, Slack)."""
-    if "://" not in address:
-        return channel
-    try:
-        parts = urlsplit(address)
-        port = parts.port
-    except ValueError:
-        return f"{channel}:?"
-    host = (parts.hostname or "").lower()
-    if not host:
-        return f"{channel}:{parts.scheme.lower()}"
-    return f"{host}:{port}" if port else f"{host}:{parts.scheme.lower()}"
-
-
-Busy = Collection[str]  # destinations with a delivery in flight: claims pass over them
 
 
 def claim_due(
@@ -422,29 +413,21 @@ def claim_settle(tx: Tx, now: datetime, limit: int, busy: Busy = ()) -> list[Out
 def _first_due(
     tx: Tx, state: str, now: datetime, limit: int, busy: Busy, params: tuple[str, ...] = ()
 ) -> list[dict[str, Any]]:
-    # One candidate per address (and per relay channel), oldest first; one per idle destination.
+    # One candidate per address (per relay channel, per push recipient), oldest first; one
+    # per idle destination.
     rows = sql(tx).all(
-        "SELECT id, attempts, channel, address FROM (SELECT id, attempts, channel, address,"
-        " next_at, ROW_NUMBER() OVER (PARTITION BY channel, CASE WHEN channel IN"
-        " ('email', 'slack') THEN '' ELSE address END ORDER BY next_at, id) AS n FROM outbox"
+        "SELECT id, attempts, channel, address, recipient FROM (SELECT id, attempts, channel,"
+        " address, recipient, next_at, ROW_NUMBER() OVER (PARTITION BY channel, CASE WHEN"
+        " channel IN ('email', 'slack') THEN '' WHEN channel = 'push' THEN recipient ELSE"
+        " address END ORDER BY next_at, id) AS n FROM outbox"
         f" WHERE {state} AND next_at <= ?) AS due WHERE n = 1 ORDER BY next_at, id LIMIT ?",
         (*params, to_millis(now), limit + 4 * len(busy)),
     )
-    return pick(rows, lambda row: destination(row["channel"], row["address"]), limit, busy)
+    return pick(rows, _destination_of, limit, busy)
 
 
-def pick(
-    rows: list[dict[str, Any]], where: Callable[[dict[str, Any]], str], limit: int, busy: Busy
-) -> list[dict[str, Any]]:
-    """The first row of each destination not ``busy``, up to ``limit``."""
-    chosen: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        key = where(row)
-        if key not in busy and key not in chosen:
-            chosen[key] = row
-            if len(chosen) == limit:
-                break
-    return list(chosen.values())
+def _destination_of(row: dict[str, Any]) -> str:
+    return destination(row["channel"], row["address"], row["recipient"])
 
 
 def _claim(

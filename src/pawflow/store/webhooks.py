@@ -29,8 +29,9 @@ from pawflow.errors import FieldError, InvalidInput, NotFound
 from pawflow.ids import new_id
 from pawflow.records import Interaction
 from pawflow.store.database import Tx, sql
+from pawflow.store.lanes import Busy, destination, pick
 from pawflow.store.metrics import count
-from pawflow.store.outbox import MAX_ATTEMPTS, Busy, backoff, destination, pick
+from pawflow.store.outbox import MAX_ATTEMPTS, backoff
 
 EVENTS: tuple[str, ...] = (
     "interaction.created",

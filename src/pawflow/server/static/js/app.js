@@ -530,6 +530,9 @@ setInterval(() => {
 }, 30000);
 
 async function boot() {
+  // The installable app's service worker, which shows pushed requests (the chat works
+  // the same without it).
+  if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => {});
   let session;
   try {
     session = await api.session();

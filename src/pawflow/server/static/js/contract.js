@@ -114,6 +114,10 @@ export function oneOf(names, value) {
  * @property {{body: UserRef, result: UserAccess}} enable_user
  * @property {{body: SignOut, result: SignedOut}} sign_out_everywhere
  * @property {{body: RespondEach, result: EachAnswered}} respond_each
+ * @property {{body: GetPush, result: PushSettings}} get_push
+ * @property {{body: SubscribePush, result: PushDevice}} subscribe_push
+ * @property {{body: UnsubscribePush, result: Deleted}} unsubscribe_push
+ * @property {{body: RemovePushDevice, result: Deleted}} remove_push_device
  * @property {{body: ListAgents, result: AgentList}} list_agents
  * @property {{body: AssignAgent, result: Assignment}} assign_agent
  * @property {{body: ListApprovalRules, result: ApprovalRules}} list_approval_rules
@@ -349,6 +353,12 @@ export function oneOf(names, value) {
 /** @typedef {Record<string, never>} GetNotifications */
 
 /**
+ * @typedef {object} GetPush
+ * @property {string | null} [endpoint] - This browser's endpoint, to learn whether it is
+ *   subscribed.
+ */
+
+/**
  * @typedef {object} GroupBody
  * @property {string} name
  * @property {Array<string>} [users] - remove_from_group: none removes the whole group.
@@ -552,8 +562,8 @@ export function oneOf(names, value) {
  * @property {string | null} email
  * @property {string | null} slack
  * @property {string | null} notify_url
- * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} notify
- * @property {Array<"email" | "slack" | "webhook" | "apprise">} channels
+ * @property {Array<"email" | "slack" | "webhook" | "apprise" | "push"> | null} notify
+ * @property {Array<"email" | "slack" | "webhook" | "apprise" | "push">} channels
  */
 
 /**
@@ -570,6 +580,28 @@ export function oneOf(names, value) {
  */
 
 /**
+ * @typedef {object} PushDevice
+ * @property {string} id
+ * @property {string} device
+ * @property {string} created_at
+ */
+
+/**
+ * @typedef {object} PushKeys
+ * @property {string} p256dh - The device's P-256 public key (base64url).
+ * @property {string} auth - The device's authentication secret (base64url).
+ */
+
+/**
+ * @typedef {object} PushSettings
+ * @property {boolean} enabled - Whether this server sends Web Push at all.
+ * @property {string | null} public_key - The server's VAPID public key: the browser's
+ *   applicationServerKey.
+ * @property {boolean} subscribed - Whether the endpoint given is one of the caller's.
+ * @property {Array<PushDevice>} devices
+ */
+
+/**
  * @typedef {object} ReassignBody
  * @property {string} request_id
  * @property {ClientChannel} [via]
@@ -582,6 +614,12 @@ export function oneOf(names, value) {
  * @property {number} status - The HTTP status one answer would have had (403, 409, …).
  * @property {string} error - Why, in words: whom it waits for, what it became, …
  * @property {Array<string> | null} [waiting_for]
+ */
+
+/**
+ * One of the caller's devices, by its id (as `get_push` lists them).
+ * @typedef {object} RemovePushDevice
+ * @property {string} device_id
  */
 
 /**
@@ -603,8 +641,8 @@ export function oneOf(names, value) {
  *   (docs/contract.md): its fallback is the request's kind, and a table or card fits that kind and
  *   its options.
  * @property {string | null} [idempotency_key]
- * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} [notify] - The channels to
- *   notify of this request ([]: none); absent: the owner's own (set_notifications).
+ * @property {Array<"email" | "slack" | "webhook" | "apprise" | "push"> | null} [notify] - The
+ *   channels to notify of this request ([]: none); absent: the owner's own (set_notifications).
  * @property {Array<string> | null} [assignees] - Who may answer: users and group:NAME entries
  *   (docs/governance.md); absent: the requester and the conversation's writers.
  * @property {boolean | null} [requester_may_answer] - false: the requester may not answer (no
@@ -692,8 +730,8 @@ export function oneOf(names, value) {
  * @property {string | null} [notify_url] - An Apprise URL. Apprise must read it and its host must
  *   be one the server may call (PAWFLOW_EGRESS_ALLOWED_HOSTS): the server checks that, beyond this
  *   document, with a 422 on notify_url.
- * @property {Array<"email" | "slack" | "webhook" | "apprise"> | null} [notify] - The channels to
- *   use; null: every channel with an address.
+ * @property {Array<"email" | "slack" | "webhook" | "apprise" | "push"> | null} [notify] - The
+ *   channels to use; null: every channel with an address.
  */
 
 /**
@@ -708,6 +746,14 @@ export function oneOf(names, value) {
 /**
  * @typedef {object} SignedOut
  * @property {number} ended - How many browser sessions ended.
+ */
+
+/**
+ * A browser's `PushSubscription.toJSON()`, and what to call the device.
+ * @typedef {object} SubscribePush
+ * @property {string} endpoint
+ * @property {PushKeys} keys
+ * @property {string} [device]
  */
 
 /**
@@ -762,6 +808,12 @@ export function oneOf(names, value) {
  * @property {Record<string, unknown>} arguments
  * @property {string | null} run_id
  * @property {string} executed_at
+ */
+
+/**
+ * This browser, by its endpoint.
+ * @typedef {object} UnsubscribePush
+ * @property {string} endpoint
  */
 
 /**

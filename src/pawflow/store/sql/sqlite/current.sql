@@ -551,3 +551,22 @@ ALTER TABLE web_sessions ADD COLUMN last_seen_at INTEGER;
 CREATE INDEX web_sessions_user ON web_sessions (user_id);
 
 ALTER TABLE users ADD COLUMN disabled_at INTEGER;
+
+-- 0025: Web Push: the server's VAPID key pair and each user's subscriptions, one per device.
+CREATE TABLE push_keys (
+    id TEXT PRIMARY KEY CHECK (id = 'vapid'),
+    private_key TEXT NOT NULL,
+    public_key TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+
+CREATE TABLE push_subscriptions (
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users (id),
+    endpoint TEXT NOT NULL UNIQUE,
+    p256dh TEXT NOT NULL,
+    auth TEXT NOT NULL,
+    device TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX push_subscriptions_user ON push_subscriptions (user_id);
