@@ -287,21 +287,23 @@ def _members_and_reach(
     published, and to notify."""
     rows = sql(tx).all(
         "SELECT m.user_id, m.access, c.email, c.slack, c.notify_url, c.notify,"
-        " c.user_id AS found, EXISTS (SELECT 1 FROM webhooks WHERE user_id = ?) AS hooks FROM ("
+        " c.user_id AS found, EXISTS (SELECT 1 FROM webhooks WHERE user_id = ?) AS hooks,"
+        " EXISTS (SELECT 1 FROM push_subscriptions WHERE user_id = ?) AS devices FROM ("
         "SELECT owner AS user_id, 'owner' AS access FROM conversations WHERE id = ? UNION ALL"
         " SELECT user_id, access FROM conversation_members WHERE conversation_id = ?) AS m"
         " LEFT JOIN user_channels AS c ON c.user_id = m.user_id AND m.user_id = ?",
-        (owner, conversation_id, conversation_id, owner),
+        (owner, owner, conversation_id, conversation_id, owner),
     )
     members = {row["user_id"]: row["access"] for row in rows}
     mine = next((row for row in rows if row["user_id"] == owner), None)
     if mine is None:
         return members, None
+    hooks, devices = bool(mine["hooks"]), bool(mine["devices"])
     if mine["found"] is None:
-        return members, outbox.Reach(owner, webhooks=bool(mine["hooks"]))
+        return members, outbox.Reach(owner, webhooks=hooks, devices=devices)
     notify = None if mine["notify"] is None else tuple(json.loads(mine["notify"]))
     reach = outbox.Reach(
-        owner, mine["email"], mine["slack"], mine["notify_url"], notify, bool(mine["hooks"])
+        owner, mine["email"], mine["slack"], mine["notify_url"], notify, hooks, devices
     )
     return members, reach
 
