@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +42,19 @@ def own_data_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         patch.delenv("PAWFLOW_TOKEN", raising=False)
         patch.delenv("PAWFLOW_TOKEN_FILE", raising=False)
         yield folder
+
+
+@pytest.fixture(autouse=True)
+def _no_event_loop_left_behind() -> Iterator[None]:
+    """Some frameworks' synchronous calls (pydantic-ai's run_sync) leave an event loop set on
+    the main thread, never closed: close it after the test that made it, rather than have it
+    reported against whichever test runs an event loop next."""
+    yield
+    local = getattr(asyncio.get_event_loop_policy(), "_local", None)
+    loop = getattr(local, "_loop", None)
+    if isinstance(loop, asyncio.AbstractEventLoop) and not loop.is_running():
+        loop.close()
+        asyncio.set_event_loop(None)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
