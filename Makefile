@@ -119,4 +119,4 @@ vsix:
 
 clean:
 	rm -rf $(VENV) $(CREWAI_VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(WEBCHAT_TOOLS)/node_modules \
-	  tools/mcp-host/node_modules
+	  tools/mcp-host/node_modules tools/oidc-provider/node_modules

@@ -69,6 +69,7 @@ PUBLIC = [
     "QueueFull",
     "Requester",
     "ServerUnreachable",
+    "SignInProblem",
     "SignalValue",
     "Store",
     "StoreError",

@@ -35,6 +35,7 @@ escape raw::
     ├── ApiError                    the HTTP API refused a client's request (``status``)
     │   └── TokenRefused            the server does not accept the client's API token
     ├── ServerUnreachable           the client got no answer from the server at all
+    ├── SignInProblem               single sign-on refused someone, or cannot work (``setting``)
     └── HTTPProblem                 the HTTP layer refused a request (``status_code``)
 """
 
@@ -319,6 +320,18 @@ class TokenRefused(ApiError):
 
 class ServerUnreachable(PawFlowError):
     """No answer from the server at all (refused, timed out, name unknown)."""
+
+
+class SignInProblem(PawFlowError):
+    """Single sign-on cannot go on: ``reason`` is shown to the person; ``setting`` names what
+    an operator should check; ``status`` is 403 for someone refused, 5xx for a provider that
+    is down or misconfigured."""
+
+    def __init__(self, reason: str, *, setting: str | None = None, status: int = 403) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.setting = setting
+        self.status = status
 
 
 class HTTPProblem(PawFlowError):

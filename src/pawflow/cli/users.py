@@ -116,12 +116,20 @@ def users_add(
     db: str | None = DB_OPTION,
     token_name: str = NAME_OPTION,
     expires: str | None = EXPIRES_OPTION,
+    admin: bool = typer.Option(False, "--admin", help="Make the user an admin (audited)."),
 ) -> None:
     """Create a user (or give one another token); the token is the last line printed."""
-    from pawflow.store import open_store
+    from pawflow.store import open_store, roles
 
     with open_store(db) as store:
         secret, row = _make_token(store, name, token_name, expires)
+        if admin:
+            with store.transaction() as tx:
+                roles.set_role(tx, name, "admin")
+                roles.record(
+                    tx, "cli", "user.role", store.now(), target=name, detail={"role": "admin"}
+                )
+            _say(f"{name} is an admin.")
     _print_new(row, secret)
 
 

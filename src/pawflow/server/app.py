@@ -25,6 +25,7 @@ import pawflow
 from pawflow.loops import Service
 from pawflow.server import (
     actions,
+    admin,
     answer_pages,
     approvals,
     bulk,
@@ -37,6 +38,7 @@ from pawflow.server import (
     push,
     signin,
     slack,
+    sso,
     tokens,
 )
 from pawflow.server import agents as agent_routes
@@ -51,6 +53,7 @@ from pawflow.server.limits import (
     RateLimiter,
     SecurityHeaders,
 )
+from pawflow.server.oidc import OidcConfig, OpenIDProvider
 from pawflow.server.settings import ServerSettings
 from pawflow.server.throttle import FailureThrottle
 from pawflow.store import Store
@@ -68,6 +71,10 @@ PUBLIC_PATHS = frozenset(
         "/favicon.ico",
         "/manifest.webmanifest",
         "/sw.js",
+        "/admin",
+        "/signin/oidc",
+        "/signin/oidc/callback",
+        "/signin/oidc/logout",
     }
 )
 """Routes served without a caller (besides the files under ``/static``)."""
@@ -95,6 +102,9 @@ def create_app(
         on_message=on_message,
         agents=agents,
     )
+    oidc_config = OidcConfig.from_settings(settings)
+    if oidc_config is not None:
+        ctx.oidc = OpenIDProvider(oidc_config, now=lambda: store.now().timestamp())
     upload_limit = settings.max_upload + UPLOAD_OVERHEAD
 
     def body_limit(path: str) -> int:
@@ -153,12 +163,14 @@ def create_app(
     app.include_router(tokens.router)
     app.include_router(bulk.router)
     app.include_router(push.router)
+    app.include_router(admin.router)
     app.include_router(agent_routes.router)
     app.include_router(approvals.router)
     app.include_router(invitations.router)
     app.include_router(events.router)
     app.include_router(files.router)
     app.include_router(signin.router)
+    app.include_router(sso.router)
     app.include_router(answer_pages.router)
     app.include_router(slack.router)
     _add_basics(app, store)
@@ -219,6 +231,7 @@ def _add_static(app: FastAPI) -> None:
     # The web chat routes on the client: each of its pages is the same document.
     @app.get("/", include_in_schema=False)
     @app.get("/confirmations", include_in_schema=False)
+    @app.get("/admin", include_in_schema=False)
     def page() -> FileResponse:
         return FileResponse(index, media_type="text/html", headers={"Cache-Control": "no-cache"})
 

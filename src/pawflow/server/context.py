@@ -13,6 +13,7 @@ from fastapi import Request
 from pawflow.records import Message
 from pawflow.server.hub import EventHub
 from pawflow.server.limits import RateLimiter
+from pawflow.server.oidc import OpenIDProvider
 from pawflow.server.settings import ServerSettings
 from pawflow.server.throttle import FailureThrottle
 from pawflow.store import Store
@@ -63,6 +64,8 @@ class ServerContext:
     agents: AgentDirectory | None = None
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
     sweeper: Sweeper | None = field(default=None, repr=False)
+    oidc: OpenIDProvider | None = field(default=None, repr=False)
+    """Single sign-on's provider (None: not set up)."""
     body_limits: dict[str, int] = field(default_factory=dict)
     """The paths that take bodies larger than ``settings.max_body``, and how large: an
     endpoint added to the app says so when it is mounted (``/mcp`` carries app uploads)."""

@@ -13,14 +13,14 @@ from fastapi import APIRouter, Body, Depends, Request
 from pydantic import Field
 
 from pawflow.durations import parse_deadline
-from pawflow.errors import Forbidden
 from pawflow.records import ClientChannel, Interaction
 from pawflow.server import models as m
+from pawflow.server.admin import Admin, require_admin
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
-from pawflow.store import Store, outbox
+from pawflow.store import Store, groups, outbox
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
@@ -212,10 +212,7 @@ class Delegations(m.Out):
 
 
 def _admin(request: Request, principal: Principal) -> Store:
-    ctx = context_of(request)
-    if principal.user not in ctx.settings.admins:
-        raise Forbidden("only an admin (PAWFLOW_ADMINS) may do this")
-    return ctx.store
+    return require_admin(request, principal)
 
 
 @_action("list_groups", Groups, "Every group and its members (admins)")
@@ -229,24 +226,33 @@ def list_groups(
 
 @_action("add_to_group", Groups, "Add users to a group, made on first use (admins)")
 def add_to_group(body: GroupBody, principal: Caller, request: Request) -> Groups:
-    store = _admin(request, principal)
-    store.accountability.add_to_group(body.name, body.users)
-    return Groups(groups=store.accountability.list_groups())
+    admin = Admin(request, principal)
+    with admin.store.transaction() as tx:
+        groups.add_members(tx, body.name, body.users, admin.store.now())
+        admin.audit(tx, "group.add", f"group:{body.name}", users=body.users)
+    return Groups(groups=admin.store.accountability.list_groups())
 
 
 @_action("remove_from_group", Groups, "Take users out of a group, or remove it (admins)")
 def remove_from_group(body: GroupBody, principal: Caller, request: Request) -> Groups:
-    store = _admin(request, principal)
-    store.accountability.remove_from_group(body.name, body.users)
-    return Groups(groups=store.accountability.list_groups())
+    admin = Admin(request, principal)
+    with admin.store.transaction() as tx:
+        groups.remove_members(tx, body.name, body.users)
+        admin.audit(tx, "group.remove", f"group:{body.name}", users=body.users)
+    return Groups(groups=admin.store.accountability.list_groups())
 
 
 @_action("delegate", Delegations, "Let another user answer for the caller until a moment")
 def delegate(body: DelegateBody, principal: Caller, request: Request) -> Delegations:
     store = _store(request)
     whom = body.principal or principal.user
-    if whom != principal.user:
-        store = _admin(request, principal)
-    store.accountability.delegate(whom, to=body.to, until=parse_deadline(body.until))
+    until = parse_deadline(body.until)
+    if whom != principal.user:  # for someone else: an admin's action, audited
+        admin = Admin(request, principal)
+        with store.transaction() as tx:
+            groups.delegate(tx, whom, body.to, until, store.now())
+            admin.audit(tx, "delegation.add", whom, to=body.to, until=body.until)
+    else:
+        store.accountability.delegate(whom, to=body.to, until=until)
     mine = [d for d in store.accountability.list_delegations() if d["principal"] == whom]
     return Delegations(delegations=[Delegation(**d) for d in mine])

@@ -586,3 +586,5 @@ class SessionOut(Out):
     via: Literal["token", "session"]
     csrf_token: str | None
     version: str = Field(description="The server's version of PawFlow.")
+    role: Literal["admin", "member"] = "member"
+    signout_url: str = Field(default="/", description="Where to go after POST /signout.")

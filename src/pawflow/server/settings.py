@@ -127,6 +127,29 @@ class ServerSettings:
     """Seconds one delivery attempt may take in all: connect, send, and the whole answer."""
     max_webhooks: int = 10
     """Webhooks a user may have."""
+    oidc_issuer: str | None = None
+    """Single sign-on: the OpenID provider's issuer URL (its discovery document is
+    ``ISSUER/.well-known/openid-configuration``); unset: no "Sign in with …" button."""
+    oidc_client_id: str | None = None
+    oidc_client_secret: str | None = None
+    oidc_client_secret_file: str | None = None
+    """A file holding the client secret (instead of ``oidc_client_secret``)."""
+    oidc_name: str | None = None
+    """The provider's name on the sign-in page ("Sign in with NAME"); default: its host."""
+    oidc_scopes: tuple[str, ...] = ("openid", "email", "profile")
+    oidc_user_claim: str = "email"
+    """The ID token's claim a new user is named by (``email``, ``preferred_username``, …)."""
+    oidc_email_claim: str = "email"
+    oidc_groups_claim: str = "groups"
+    """The claim listing the user's groups; the provider keeps those groups in step."""
+    oidc_allowed_domains: tuple[str, ...] = ()
+    """Email domains whose people may sign in (and are made users on their first sign-in)."""
+    oidc_allowed_groups: tuple[str, ...] = ()
+    """Provider groups whose members may sign in (and are made users on their first)."""
+    oidc_admin_group: str | None = None
+    """Members of this provider group are admins."""
+    oidc_timeout: float = 5.0
+    """Seconds a request to the provider may take."""
     log_format: str = "text"
     """``text`` or ``json`` (one JSON object per line, with the ids of the work at hand)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -147,6 +170,7 @@ class ServerSettings:
             "imap_interval",
             "db_timeout",
             "delivery_timeout",
+            "oidc_timeout",
         ):
             if getattr(self, name) <= 0:
                 problems.append(f"{name} must be positive")
@@ -183,6 +207,11 @@ class ServerSettings:
             ("mailto:", "https://")
         ):
             problems.append("push_subject must start with mailto: or https://")
+        if self.oidc_issuer is not None and urlsplit(self.oidc_issuer).scheme not in (
+            "http",
+            "https",
+        ):
+            problems.append("oidc_issuer must start with https:// (or http:// on loopback)")
         if problems:
             raise ConfigError("invalid server settings: " + "; ".join(problems))
 

@@ -22,9 +22,11 @@ from pawflow.server.auth import (
     check_same_origin,
     client_address,
 )
-from pawflow.server.context import context_of
-from pawflow.server.credentials import create_login, drop_login, redeem_signin
+from pawflow.server.context import ServerContext, context_of
+from pawflow.server.credentials import BrowserLogin, create_login, drop_login, redeem_signin
 from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.store import Transaction as Tx
+from pawflow.store import roles
 
 router = APIRouter(tags=["session"])
 
@@ -32,32 +34,52 @@ _page = signin_page.page
 _NO_STORE = signin_page.NO_STORE
 
 
+LINK_SIGNIN = "link_signin"
+"""The run-time option (``server_options``) an admin turns link sign-in off with."""
+
+
+def link_signin_on(tx: Tx) -> bool:
+    return roles.option(tx, LINK_SIGNIN) != "off"
+
+
+def _choices(request: Request, links: bool) -> str:
+    provider = context_of(request).oidc
+    body = "<h1>Sign in</h1>"
+    if provider is not None:
+        body += signin_page.sso_button(provider.config.name)
+    if links:
+        body += signin_page.HOW_TO_GET_A_LINK
+    elif provider is None:
+        body += signin_page.LINKS_OFF
+    return body
+
+
 @router.get("/signin", include_in_schema=False)
 def signin_form(request: Request, token: str = "") -> HTMLResponse:
-    if not token:
-        return _page("Sign in", "<h1>Sign in</h1>" + signin_page.HOW_TO_GET_A_LINK)
     store = context_of(request).store
     with store.transaction(write=False) as tx:
-        user = signin_page.link_user(tx, token, now=store.now())
+        links = link_signin_on(tx)
+        user = signin_page.link_user(tx, token, now=store.now()) if token and links else None
+    if not token:
+        return _page("Sign in", _choices(request, links))
+    if not links:
+        provider = context_of(request).oidc
+        button = signin_page.sso_button(provider.config.name) if provider else ""
+        return _page("Sign in", signin_page.LINKS_OFF + button, status=403)
     if user is None:
         return _page("Sign in", signin_page.UNUSABLE, status=400)
     return _page("Sign in", signin_page.form(user, token))
 
 
-@router.post("/signin", include_in_schema=False)
-def signin(request: Request, token: Annotated[str, Form(max_length=200)] = "") -> Response:
-    ctx = context_of(request)
-    # A page elsewhere must not sign a visitor in to an account of its choosing.
-    check_same_origin(request)
+def open_browser_login(ctx: ServerContext, user: str) -> Response:
+    """A new browser login for ``user``: the redirect to the chat that sets its cookies."""
     store = ctx.store
-    address = client_address(request)
-    ctx.auth_failures.check(address)
     with store.transaction() as tx:
-        user = redeem_signin(tx, token, now=store.now())
-        if user is None:
-            ctx.auth_failures.failed(address)
-            return _page("Sign in", signin_page.UNUSABLE, status=400)
         cookie, session = create_login(tx, user, ttl=ctx.settings.session_ttl, now=store.now())
+    return _with_login(ctx, cookie, session)
+
+
+def _with_login(ctx: ServerContext, cookie: str, session: BrowserLogin) -> Response:
     response = RedirectResponse("/", status_code=303, headers=_NO_STORE)
     max_age = int(ctx.settings.session_ttl.total_seconds())
     secure = ctx.settings.cookies_secure
@@ -69,6 +91,25 @@ def signin(request: Request, token: Annotated[str, Form(max_length=200)] = "") -
         CSRF_COOKIE, session.csrf_token, max_age=max_age, samesite="lax", secure=secure
     )
     return response
+
+
+@router.post("/signin", include_in_schema=False)
+def signin(request: Request, token: Annotated[str, Form(max_length=200)] = "") -> Response:
+    ctx = context_of(request)
+    # A page elsewhere must not sign a visitor in to an account of its choosing.
+    check_same_origin(request)
+    store = ctx.store
+    address = client_address(request)
+    ctx.auth_failures.check(address)
+    with store.transaction() as tx:
+        if not link_signin_on(tx):
+            return _page("Sign in", signin_page.LINKS_OFF, status=403)
+        user = redeem_signin(tx, token, now=store.now())
+        if user is None:
+            ctx.auth_failures.failed(address)
+            return _page("Sign in", signin_page.UNUSABLE, status=400)
+        cookie, session = create_login(tx, user, ttl=ctx.settings.session_ttl, now=store.now())
+    return _with_login(ctx, cookie, session)
 
 
 @router.post(
@@ -95,12 +136,19 @@ def signout(request: Request, principal: Annotated[Principal, Depends(authentica
     response_model=m.SessionOut,
     responses={k: v for k, v in ERROR_RESPONSES.items() if k in (401, 429)},
 )
-def session(principal: Annotated[Principal, Depends(authenticate)]) -> JSONResponse:
+def session(
+    request: Request, principal: Annotated[Principal, Depends(authenticate)]
+) -> JSONResponse:
+    ctx = context_of(request)
+    with ctx.store.transaction(write=False) as tx:
+        admin = principal.user in ctx.settings.admins or roles.is_admin(tx, principal.user)
     return JSONResponse(
         {
             "user": principal.user,
             "via": principal.via,
             "csrf_token": principal.csrf_token,
             "version": pawflow.__version__,
+            "role": "admin" if admin else "member",
+            "signout_url": "/signin/oidc/logout" if ctx.oidc is not None else "/",
         }
     )

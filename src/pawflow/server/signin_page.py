@@ -11,6 +11,7 @@ from datetime import datetime
 
 from fastapi.responses import HTMLResponse
 
+from pawflow.errors import SignInProblem
 from pawflow.server.credentials import MAX_SECRET, digest
 from pawflow.store import Transaction as Tx
 from pawflow.store import credentials
@@ -70,4 +71,38 @@ def form(user: str, token: str) -> str:
         f'<input type="hidden" name="token" value="{html.escape(token, quote=True)}">'
         '<button type="submit" class="primary">Sign in</button></form>'
         '<p class="note">Not you? Close this page: the link stays unused.</p>'
+    )
+
+
+NOT_FOUND = "<h1>Not found</h1><p>Single sign-on is not set up on this server.</p>"
+LINKS_OFF = (
+    "<h1>Sign-in links are turned off</h1><p>An admin turned sign-in by one-time link off"
+    " on this server.</p>"
+)
+
+
+def sso_button(name: str) -> str:
+    """The way to the identity provider."""
+    return (
+        f'<p><a class="button primary" href="/signin/oidc">Sign in with {html.escape(name)}</a></p>'
+    )
+
+
+def sso_problem(problem: SignInProblem) -> str:
+    """Single sign-on cannot work now: what is wrong, and the setting to check."""
+    reason = html.escape(problem.reason)
+    setting = problem.setting
+    check = f"<p>Setting to check: <code>{html.escape(setting)}</code>.</p>" if setting else ""
+    return (
+        f"<h1>Single sign-on is not working</h1><p>{reason}</p>{check}"
+        '<p class="note">Sign-in links and API tokens still work. '
+        '<a href="/signin">Back to sign-in</a></p>'
+    )
+
+
+def sso_refused(reason: str) -> str:
+    """The provider signed someone in whom this server does not let in, and why."""
+    return (
+        f"<h1>You cannot sign in here</h1><p>{html.escape(reason)}</p>"
+        '<p><a href="/signin">Back to sign-in</a></p>'
     )

@@ -164,8 +164,9 @@ def create_token_action(body: MakeToken, principal: Caller, request: Request) ->
 @_action("revoke_token", TokenInfo, "Revoke a token by its id: it stops at once")
 def revoke_token_action(body: TokenRef, principal: Caller, request: Request) -> TokenInfo:
     store = context_of(request).store
+    owner = _owner(request, principal)  # read before the write transaction opens
     with store.transaction() as tx:
-        gone = revoke_token(tx, body.token_id, owner=_owner(request, principal))
+        gone = revoke_token(tx, body.token_id, owner=owner)
     if gone is None:
         raise NotFound("token")
     return TokenInfo.of(gone)
@@ -175,6 +176,7 @@ def revoke_token_action(body: TokenRef, principal: Caller, request: Request) -> 
 def rotate_token_action(body: RotateToken, principal: Caller, request: Request) -> NewToken:
     ctx = context_of(request)
     store = ctx.store
+    owner = _owner(request, principal)  # read before the write transaction opens
     with store.transaction() as tx:
         now = store.now()
         expires_at = None
@@ -186,7 +188,7 @@ def rotate_token_action(body: RotateToken, principal: Caller, request: Request) 
             now=now,
             expires_at=expires_at,
             max_age=ctx.settings.token_max_age,
-            owner=_owner(request, principal),
+            owner=owner,
         )
     if made is None:
         raise NotFound("token")

@@ -24,8 +24,10 @@ def _check_name(what: str, value: object) -> str:
 
 def ensure_user(tx: Tx, user: str, now: datetime) -> str:
     _check_name("user", user)
+    # The first user of a store is its admin (pawflow.store.roles), in the same statement.
     sql(tx).execute(
-        "INSERT INTO users (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO users (id, created_at, role) VALUES (?, ?, CASE WHEN EXISTS"
+        " (SELECT 1 FROM users) THEN 'member' ELSE 'admin' END) ON CONFLICT (id) DO NOTHING",
         (user, to_millis(now)),
     )
     return user

@@ -44,9 +44,20 @@ def check_assignees(value: object, field: str = "assignees") -> list[str]:
     return found
 
 
+def check_kept_here(tx: Tx, name: str) -> None:
+    """Refuse to edit by hand a group the identity provider keeps (``provider_groups``)."""
+    found = sql(tx).one("SELECT 1 AS found FROM provider_groups WHERE name = ?", (name,))
+    if found is not None:
+        raise Conflict(
+            f"group {name!r} is kept by the identity provider: change it there"
+            " (its members follow the groups claim at each sign-in)"
+        )
+
+
 def add_members(tx: Tx, name: str, users: Iterable[str], now: datetime) -> list[str]:
     """Add users to a group (made on first use); returns its members."""
     check_group_name(name)
+    check_kept_here(tx, name)
     for user in users:
         ensure_user(tx, user, now)
         sql(tx).execute(
@@ -60,6 +71,7 @@ def add_members(tx: Tx, name: str, users: Iterable[str], now: datetime) -> list[
 def remove_members(tx: Tx, name: str, users: Iterable[str]) -> list[str]:
     """Take users out of a group (all of them when ``users`` is empty); returns who is left."""
     check_group_name(name)
+    check_kept_here(tx, name)
     chosen = list(users)
     if not chosen:
         sql(tx).execute("DELETE FROM user_groups WHERE name = ?", (name,))

@@ -194,3 +194,26 @@ export async function upload(file, requestId, field) {
 export async function signOut() {
   await send("/signout", { method: "POST", headers: { [CSRF_HEADER]: csrfToken } });
 }
+
+/**
+ * Read an admin route (/api/admin/…): its JSON body.
+ * @param {string} path
+ * @returns {Promise<any>}
+ */
+export async function adminGet(path) {
+  return send(`/api/admin/${path}`, { method: "GET" });
+}
+
+/**
+ * Change something as an admin (/api/admin/…); every change is audited by the server.
+ * @param {string} path
+ * @param {Record<string, unknown>} body
+ * @returns {Promise<any>}
+ */
+export async function adminPost(path, body) {
+  return send(`/api/admin/${path}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", [CSRF_HEADER]: csrfToken },
+    body: JSON.stringify(body),
+  });
+}

@@ -3,6 +3,7 @@
 // conversation list, the pending badge, toasts, and the live connection that keeps it all
 // current in every open tab.
 
+import { AdminView } from "./admin.js";
 import * as api from "./api.js";
 import { redrawBlocks, refreshBlocks } from "./blocks.js";
 import { ConversationView, urgencyLabel } from "./conversation.js";
@@ -28,7 +29,7 @@ const toasts = byId("toasts");
 const READY_WAIT_MS = 1500;
 const TOAST_MS = 8000;
 
-/** @typedef {{name: "home"} | {name: "pending"} | {name: "conversation", id: string}} Route */
+/** @typedef {{name: "home"} | {name: "pending"} | {name: "admin"} | {name: "conversation", id: string}} Route */
 
 let route = parseRoute(location.href);
 /** @type {ConversationView | InboxView | null} */
@@ -54,6 +55,7 @@ const invitations = new InvitationList((conversation) => {
 function parseRoute(href) {
   const url = new URL(href, location.origin);
   if (url.pathname === "/confirmations") return { name: "pending" };
+  if (url.pathname === "/admin") return { name: "admin" };
   const id = url.searchParams.get("c");
   return id ? { name: "conversation", id } : { name: "home" };
 }
@@ -96,6 +98,12 @@ function render({ focus = false } = {}) {
     main.append(view.element);
     view.refresh(hydrated);
     document.title = "Pending · PawFlow";
+  } else if (route.name === "admin") {
+    const admin = new AdminView();
+    main.append(admin.element);
+    admin.refresh();
+    document.title = "Admin · PawFlow";
+    if (focus) admin.focusTitle();
   } else {
     main.append(home());
     document.title = "PawFlow";
@@ -284,6 +292,9 @@ function updateBadge() {
   );
   if (route.name === "pending") pendingButton.setAttribute("aria-current", "page");
   else pendingButton.removeAttribute("aria-current");
+  const adminLink = byId("admin-link");
+  if (route.name === "admin") adminLink.setAttribute("aria-current", "page");
+  else adminLink.removeAttribute("aria-current");
   const base = document.title.replace(/^\(\d+\) /, "");
   document.title = count ? `(${count}) ${base}` : base;
 }
@@ -513,6 +524,13 @@ function signedOut() {
         h("code", null, "pawflow users signin-link NAME"),
         ".",
       ),
+      h(
+        "p",
+        null,
+        "Where your organization's sign-in is set up, use it from ",
+        h("a", { href: "/signin" }, "the sign-in page"),
+        ".",
+      ),
     ),
   );
 }
@@ -550,13 +568,15 @@ async function boot() {
   state.me.version = session.version;
   byId("who").textContent = session.user;
   pendingButton.hidden = false;
+  // Only an admin sees the way to the admin page (the server refuses anyone else anyway).
+  byId("admin-link").hidden = session.role !== "admin";
   const signOutButton = byId("sign-out");
   signOutButton.hidden = false;
   signOutButton.addEventListener("click", async () => {
     try {
       await api.signOut();
     } finally {
-      location.href = "/";
+      location.href = session.signout_url || "/";
     }
   });
   renderSidebar();

@@ -110,8 +110,8 @@ export function oneOf(names, value) {
  * @property {{body: MakeToken, result: NewToken}} create_token
  * @property {{body: TokenRef, result: TokenInfo}} revoke_token
  * @property {{body: RotateToken, result: NewToken}} rotate_token
- * @property {{body: UserRef, result: UserAccess}} disable_user
- * @property {{body: UserRef, result: UserAccess}} enable_user
+ * @property {{body: pawflow__server__tokens__UserRef, result: UserAccess}} disable_user
+ * @property {{body: pawflow__server__tokens__UserRef, result: UserAccess}} enable_user
  * @property {{body: SignOut, result: SignedOut}} sign_out_everywhere
  * @property {{body: RespondEach, result: EachAnswered}} respond_each
  * @property {{body: GetPush, result: PushSettings}} get_push
@@ -312,6 +312,11 @@ export function oneOf(names, value) {
  * @property {string | null} error
  * @property {string} created_at
  * @property {string | null} sent_at
+ */
+
+/**
+ * @typedef {object} Done
+ * @property {boolean} [ok]
  */
 
 /**
@@ -580,6 +585,20 @@ export function oneOf(names, value) {
  */
 
 /**
+ * Everything the admin page shows but the audit trail.
+ * @typedef {object} Overview
+ * @property {Array<Record<string, unknown>>} users
+ * @property {Array<Record<string, unknown>>} groups
+ * @property {Array<Record<string, string>>} delegations
+ * @property {Array<Record<string, unknown>>} tokens
+ * @property {Array<Record<string, unknown>>} webhooks
+ * @property {Array<Record<string, unknown>>} approval_rules
+ * @property {Array<Record<string, unknown>>} channels
+ * @property {Record<string, boolean>} options
+ * @property {Record<string, unknown> | null} sso
+ */
+
+/**
  * @typedef {object} PushDevice
  * @property {string} id
  * @property {string} device
@@ -720,6 +739,8 @@ export function oneOf(names, value) {
  * @property {"token" | "session"} via
  * @property {string | null} csrf_token
  * @property {string} version - The server's version of PawFlow.
+ * @property {"admin" | "member"} [role]
+ * @property {string} [signout_url] - Where to go after POST /signout.
  */
 
 /**
@@ -824,11 +845,6 @@ export function oneOf(names, value) {
  */
 
 /**
- * @typedef {object} UserRef
- * @property {string} user
- */
-
-/**
  * @typedef {object} WebhookDeliveries
  * @property {Array<WebhookDeliveryOut>} deliveries
  */
@@ -867,4 +883,9 @@ export function oneOf(names, value) {
 /**
  * @typedef {object} WebhookRef
  * @property {string} webhook_id
+ */
+
+/**
+ * @typedef {object} pawflow__server__tokens__UserRef
+ * @property {string} user
  */
