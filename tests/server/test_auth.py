@@ -29,6 +29,8 @@ PUBLIC = {
     ("GET", "/admin"),
     ("GET", "/healthz"),
     ("GET", "/favicon.ico"),
+    ("GET", "/manifest.webmanifest"),
+    ("GET", "/sw.js"),
     ("GET", "/signin"),
     ("POST", "/signin"),
     # Single sign-on: off to the provider, back from it, and its logout.

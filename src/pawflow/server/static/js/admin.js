@@ -1,3 +1,4 @@
+// @ts-check
 // The admin page (/admin): users, groups, delegations, tokens, webhooks, approval rules,
 // channels, options and the audit trail, drawn from /api/admin/overview. Every button is a
 // real <button> (keyboard reachable); the server answers 403 to anyone but an admin.
