@@ -37,13 +37,14 @@ from tests.server.conftest import QUIET
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # a hang guard, not a speed
 
 load_all_checks()
-EXAMPLES = 20
+EXAMPLES = 12
 CONTRACT_FIELDS = re.compile(
-    r"(response_schema|ui_surface|options|on_expire)([.\[]|$)|(notify_)?url$|endpoint$"
+    r"(response_schema|ui_surface|options|on_expire)([.\[]|$)|(notify_)?url$|endpoint$|expires$"
 )
 """Fields whose inner agreement the contract checks, beyond what JSON Schema can say (an
 ``on_expire`` answer must be a valid answer of the request, which needs a deadline; where a
-webhook's, a notification URL's or a push endpoint's host resolves)."""
+webhook's, a notification URL's or a push endpoint's host resolves; whether a token's
+lifetime fits the server's PAWFLOW_TOKEN_MAX_AGE)."""
 
 
 def schema_valid_requests_are_accepted(ctx: Any, response: Any, case: Any) -> bool | None:

@@ -58,8 +58,10 @@ def is_clean_text(text: str) -> bool:
 UNSTORABLE = "NUL characters and lone surrogates cannot be stored"
 NO_NUL = r"^[^\x00]*$"
 """As a JSON Schema pattern: text without NUL."""
-NOT_BLANK = r"^[^\x00]*[^\s\x00][^\x00]*$"
-"""As a JSON Schema pattern: text with something besides spaces, and no NUL."""
+NOT_BLANK = r"^[^\x00]*[^ \t\n\r\f\v\x00][^\x00]*$"
+"""As a JSON Schema pattern: text with something besides spaces, and no NUL. The spaces are
+named rather than left to the engine's class of spaces, on which engines disagree (U+0085 is
+one in Python and Rust, not in ECMAScript): a client reads the pattern as the server does."""
 
 
 def unstorable_text(value: object, path: str) -> FieldError | None:

@@ -57,6 +57,7 @@ def _action(name: str, response: type[m.Out], summary: str) -> Callable[[_Handle
 EXPIRES = Field(
     default=None,
     max_length=40,
+    pattern=rf"^[ \t\n\r]*[Nn][Ee][Vv][Ee][Rr][ \t\n\r]*$|{m.POSITIVE_DURATION}",
     description="How long the token is valid (90d, 12h, 1y…; 'never' where the server"
     " allows it); by default the server's PAWFLOW_TOKEN_MAX_AGE.",
 )
