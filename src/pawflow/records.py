@@ -29,6 +29,7 @@ from pawflow.clock import from_millis, iso
 from pawflow.interactions import CONTRACT, Kind
 
 Status = Literal["pending", "answered", "cancelled", "expired"]
+OutcomeStatus = Literal["answered", "defaulted", "cancelled", "expired"]
 Access = Literal["owner", "write", "read"]
 
 ClientChannel = Literal["button", "cli", "api", "mcp-app"]
@@ -214,3 +215,82 @@ class ToolExecution(Record):
     arguments: JsonColumn[dict[str, Any]]
     run_id: str | None = None
     executed_at: Timestamp
+
+
+DEFAULTED_VIA = "policy:on_expire"
+"""``answered_via`` of an answer the request's ``on_expire`` policy gave (``defaulted``)."""
+
+
+class Outcome(Record):
+    """How a question ended, as what waited on it reads it: ``answered`` by a person,
+    ``defaulted`` (its ``on_expire`` policy answered), ``cancelled`` or ``expired``.
+
+    The store makes it where an answer, a cancel or an expiry resolves the wait, and fires
+    the request's signal with :meth:`to_value` — ``{"status", "answer"}``, and for a default
+    ``answered_via`` and ``waited`` (how long it waited, in words) — the JSON every
+    requester has always read. :meth:`of` reads it back from a signal's value: who answered
+    and when are known only to the record the store made (None when read from a value,
+    except ``at``, the moment the signal fired, when given).
+    """
+
+    status: OutcomeStatus
+    answer: Any = None
+    answered_by: str | None = None
+    answered_via: str | None = None
+    at: Timestamp | None = None
+    waited: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        """Whether an answer was given: by a person, or by the ``on_expire`` policy."""
+        return self.status in ("answered", "defaulted")
+
+    @property
+    def unanswered(self) -> Literal["cancelled", "expired"] | None:
+        """``cancelled`` or ``expired`` when nobody answered; None for an answer."""
+        if self.status == "cancelled" or self.status == "expired":
+            return self.status
+        return None
+
+    def to_value(self) -> dict[str, Any]:
+        """The value the request's signal fires with (the shape on the wire)."""
+        value: dict[str, Any] = {
+            "status": "answered" if self.status == "defaulted" else self.status,
+            "answer": self.answer if self.answered else None,
+        }
+        if self.status == "defaulted":
+            value.update(answered_via=DEFAULTED_VIA, waited=self.waited)
+        return value
+
+    @classmethod
+    def of(
+        cls, value: Any, *, resolution: str | None = "signaled", at: datetime | None = None
+    ) -> Outcome:
+        """Read a signal's ``value`` (or a wakeup's data, which carries the same keys).
+
+        ``resolution`` is how the wait resolved (a continuation's ``outcome``): a wait that
+        timed out reads as ``expired``, one withdrawn as ``cancelled``; a value that is not
+        an interaction's reads as ``expired``.
+        """
+        if resolution not in (None, "signaled"):
+            return cls(status="cancelled" if resolution == "cancelled" else "expired", at=at)
+        found = value if isinstance(value, Mapping) else {}
+        status = found.get("status")
+        if status == "answered":
+            via = found.get("answered_via")
+            if via == DEFAULTED_VIA:
+                waited = found.get("waited")
+                return cls(
+                    status="defaulted",
+                    answer=found.get("answer"),
+                    answered_via=via,
+                    at=at,
+                    waited=waited if isinstance(waited, str) else None,
+                )
+            return cls(
+                status="answered",
+                answer=found.get("answer"),
+                answered_via=via if isinstance(via, str) else None,
+                at=at,
+            )
+        return cls(status="cancelled" if status == "cancelled" else "expired", at=at)

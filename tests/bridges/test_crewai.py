@@ -49,7 +49,7 @@ def test_a_step_asks_a_choice_of_its_outcomes_or_what_its_metadata_names(
         "import sys\n"
         "from crewai.flow.async_feedback import PendingFeedbackContext\n"
         "from pawflow.bridges.crewai import feedback_of, feedback_request\n"
-        "from pawflow.bridges.parking import Outcome\n"
+        "from pawflow.records import Outcome\n"
         "assert not {'pawflow.server', 'pawflow.serve', 'uvicorn'} & set(sys.modules)\n"
         "def step(**more):\n"
         "    return PendingFeedbackContext(flow_id='f', flow_class='F', method_name='draft',\n"
@@ -61,8 +61,8 @@ def test_a_step_asks_a_choice_of_its_outcomes_or_what_its_metadata_names(
         "asked = feedback_request(step(metadata={'kind': 'integer', 'response_schema': schema}))\n"
         "assert (asked['kind'], asked['response_schema']) == ('integer', schema), asked\n"
         "assert feedback_request(step())['kind'] == 'text'\n"
-        "assert feedback_of(Outcome('answered', {'a': 1})) == '{\"a\": 1}'\n"
-        "assert feedback_of(Outcome('expired')) == ''\n"
+        "assert feedback_of(Outcome(status='answered', answer={'a': 1})) == '{\"a\": 1}'\n"
+        "assert feedback_of(Outcome(status='expired')) == ''\n"
     )
     subprocess.run([crewai_python, "-c", check], cwd=ROOT, check=True, timeout=280)
 

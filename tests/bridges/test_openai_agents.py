@@ -22,7 +22,7 @@ from pawflow.bridges.openai_agents import (
     approval_decision,
     approval_request,
 )
-from pawflow.bridges.parking import Outcome
+from pawflow.records import Outcome
 from pawflow.server.credentials import issue_token
 from pawflow.testing import eventually, throwaway_postgres
 from tests.agent.fake_openai import FakeOpenAI, completion, fake_openai, reply_json
@@ -79,13 +79,16 @@ def test_an_approval_is_a_confirm_or_a_form_with_a_reason(model: FakeOpenAI) -> 
 @pytest.mark.parametrize(
     ("outcome", "decision"),
     [
-        (Outcome("answered", True), (True, None)),
-        (Outcome("answered", False), (False, None)),
-        (Outcome("answered", {"approve": True, "reason": "fine"}), (True, None)),
-        (Outcome("answered", {"approve": False, "reason": "Too much"}), (False, "Too much")),
-        (Outcome("answered", {"approve": False}), (False, None)),
-        (Outcome("cancelled"), (False, UNANSWERED_MESSAGES["cancelled"])),
-        (Outcome("expired"), (False, UNANSWERED_MESSAGES["expired"])),
+        (Outcome(status="answered", answer=True), (True, None)),
+        (Outcome(status="answered", answer=False), (False, None)),
+        (Outcome(status="answered", answer={"approve": True, "reason": "fine"}), (True, None)),
+        (
+            Outcome(status="answered", answer={"approve": False, "reason": "Too much"}),
+            (False, "Too much"),
+        ),
+        (Outcome(status="answered", answer={"approve": False}), (False, None)),
+        (Outcome(status="cancelled"), (False, UNANSWERED_MESSAGES["cancelled"])),
+        (Outcome(status="expired"), (False, UNANSWERED_MESSAGES["expired"])),
     ],
 )
 def test_an_answer_reads_as_a_decision(outcome: Outcome, decision: tuple[bool, str | None]) -> None:
@@ -94,7 +97,7 @@ def test_an_answer_reads_as_a_decision(outcome: Outcome, decision: tuple[bool, s
 
 def test_an_answer_that_is_no_decision_is_refused() -> None:
     with pytest.raises(InvalidInput, match="yes or no"):
-        approval_decision(Outcome("answered", "maybe"))
+        approval_decision(Outcome(status="answered", answer="maybe"))
 
 
 def bridge_for(

@@ -13,9 +13,9 @@ import pytest
 from pydantic_ai.agent import AgentRunResult
 
 from pawflow import InvalidInput, Store
-from pawflow.bridges.parking import Outcome
 from pawflow.bridges.pydantic_ai import UNANSWERED_RESULTS, PydanticAIBridge
 from pawflow.bridges.questions import UNANSWERED_REASONS, decision_of
+from pawflow.records import Outcome
 from tests.agent.fake_openai import FakeOpenAI, completion, fake_openai, reply_json
 from tests.bridges import pydantic_app
 from tests.bridges.crossing import app, crash, finish, person_at_server
@@ -176,9 +176,9 @@ def test_a_run_that_ends_without_deferred_calls_asks_nothing(
 
 
 def test_an_answer_that_is_no_decision_is_refused() -> None:
-    assert decision_of(Outcome("expired")).reason == UNANSWERED_REASONS["expired"]
+    assert decision_of(Outcome(status="expired")).reason == UNANSWERED_REASONS["expired"]
     with pytest.raises(InvalidInput, match="needs a decision"):
-        decision_of(Outcome("answered", True))
+        decision_of(Outcome(status="answered", answer=True))
 
 
 # -- across processes ---------------------------------------------------------------------

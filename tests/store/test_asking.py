@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from pawflow import Delivery, InvalidInput, Park, Question, Store
+from pawflow.records import DEFAULTED_VIA, Outcome
+from pawflow.testing import FakeClock
 
 
 @pytest.fixture
@@ -69,3 +72,59 @@ def test_a_payload_is_bytes_or_json(store: Store, conversation_id: str, payload:
     with pytest.raises(InvalidInput):
         store.ask(question, park=Park("job:4", payload))  # type: ignore[arg-type]
     assert store.list_interactions(user="alice") == []  # refused whole: nothing was asked
+
+
+def test_what_waits_reads_how_the_question_ended(
+    store: Store, conversation_id: str, clock: FakeClock
+) -> None:
+    """Answered, defaulted by its on_expire policy, cancelled, expired: each reads back as a
+    typed ``Outcome`` from the value its signal fired with, which keeps its JSON shape."""
+    ended: dict[bytes, Outcome] = {}
+
+    def on_resume(delivery: Delivery) -> None:
+        continuation = delivery.continuation
+        ended[continuation.payload] = Outcome.of(
+            continuation.value, resolution=continuation.outcome
+        )
+
+    store.register_handler("job", on_resume)
+
+    def ask(name: bytes, **more: Any) -> str:
+        question = Question("alice", conversation_id, "confirm", "Go?", **more)
+        return store.ask(question, park=Park("job:4", name)).interaction.id
+
+    answered = ask(b"answered")
+    defaulted = ask(b"defaulted", expires_in="3d", policy={"on_expire": {"answer": False}})
+    cancelled = ask(b"cancelled")
+    ask(b"expired", expires_in="1h")
+    store.respond_interaction(answered, True, user="alice", via="cli")
+    store.cancel_interaction(cancelled, user="alice")
+    clock.advance("4d")
+    store.sweep()
+    assert ended == {
+        b"answered": Outcome(status="answered", answer=True),
+        b"defaulted": Outcome(
+            status="defaulted", answer=False, answered_via=DEFAULTED_VIA, waited="3 days"
+        ),
+        b"cancelled": Outcome(status="cancelled"),
+        b"expired": Outcome(status="expired"),
+    }
+    assert ended[b"answered"].answered and ended[b"defaulted"].answered
+    assert [ended[name].unanswered for name in (b"cancelled", b"expired")] == [
+        "cancelled",
+        "expired",
+    ]
+    fired = store.get_signal(store.get_interaction(defaulted, user="alice").signal_id)
+    assert fired is not None and fired.value == {
+        "status": "answered",
+        "answer": False,
+        "answered_via": "policy:on_expire",
+        "waited": "3 days",
+    }
+    assert ended[b"defaulted"].to_value() == fired.value
+
+
+def test_a_timed_out_or_withdrawn_wait_reads_as_unanswered() -> None:
+    assert Outcome.of(None, resolution="timeout") == Outcome(status="expired")
+    assert Outcome.of(None, resolution="cancelled") == Outcome(status="cancelled")
+    assert Outcome.of("not an interaction's").status == "expired"

@@ -24,9 +24,8 @@ from pawflow.agent.tools import (
 )
 from pawflow.errors import InvalidInput
 from pawflow.interactions.tool_approval import DECISIONS, make_surface
-from pawflow.records import Interaction, Requester
+from pawflow.records import Interaction, Outcome, Requester
 from pawflow.store import turns
-from pawflow.store.policies import POLICY_VIA
 
 MAX_WAIT_SECONDS = 120
 PAYLOAD_VERSION = 1
@@ -91,38 +90,23 @@ def publish_request(
 # --- how outcomes read, to the model and in the wakeup --------------------------------
 
 
-def outcome_sentence(
-    question: str, status: str, answer: Any, *, via: str | None = None, waited: str | None = None
-) -> str:
+def outcome_sentence(question: str, outcome: Outcome) -> str:
     """How an outcome reads; an answer the ``on_expire`` policy gave never reads as a person's."""
     asked = json.dumps(question, ensure_ascii=False)
-    if status == "answered" and via == POLICY_VIA:
-        shown = json.dumps(answer, ensure_ascii=False)
-        within = waited or "its deadline"
+    if outcome.status == "defaulted":
+        shown = json.dumps(outcome.answer, ensure_ascii=False)
+        within = outcome.waited or "its deadline"
         return f"No one answered {asked} within {within}; the default `{shown}` was applied."
-    if status == "answered":
-        return f"The user answered {asked}: {json.dumps(answer, ensure_ascii=False)}"
-    if status == "cancelled":
+    if outcome.status == "answered":
+        return f"The user answered {asked}: {json.dumps(outcome.answer, ensure_ascii=False)}"
+    if outcome.status == "cancelled":
         return f"The user cancelled {asked} without answering."
-    if status == "expired":
-        return f"The request {asked} expired without an answer."
-    return f"The request {asked} ended ({status})."
+    return f"The request {asked} expired without an answer."
 
 
-def wakeup_text(
-    agent: str,
-    request_id: str,
-    question: str,
-    status: str,
-    answer: Any,
-    *,
-    via: str | None = None,
-    waited: str | None = None,
-) -> str:
+def wakeup_text(agent: str, request_id: str, question: str, outcome: Outcome) -> str:
     """``[agent:<name>] [confirmation:<id>] The user answered <what was asked>: <answer JSON>``."""
-    return f"[agent:{agent}] [confirmation:{request_id}] " + outcome_sentence(
-        question, status, answer, via=via, waited=waited
-    )
+    return f"[agent:{agent}] [confirmation:{request_id}] " + outcome_sentence(question, outcome)
 
 
 # --- the tools ------------------------------------------------------------------------
@@ -179,17 +163,10 @@ def request_confirmation(
                     now=ctx.store.now(),
                 )
             if ours:
-                status = str(fired.value.get("status"))
-                answer = fired.value.get("answer")
+                outcome = Outcome.of(fired.value, at=fired.fired_at)
                 return ToolOutcome(
-                    outcome_sentence(
-                        message,
-                        status,
-                        answer,
-                        via=fired.value.get("answered_via"),
-                        waited=fired.value.get("waited"),
-                    ),
-                    data={**data, "status": status, "answer": answer},
+                    outcome_sentence(message, outcome),
+                    data={**data, "status": outcome.to_value()["status"], "answer": outcome.answer},
                 )
     return ToolOutcome(
         f"pending: the question was published as request {interaction.id}. End your turn now;"

@@ -23,7 +23,7 @@ from typing import Any
 from agent_framework import AgentResponse, AgentSession, Content, Message, SupportsAgentRun
 
 from pawflow.bridges.loop import LoopThread
-from pawflow.bridges.parking import Outcome, decode, delivery_kind, encode
+from pawflow.bridges.parking import decode, delivery_kind, encode, outcome_of
 from pawflow.bridges.questions import decision_of, tool_approval_request
 from pawflow.errors import InvalidInput
 from pawflow.ids import new_id
@@ -141,7 +141,7 @@ class AgentFrameworkBridge:
         """Apply the decision; ask the next approval, or resume the run on its session (and
         ask what it stops on next) — in the transaction that consumes the answer."""
         pause = _Pause.from_payload(decode(delivery.continuation))
-        approved = decision_of(Outcome.of(delivery.continuation)).runs
+        approved = decision_of(outcome_of(delivery.continuation)).runs
         decided = {**pause.decided, str(pause.asking["id"]): approved}
         if len(decided) < len(pause.requests):
             self._ask(delivery.tx, pause.with_decided(decided))

@@ -32,9 +32,9 @@ from crewai.flow.async_feedback import HumanFeedbackPending, PendingFeedbackCont
 from crewai.flow.flow import Flow
 from crewai.flow.persistence import FlowPersistence
 
-from pawflow.bridges.parking import Outcome, decode, delivery_kind, encode
+from pawflow.bridges.parking import decode, delivery_kind, encode, outcome_of
 from pawflow.bridges.questions import MAX_MESSAGE, interrupt_request
-from pawflow.records import Interaction
+from pawflow.records import Interaction, Outcome
 from pawflow.store import Delivery, Store
 from pawflow.store import Transaction as Tx
 
@@ -140,7 +140,7 @@ class CrewAIBridge:
             # No feedback pending: an earlier attempt resumed it before its delivery failed.
             log.warning("%s: flow %s waits on no feedback any more", self.kind, flow_id)
             return
-        result = flow.resume(feedback_of(Outcome.of(delivery.continuation)))
+        result = flow.resume(feedback_of(outcome_of(delivery.continuation)))
         if isinstance(result, HumanFeedbackPending):
             owner, conversation_id = str(payload["owner"]), str(payload["conversation_id"])
             self._ask(delivery.tx, result.context, owner, conversation_id)
@@ -167,7 +167,7 @@ def feedback_request(context: PendingFeedbackContext) -> dict[str, Any]:
 def feedback_of(outcome: Outcome) -> str:
     """The feedback an answer gives the flow: text as it is, anything else as JSON; none
     when nobody answered."""
-    if outcome.status != "answered" or outcome.answer is None:
+    if not outcome.answered or outcome.answer is None:
         return ""
     if isinstance(outcome.answer, str):
         return outcome.answer

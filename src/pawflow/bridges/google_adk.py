@@ -36,10 +36,10 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from pawflow.bridges.loop import LoopThread
-from pawflow.bridges.parking import Outcome, decode, delivery_kind, encode
+from pawflow.bridges.parking import decode, delivery_kind, encode, outcome_of
 from pawflow.bridges.questions import decision_of, interrupt_request, tool_approval_request
 from pawflow.errors import InvalidInput
-from pawflow.records import Interaction
+from pawflow.records import Interaction, Outcome
 from pawflow.store import Delivery, Store
 from pawflow.store import Transaction as Tx
 
@@ -156,7 +156,7 @@ class AdkBridge:
         pause = _Pause.from_payload(decode(delivery.continuation))
         delivery.tx.lock_key(self._session_target(pause.session_id))
         call = pause.asking
-        decided = {**pause.decided, call["id"]: _response(call, Outcome.of(delivery.continuation))}
+        decided = {**pause.decided, call["id"]: _response(call, outcome_of(delivery.continuation))}
         if len(decided) < len(pause.calls):
             self._ask(delivery.tx, pause.with_decided(decided))
             return
@@ -290,13 +290,13 @@ def _response(call: Mapping[str, Any], outcome: Outcome) -> dict[str, Any]:
     if call["name"] == CONFIRMATION and call.get("payload") is None:
         return {"confirmed": decision_of(outcome).runs}
     if call["name"] == CONFIRMATION:
-        answer = outcome.answer if outcome.status == "answered" else {}
+        answer = outcome.answer if outcome.answered else {}
         if not isinstance(answer, Mapping):
             raise InvalidInput(f"a confirmation needs a form's answer, not {answer!r}")
         payload = {key: value for key, value in answer.items() if key != "confirmed"}
         return {"confirmed": answer.get("confirmed") is True, "payload": payload or None}
-    if outcome.status != "answered":
-        return {"result": UNANSWERED_RESULTS[outcome.status]}
+    if outcome.unanswered is not None:
+        return {"result": UNANSWERED_RESULTS[outcome.unanswered]}
     answer = outcome.answer
     return dict(answer) if isinstance(answer, Mapping) else {"result": answer}
 

@@ -25,10 +25,10 @@ from langgraph.errors import is_invalid_resume
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt
 
-from pawflow.bridges.parking import Outcome, decode, delivery_kind, encode
+from pawflow.bridges.parking import decode, delivery_kind, encode, outcome_of
 from pawflow.bridges.questions import interrupt_request
 from pawflow.errors import InvalidInput
-from pawflow.records import Interaction
+from pawflow.records import Interaction, Outcome
 from pawflow.store import Delivery, Store
 from pawflow.store import Transaction as Tx
 
@@ -144,7 +144,7 @@ class LangGraphBridge:
         config = self._config(thread.thread_id, thread.configurable)
         state = self.graph.get_state(config)
         if any(pending.id == interrupt_id for pending in state.interrupts):
-            outcome = Outcome.of(continuation)
+            outcome = outcome_of(continuation)
             resume = _resume_value(outcome, str(payload["request_id"]))
             try:
                 self.graph.invoke(Command(resume={interrupt_id: resume}), config)
@@ -153,7 +153,7 @@ class LangGraphBridge:
                     raise
                 # The interrupt's typed response_schema refused the value; nothing was saved.
                 log.warning("%s refused the resume of %s: %s", self.kind, interrupt_id, exc)
-                if outcome.status != "answered":
+                if not outcome.answered:
                     return  # it stays interrupted, unasked, until ask() asks again
                 # An answer that does not fit: the interrupt is asked again just below.
         elif state.next and not state.interrupts:
@@ -225,9 +225,9 @@ class _Thread:
 
 
 def _resume_value(outcome: Outcome, request_id: str) -> Any:
-    if outcome.status == "answered":
+    if outcome.unanswered is None:
         return outcome.answer
-    return {UNANSWERED: outcome.status, "request_id": request_id}
+    return {UNANSWERED: outcome.unanswered, "request_id": request_id}
 
 
 __all__ = ["UNANSWERED", "LangGraphBridge", "interrupt_request", "unanswered"]

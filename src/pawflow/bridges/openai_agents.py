@@ -29,10 +29,10 @@ from agents import (
 from agents.run import DEFAULT_MAX_TURNS
 
 from pawflow.bridges.loop import LoopThread
-from pawflow.bridges.parking import Outcome, decode, delivery_kind, encode
+from pawflow.bridges.parking import decode, delivery_kind, encode, outcome_of
 from pawflow.errors import InvalidInput
 from pawflow.ids import new_id
-from pawflow.records import Interaction
+from pawflow.records import Interaction, Outcome
 from pawflow.store import Delivery, Store
 from pawflow.store import Transaction as Tx
 
@@ -78,8 +78,8 @@ def approval_decision(outcome: Outcome) -> tuple[bool, str | None]:
     """Whether an answer approves the call, and the rejection message for the model (None
     leaves the SDK's own): ``true``/``false`` (a confirm), ``{approve, reason}`` (a form); a
     cancelled or expired request rejects it, saying so."""
-    if outcome.status != "answered":
-        return False, UNANSWERED_MESSAGES[outcome.status]
+    if outcome.unanswered is not None:
+        return False, UNANSWERED_MESSAGES[outcome.unanswered]
     answer = outcome.answer
     if isinstance(answer, bool):
         return answer, None
@@ -173,7 +173,7 @@ class OpenAIAgentsBridge:
         """Apply the decision; ask the next approval, or resume the run (and ask what it
         stops on next) — in the transaction that consumes the answer."""
         payload = decode(delivery.continuation)
-        approved, message = approval_decision(Outcome.of(delivery.continuation))
+        approved, message = approval_decision(outcome_of(delivery.continuation))
         step = self._loop.run(self._decide(payload, approved, message))
         if isinstance(step, _Pause):
             self._ask(delivery.tx, step)

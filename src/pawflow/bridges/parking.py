@@ -3,22 +3,20 @@
 A bridge asks through :meth:`pawflow.Store.ask_and_park` with a target ``<framework>.<name>:…``
 (the part before the ``:`` is the delivery kind the bridge registers) and a JSON payload; the
 answer, a cancel or an expiry comes back as a resolved continuation, read here into an
-:class:`Outcome`.
+:class:`~pawflow.records.Outcome`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pawflow.errors import InvalidInput
+from pawflow.records import Outcome
 from pawflow.store import Continuation
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,63}")
-
-Status = Literal["answered", "cancelled", "expired"]
 
 
 def delivery_kind(framework: str, name: str) -> str:
@@ -45,23 +43,8 @@ def decode(continuation: Continuation) -> dict[str, Any]:
     return payload
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """How a parked question ended: ``answered`` (with the normalized ``answer``),
-    ``cancelled`` or ``expired``."""
-
-    status: Status
-    answer: Any = None
-
-    @classmethod
-    def of(cls, continuation: Continuation) -> Outcome:
-        """Read a resolved continuation: an interaction's signal carries ``{status, answer}``;
-        a withdrawn wait is ``cancelled``, one that timed out ``expired``."""
-        if continuation.outcome == "signaled" and isinstance(continuation.value, dict):
-            status = continuation.value.get("status")
-            if status == "answered":
-                return cls("answered", continuation.value.get("answer"))
-            if status == "cancelled":
-                return cls("cancelled")
-            return cls("expired")
-        return cls("cancelled" if continuation.outcome == "cancelled" else "expired")
+def outcome_of(continuation: Continuation) -> Outcome:
+    """How the wait of a resolved continuation ended: an interaction's signal carries its
+    :class:`~pawflow.records.Outcome`; a withdrawn wait is ``cancelled``, one that timed out
+    ``expired``."""
+    return Outcome.of(continuation.value, resolution=continuation.outcome)

@@ -30,11 +30,11 @@ from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ToolCallPart
 
 from pawflow.bridges.loop import LoopThread
-from pawflow.bridges.parking import Outcome, decode, delivery_kind, encode
+from pawflow.bridges.parking import decode, delivery_kind, encode, outcome_of
 from pawflow.bridges.questions import decision_of, interrupt_request, tool_approval_request
 from pawflow.errors import InvalidInput
 from pawflow.ids import new_id
-from pawflow.records import Interaction
+from pawflow.records import Interaction, Outcome
 from pawflow.store import Delivery, Store
 from pawflow.store import Transaction as Tx
 
@@ -158,7 +158,7 @@ class PydanticAIBridge:
         """Apply the answer; ask the next call, or resume the run (and ask what it ends on
         next) — in the transaction that consumes the answer."""
         pause = _Pause.from_payload(decode(delivery.continuation))
-        outcome = Outcome.of(delivery.continuation)
+        outcome = outcome_of(delivery.continuation)
         decided = {**pause.decided, pause.asking["id"]: _result_of(pause.asking, outcome)}
         following = pause.next(decided)
         if following is not None:
@@ -196,8 +196,8 @@ class PydanticAIBridge:
 def _result_of(call: Mapping[str, Any], outcome: Outcome) -> dict[str, Any]:
     """What an answer makes of one call, as JSON kept with the pause until the run resumes."""
     if not call["approval"]:
-        if outcome.status != "answered":
-            return {"as": "result", "value": UNANSWERED_RESULTS[outcome.status]}
+        if outcome.unanswered is not None:
+            return {"as": "result", "value": UNANSWERED_RESULTS[outcome.unanswered]}
         return {"as": "result", "value": outcome.answer}
     decision = decision_of(outcome)
     if decision.decision == "approve":

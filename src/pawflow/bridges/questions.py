@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pawflow.bridges.parking import Outcome
 from pawflow.errors import InvalidInput
 from pawflow.interactions.kinds import kind_of_property
 from pawflow.interactions.tool_approval import DECISIONS, make_surface
 from pawflow.interactions.tool_approval import Decision as DecisionName
+from pawflow.records import Outcome
 
 MAX_MESSAGE = 20_000
 MAX_ARGUMENTS_SHOWN = 2000
@@ -93,8 +93,8 @@ def decision_of(outcome: Outcome) -> Decision:
     """The decision an approval's outcome stands for: the answer's (normalized by the store
     as ``{decision, arguments, reason, text, by}``); a cancelled or expired request rejects
     the call, saying so (:data:`UNANSWERED_REASONS`)."""
-    if outcome.status != "answered":
-        return Decision("reject", reason=UNANSWERED_REASONS[outcome.status])
+    if outcome.unanswered is not None:
+        return Decision("reject", reason=UNANSWERED_REASONS[outcome.unanswered])
     answer = outcome.answer
     if not isinstance(answer, Mapping) or answer.get("decision") not in DECISIONS:
         raise InvalidInput(f"a tool approval needs a decision, not {answer!r}")

@@ -44,7 +44,7 @@ from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.chat.turn import AgentRuntime, Task, Turn
 from pawflow.errors import ConfigError, Conflict
 from pawflow.reading.words import Classifier
-from pawflow.records import Message
+from pawflow.records import Message, Outcome
 
 if TYPE_CHECKING:
     from pawflow.store.turns import Wakeup
@@ -238,11 +238,11 @@ def settled_calls(wakeup: Wakeup) -> list[ApprovedCall]:
     if data.get("purpose") != "approval" or not isinstance(data.get("tool_call"), dict):
         return []
     call = ToolCall.from_dict(data["tool_call"])
-    status = data.get("status")
+    outcome = Outcome.of(data)
     request_id = data.get("request_id")
-    answer = data.get("answer")
-    if status != "answered":
-        reason = f"The approval request {status}: {call.name} was not run."
+    answer = outcome.answer
+    if outcome.unanswered is not None:
+        reason = f"The approval request {outcome.unanswered}: {call.name} was not run."
         return [ApprovedCall(call, False, reason, request_id=request_id)]
     if not isinstance(answer, dict):  # an approval asked before decisions existed
         approved = answer is True

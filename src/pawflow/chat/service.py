@@ -32,7 +32,7 @@ from pawflow.chat.sessions import SessionRegistry, expire_due
 from pawflow.chat.turn import Turn
 from pawflow.errors import InvalidInput, LeaseLost, NotFound, PawFlowError
 from pawflow.loops import Loop
-from pawflow.records import Message
+from pawflow.records import Message, Outcome
 from pawflow.store import Store, turns
 from pawflow.store.delivery import Delivery
 from pawflow.store.leases import DEFAULT_TTL as LEASE_TTL
@@ -214,33 +214,23 @@ class ChatService:
             return
         if continuation.outcome == "cancelled":
             return  # the wait itself was withdrawn: there is nothing to tell the agent
-        value = continuation.value if isinstance(continuation.value, dict) else {}
-        status = (
-            str(value.get("status") or "expired")
-            if continuation.outcome == "signaled"
-            else "expired"
-        )
-        answer = value.get("answer") if status == "answered" else None
-        via, waited = value.get("answered_via"), value.get("waited")
+        outcome = Outcome.of(continuation.value, resolution=continuation.outcome)
         data = {
             "purpose": payload.get("purpose", "confirmation"),
             "request_id": request_id,
             "question": question,
-            "status": status,
-            "answer": answer,
+            **outcome.to_value(),
             "run_id": payload.get("run_id"),
         }
         if "tool_call" in payload:
             data["tool_call"] = payload["tool_call"]
-        if via is not None:  # a policy's answer (on_expire): the agent reads it as such
-            data.update(answered_via=via, waited=waited)
         turns.schedule_wakeup(
             delivery.tx,
             agent=agent,
             conversation_id=conversation_id,
             user=user,
             source=str(payload.get("signal_id") or f"confirmation:{request_id}"),
-            text=wakeup_text(agent, request_id, question, status, answer, via=via, waited=waited),
+            text=wakeup_text(agent, request_id, question, outcome),
             data=data,
             now=self.store.now(),
         )

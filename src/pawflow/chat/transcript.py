@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pawflow.agent.models.base import ChatMessage, ToolCall
-from pawflow.records import Message
+from pawflow.records import Message, Outcome
 
 log = logging.getLogger("pawflow.chat")
 
@@ -38,15 +38,14 @@ def recorded(messages: Iterable[ChatMessage]) -> list[dict[str, Any]]:
 
 def wakeup_result(data: Mapping[str, Any]) -> str:
     """What the asking call returns once the wakeup comes: its status, and the answer."""
-    status = str(data.get("status") or "expired")
-    result: dict[str, Any] = {"status": status}
-    if status == "answered":
-        result["answer"] = data.get("answer")
-    if data.get("answered_via"):  # no person answered: the on_expire policy did
-        result["answered_via"] = data["answered_via"]
+    outcome = Outcome.of(data)
+    result: dict[str, Any] = {"status": outcome.to_value()["status"]}
+    if outcome.answered:
+        result["answer"] = outcome.answer
+    if outcome.status == "defaulted":  # no person answered: the on_expire policy did
+        result["answered_via"] = outcome.answered_via
         result["note"] = (
-            f"No one answered within {data.get('waited') or 'the deadline'};"
-            " the default was applied."
+            f"No one answered within {outcome.waited or 'the deadline'}; the default was applied."
         )
     return json.dumps(result, ensure_ascii=False)
 

@@ -26,7 +26,7 @@ from pawflow.interactions import (
 )
 from pawflow.interactions.problems import invalid, unstorable_text
 from pawflow.interactions.surfaces import check_surface
-from pawflow.records import Interaction, Requester
+from pawflow.records import Interaction, Outcome, Requester
 from pawflow.store import audit, idempotency, outbox, policies, webhooks
 from pawflow.store.continuations import Continuation, Payload, fire_signal
 from pawflow.store.conversations import (
@@ -43,7 +43,7 @@ log = logging.getLogger("pawflow.requests")
 
 MAX_MESSAGE = 20_000
 SignalFamily = Literal["confirmation", "interaction"]
-Outcome = Literal["answered", "cancelled", "expired"]
+Ending = Literal["answered", "cancelled", "expired"]
 
 
 def _row(tx: Tx, request_id: str) -> dict[str, Any] | None:
@@ -391,7 +391,7 @@ def newest_pending(tx: Tx, conversation_id: str, now: datetime) -> Interaction |
 def leave_pending(
     tx: Tx,
     row: dict[str, Any],
-    outcome: Outcome,
+    outcome: Ending,
     *,
     answer: Any,
     by: str | None,
@@ -437,7 +437,7 @@ def leave_pending(
 def _leave(
     tx: Tx,
     row: dict[str, Any],
-    outcome: Outcome,
+    outcome: Ending,
     *,
     answer: Any,
     by: str | None,
@@ -467,14 +467,26 @@ def _leave(
     record = Interaction.from_row(updated)
     count(tx, telemetry.REQUESTS_CLOSED, kind=record.kind, outcome=outcome, via=via or "")
     log.debug("request %s %s%s", record.id, outcome, f" via {via}" if via else "")
-    value = {"status": outcome, "answer": record.answer}
-    if via == policies.POLICY_VIA:  # requesters tell a policy's answer from a person's
-        value.update(answered_via=via, waited=policies.waited(row))
-    fire_signal(tx, record.signal_id, value, now)
+    fire_signal(tx, record.signal_id, outcome_of(record, row).to_value(), now)
     _announce(tx, record, "interaction_answered", now, writers)
     if notified is not False and outbox.settle_request(tx, record, now):
         webhooks.on_settled(tx, record, now)
     return record
+
+
+def outcome_of(record: Interaction, row: dict[str, Any]) -> Outcome:
+    """How the request ``record`` (no longer pending; ``row``: as it was read) ended, as
+    what waited on it reads it: a policy's answer (requesters tell it from a person's) is
+    ``defaulted``, with how long the request waited."""
+    defaulted = record.answered_via == policies.POLICY_VIA
+    return Outcome.model_construct(  # the record's fields are already checked
+        status="defaulted" if defaulted else record.status,
+        answer=record.answer,
+        answered_by=record.answered_by,
+        answered_via=record.answered_via,
+        at=record.answered_at,
+        waited=policies.waited(row) if defaulted else None,
+    )
 
 
 def is_past(row: dict[str, Any], now: datetime) -> bool:

@@ -20,7 +20,7 @@ from pawflow import durations
 from pawflow.clock import from_millis, iso, to_millis
 from pawflow.errors import AlreadyVoted, FieldError, Forbidden, InvalidInput, NotFound
 from pawflow.interactions import Kind, normalize_answer
-from pawflow.records import Interaction
+from pawflow.records import DEFAULTED_VIA, Interaction
 from pawflow.store import audit, groups, outbox
 from pawflow.store.conversations import conversation_access, may_write
 from pawflow.store.database import Tx, sql
@@ -37,7 +37,7 @@ POLICY_KEYS = (
     "escalate",
     "on_expire",
 )
-POLICY_VIA = "policy:on_expire"
+POLICY_VIA = DEFAULTED_VIA
 """``answered_via`` of an answer the ``on_expire`` policy gave."""
 DEFAULT_CLAIM = timedelta(hours=1)
 NOTICE_EVENT = "interaction_notice"
