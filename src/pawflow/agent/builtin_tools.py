@@ -22,13 +22,13 @@ from pawflow.agent.tools import (
     ToolContext,
     ToolOutcome,
 )
+from pawflow.agent.waits import AgentWait
 from pawflow.errors import InvalidInput
 from pawflow.interactions.tool_approval import DECISIONS, make_surface
 from pawflow.records import Interaction, Outcome, Requester
 from pawflow.store import turns
 
 MAX_WAIT_SECONDS = 120
-PAYLOAD_VERSION = 1
 
 
 def target_of(agent: str) -> str:
@@ -44,7 +44,7 @@ def publish_request(
     title: str | None = None,
     expires_in: str | None = None,
     purpose: Literal["confirmation", "approval"] = "confirmation",
-    extra: dict[str, Any] | None = None,
+    tool_call: dict[str, Any] | None = None,
     ui_surface: dict[str, Any] | None = None,
     policy: Mapping[str, Any] | None = None,
 ) -> Interaction:
@@ -54,21 +54,18 @@ def publish_request(
     """
 
     def payload(interaction: Interaction) -> bytes:
-        return json.dumps(
-            {
-                "v": PAYLOAD_VERSION,
-                "purpose": purpose,
-                "agent": ctx.agent,
-                "conversation_id": ctx.conversation_id,
-                "user": ctx.user,
-                "request_id": interaction.id,
-                "signal_id": interaction.signal_id,
-                "question": message,
-                "kind": interaction.kind,
-                "run_id": ctx.run_id,
-                **(extra or {}),
-            }
-        ).encode("utf-8")
+        return AgentWait(
+            purpose=purpose,
+            agent=ctx.agent,
+            conversation_id=ctx.conversation_id,
+            user=ctx.user,
+            request_id=interaction.id,
+            signal_id=interaction.signal_id,
+            question=message,
+            kind=interaction.kind,
+            run_id=ctx.run_id,
+            tool_call=tool_call,
+        ).encode()
 
     interaction, _ = ctx.store.ask_and_park(
         ctx.user,
@@ -148,7 +145,7 @@ def request_confirmation(
         title=title,
         expires_in=expires_in,
         # The answer comes back as the result of this very call, not as a line of its own.
-        extra=None if ctx.call is None else {"tool_call": ctx.call.to_dict()},
+        tool_call=None if ctx.call is None else ctx.call.to_dict(),
     )
     data = {"request_id": interaction.id, "signal_id": interaction.signal_id}
     if wait_seconds:
@@ -233,7 +230,7 @@ def request_approval(call: ToolCall, tool: Tool, ctx: ToolContext) -> ToolOutcom
         message=question,
         title="Approval needed",
         purpose="approval",
-        extra={"tool_call": call.to_dict()},
+        tool_call=call.to_dict(),
         ui_surface=make_surface(
             tool=call.name,
             agent=ctx.agent,

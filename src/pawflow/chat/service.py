@@ -17,12 +17,12 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import Any
 
 from pawflow.agent.builtin_tools import wakeup_text
 from pawflow.agent.checkpoints import DEFAULT_TTL, CheckpointStore
 from pawflow.agent.loop import AgentLoop
 from pawflow.agent.spec import AgentSpec
+from pawflow.agent.waits import AgentWait
 from pawflow.chat.intercepts import Intercept, InterceptChain
 from pawflow.chat.ownership import AgentOwnership
 from pawflow.chat.pipeline import Pipeline, default_pipeline
@@ -202,13 +202,8 @@ class ChatService:
         """Write the wakeup for a consumed continuation, in the transaction consuming it."""
         continuation = delivery.continuation
         try:
-            payload: dict[str, Any] = json.loads(continuation.payload.decode("utf-8"))
-            agent = str(payload["agent"])
-            request_id = str(payload["request_id"])
-            question = str(payload["question"])
-            conversation_id = str(payload["conversation_id"])
-            user = str(payload["user"])
-        except (ValueError, KeyError, TypeError) as exc:
+            wait = AgentWait.decode(continuation.payload)
+        except InvalidInput as exc:
             # Retrying cannot fix a payload; consuming it keeps it from blocking the queue.
             log.error("agent continuation %s has an unreadable payload: %s", continuation.id, exc)
             return
@@ -216,21 +211,21 @@ class ChatService:
             return  # the wait itself was withdrawn: there is nothing to tell the agent
         outcome = Outcome.of(continuation.value, resolution=continuation.outcome)
         data = {
-            "purpose": payload.get("purpose", "confirmation"),
-            "request_id": request_id,
-            "question": question,
+            "purpose": wait.purpose,
+            "request_id": wait.request_id,
+            "question": wait.question,
             **outcome.to_value(),
-            "run_id": payload.get("run_id"),
+            "run_id": wait.run_id,
         }
-        if "tool_call" in payload:
-            data["tool_call"] = payload["tool_call"]
+        if wait.tool_call is not None:
+            data["tool_call"] = wait.tool_call
         turns.schedule_wakeup(
             delivery.tx,
-            agent=agent,
-            conversation_id=conversation_id,
-            user=user,
-            source=str(payload.get("signal_id") or f"confirmation:{request_id}"),
-            text=wakeup_text(agent, request_id, question, outcome),
+            agent=wait.agent,
+            conversation_id=wait.conversation_id,
+            user=wait.user,
+            source=wait.source,
+            text=wakeup_text(wait.agent, wait.request_id, wait.question, outcome),
             data=data,
             now=self.store.now(),
         )
