@@ -26,7 +26,7 @@ from pawflow.agent.waits import AgentWait
 from pawflow.errors import InvalidInput
 from pawflow.interactions.tool_approval import DECISIONS, make_surface
 from pawflow.records import Interaction, Outcome, Requester
-from pawflow.store import turns
+from pawflow.store import Park, Question, turns
 
 MAX_WAIT_SECONDS = 120
 
@@ -67,13 +67,11 @@ def publish_request(
             tool_call=tool_call,
         ).encode()
 
-    interaction, _ = ctx.store.ask_and_park(
+    question = Question(
         ctx.user,
         ctx.conversation_id,
         kind,
         message,
-        target=target_of(ctx.agent),
-        payload=payload,
         options=options,
         title=title,
         expires_in=expires_in,
@@ -81,7 +79,7 @@ def publish_request(
         ui_surface=ui_surface,
         policy=policy,
     )
-    return interaction
+    return ctx.store.ask(question, park=Park(target_of(ctx.agent), payload)).interaction
 
 
 # --- how outcomes read, to the model and in the wakeup --------------------------------

@@ -28,7 +28,7 @@ from pawflow.bridges.questions import decision_of, tool_approval_request
 from pawflow.errors import InvalidInput
 from pawflow.ids import new_id
 from pawflow.records import Interaction
-from pawflow.store import Delivery, Store
+from pawflow.store import Delivery, Park, Question, Store
 from pawflow.store import Transaction as Tx
 
 FRAMEWORK = "agent-framework"
@@ -109,17 +109,19 @@ class AgentFrameworkBridge:
         )
         if self.expires_in is not None:
             request["expires_in"] = self.expires_in
-        interaction, _ = self.store.ask_and_park(
+        question = Question(
             pause.owner,
             pause.conversation_id,
             request.pop("kind"),
             request.pop("message"),
-            target=f"{self.kind}:{new_id()}",
-            payload=lambda asked: encode({**pause.payload(), "request_id": asked.id}),
             requester={"type": "api", "name": self.kind, "tool": tool},
-            tx=tx,
             **request,
         )
+        park = Park(
+            f"{self.kind}:{new_id()}",
+            lambda asked: encode({**pause.payload(), "request_id": asked.id}),
+        )
+        interaction = self.store.ask(question, park=park, tx=tx).interaction
         return interaction
 
     def _tool_definition(self, tool: str) -> tuple[str, dict[str, Any] | None]:

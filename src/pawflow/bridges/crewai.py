@@ -35,7 +35,7 @@ from crewai.flow.persistence import FlowPersistence
 from pawflow.bridges.parking import decode, delivery_kind, encode, outcome_of
 from pawflow.bridges.questions import MAX_MESSAGE, interrupt_request
 from pawflow.records import Interaction, Outcome
-from pawflow.store import Delivery, Store
+from pawflow.store import Delivery, Park, Question, Store
 from pawflow.store import Transaction as Tx
 
 log = logging.getLogger("pawflow.bridges")
@@ -111,17 +111,19 @@ class CrewAIBridge:
         if self.expires_in is not None and not {"expires_in", "expires_at"} & set(request):
             request["expires_in"] = self.expires_in
         kept = {"flow_id": context.flow_id, "owner": owner, "conversation_id": conversation_id}
-        interaction, _ = self.store.ask_and_park(
+        question = Question(
             owner,
             conversation_id,
             request.pop("kind"),
             request.pop("message"),
-            target=f"{self.kind}:{context.flow_id}:{context.method_name}",
-            payload=lambda asked: encode({**kept, "request_id": asked.id}),
             requester={"type": "api", "name": self.kind, "step": context.method_name},
-            tx=tx,
             **request,
         )
+        park = Park(
+            f"{self.kind}:{context.flow_id}:{context.method_name}",
+            lambda asked: encode({**kept, "request_id": asked.id}),
+        )
+        interaction = self.store.ask(question, park=park, tx=tx).interaction
         return interaction
 
     # -- resuming -------------------------------------------------------------------------
@@ -150,7 +152,7 @@ class CrewAIBridge:
 
 def feedback_request(context: PendingFeedbackContext) -> dict[str, Any]:
     """The request that asks for a flow's pending feedback, as keyword arguments of
-    ``ask_and_park``: the step's message, then what it shows for review."""
+    ``Store.ask``: the step's message, then what it shows for review."""
     shown = _shown(context.method_output)
     message = context.message.strip() or f"Feedback on {context.method_name}?"
     if shown:

@@ -40,7 +40,7 @@ from pawflow.bridges.parking import decode, delivery_kind, encode, outcome_of
 from pawflow.bridges.questions import decision_of, interrupt_request, tool_approval_request
 from pawflow.errors import InvalidInput
 from pawflow.records import Interaction, Outcome
-from pawflow.store import Delivery, Store
+from pawflow.store import Delivery, Park, Question, Store
 from pawflow.store import Transaction as Tx
 
 FRAMEWORK = "google-adk"
@@ -118,17 +118,19 @@ class AdkBridge:
         request = _request(call, getattr(self.runner.agent, "name", None) or "The agent")
         if self.expires_in is not None and not {"expires_in", "expires_at"} & set(request):
             request["expires_in"] = self.expires_in
-        interaction, _ = self.store.ask_and_park(
+        question = Question(
             pause.owner,
             pause.conversation_id,
             request.pop("kind"),
             request.pop("message"),
-            target=self._target(pause, call),
-            payload=lambda asked: encode({**pause.payload(), "request_id": asked.id}),
             requester={"type": "api", "name": self.kind, "tool": call["tool"]},
-            tx=tx,
             **request,
         )
+        park = Park(
+            self._target(pause, call),
+            lambda asked: encode({**pause.payload(), "request_id": asked.id}),
+        )
+        interaction = self.store.ask(question, park=park, tx=tx).interaction
         return interaction
 
     async def _session(self, user_id: str, session_id: str) -> Session:

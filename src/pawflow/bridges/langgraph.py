@@ -29,7 +29,7 @@ from pawflow.bridges.parking import decode, delivery_kind, encode, outcome_of
 from pawflow.bridges.questions import interrupt_request
 from pawflow.errors import InvalidInput
 from pawflow.records import Interaction, Outcome
-from pawflow.store import Delivery, Store
+from pawflow.store import Delivery, Park, Question, Store
 from pawflow.store import Transaction as Tx
 
 log = logging.getLogger("pawflow.bridges")
@@ -189,17 +189,16 @@ class LangGraphBridge:
             "owner": thread.owner,
             "conversation_id": thread.conversation_id,
         }
-        interaction, _ = self.store.ask_and_park(
+        question = Question(
             thread.owner,
             thread.conversation_id,
             request.pop("kind"),
             request.pop("message"),
-            target=target,
-            payload=lambda asked: encode({**fields, "request_id": asked.id}),
             requester={"type": "api", "name": self.kind, "thread_id": thread.thread_id},
-            tx=tx,
             **request,
         )
+        park = Park(target, lambda asked: encode({**fields, "request_id": asked.id}))
+        interaction = self.store.ask(question, park=park, tx=tx).interaction
         return interaction
 
     def _thread_target(self, thread_id: str) -> str:

@@ -33,7 +33,7 @@ from pawflow.bridges.parking import decode, delivery_kind, encode, outcome_of
 from pawflow.errors import InvalidInput
 from pawflow.ids import new_id
 from pawflow.records import Interaction, Outcome
-from pawflow.store import Delivery, Store
+from pawflow.store import Delivery, Park, Question, Store
 from pawflow.store import Transaction as Tx
 
 FRAMEWORK = "openai-agents"
@@ -48,7 +48,7 @@ ResultHandler = Callable[[RunResult], None]
 
 def approval_request(item: ToolApprovalItem, *, ask_reason: bool = False) -> dict[str, Any]:
     """The PawFlow request that asks to approve one tool call, as keyword arguments of
-    ``ask_and_park``: a ``confirm``, or with ``ask_reason`` a ``form`` of ``approve`` and an
+    ``Store.ask``: a ``confirm``, or with ``ask_reason`` a ``form`` of ``approve`` and an
     optional ``reason`` (told to the model when the call is refused)."""
     tool = item.qualified_name or item.name or "a tool"
     arguments = item.arguments or ""
@@ -151,17 +151,19 @@ class OpenAIAgentsBridge:
         request = approval_request(pause.asking_item, ask_reason=self.ask_reason)
         if self.expires_in is not None:
             request["expires_in"] = self.expires_in
-        interaction, _ = self.store.ask_and_park(
+        question = Question(
             pause.owner,
             pause.conversation_id,
             request.pop("kind"),
             request.pop("message"),
-            target=f"{self.kind}:{new_id()}",
-            payload=lambda asked: encode({**pause.payload(), "request_id": asked.id}),
             requester={"type": "api", "name": self.kind, "tool": pause.asking_item.name},
-            tx=tx,
             **request,
         )
+        park = Park(
+            f"{self.kind}:{new_id()}",
+            lambda asked: encode({**pause.payload(), "request_id": asked.id}),
+        )
+        interaction = self.store.ask(question, park=park, tx=tx).interaction
         return interaction
 
     # -- resuming -------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """What the bridges share: their names, the payloads they park, and how a wait ended.
 
-A bridge asks through :meth:`pawflow.Store.ask_and_park` with a target ``<framework>.<name>:…``
+A bridge asks through :meth:`pawflow.Store.ask` with a target ``<framework>.<name>:…``
 (the part before the ``:`` is the delivery kind the bridge registers) and a JSON payload; the
 answer, a cancel or an expiry comes back as a resolved continuation, read here into an
 :class:`~pawflow.records.Outcome`.

@@ -35,7 +35,7 @@ from pawflow.bridges.questions import decision_of, interrupt_request, tool_appro
 from pawflow.errors import InvalidInput
 from pawflow.ids import new_id
 from pawflow.records import Interaction, Outcome
-from pawflow.store import Delivery, Store
+from pawflow.store import Delivery, Park, Question, Store
 from pawflow.store import Transaction as Tx
 
 FRAMEWORK = "pydantic-ai"
@@ -108,17 +108,19 @@ class PydanticAIBridge:
         request = self._request(call)
         if self.expires_in is not None and not {"expires_in", "expires_at"} & set(request):
             request["expires_in"] = self.expires_in
-        interaction, _ = self.store.ask_and_park(
+        question = Question(
             pause.owner,
             pause.conversation_id,
             request.pop("kind"),
             request.pop("message"),
-            target=f"{self.kind}:{new_id()}",
-            payload=lambda asked: encode({**pause.payload(), "request_id": asked.id}),
             requester={"type": "api", "name": self.kind, "tool": call["tool"]},
-            tx=tx,
             **request,
         )
+        park = Park(
+            f"{self.kind}:{new_id()}",
+            lambda asked: encode({**pause.payload(), "request_id": asked.id}),
+        )
+        interaction = self.store.ask(question, park=park, tx=tx).interaction
         return interaction
 
     def _request(self, call: dict[str, Any]) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def tool_approval_request(
     decisions: Sequence[DecisionName] = DECISIONS,
 ) -> dict[str, Any]:
     """The request that asks to approve one call of ``tool``, as keyword arguments of
-    ``ask_and_park``: a ``confirm`` (what a client that does not know the surface shows)
+    ``Store.ask``: a ``confirm`` (what a client that does not know the surface shows)
     carrying a ``tool_approval`` surface that offers ``decisions``."""
     shown = _as_text(dict(arguments), MAX_ARGUMENTS_SHOWN)
     message = f"{agent} wants to run {tool}" + (f" with {shown}" if arguments else "") + "."
@@ -115,7 +115,7 @@ def decision_of(outcome: Outcome) -> Decision:
 def interrupt_request(
     value: object, response_schema: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The PawFlow request a paused step asks for, as keyword arguments of ``ask_and_park``.
+    """The PawFlow request a paused step asks for, as the fields of a ``Question``.
 
     - a mapping with a ``kind`` (any of PawFlow's), ``message`` (or ``question``) and maybe
       ``title``, ``options``, ``response_schema``, ``expires_in``, ``expires_at``,

@@ -17,7 +17,7 @@ def demo(
     db: str | None = DB_OPTION,
 ) -> None:
     """Ask, answer, resume: the whole durable cycle on the embedded store."""
-    from pawflow.store import open_store
+    from pawflow.store import Park, Question, open_store
 
     with open_store(db) as store:
         conversation = store.create_conversation("demo", "Demo")
@@ -30,16 +30,17 @@ def demo(
 
         store.register_handler("demo", on_resume)
         # The requester asks and waits in one transaction: no answer can slip in between.
-        question, parked = store.ask_and_park(
+        asked = Question(
             "demo",
             conversation.id,
             "choice",
             "Which environment should I deploy to?",
-            target="demo:deploy",
             options=["staging", "production"],
             requester={"type": "flow", "name": "deploy"},
             expires_in="1d",
         )
+        question, parked = store.ask(asked, park=Park("demo:deploy"))
+        assert parked is not None
         console.print(f"[bold]asked[/] {question.id}: {question.message} {question.options}")
         console.print(f"[bold]parked[/] {parked.id} on {question.signal_id}")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pawflow.store import Store
+from pawflow.store import Question, Store
 
 DEMO_TITLE = "Demo"
 TOUR_TITLE = "Tour: every kind"
@@ -147,13 +147,15 @@ def demo_conversation(store: Store, user: str) -> str:
         role="assistant",
         author="pawflow",
     )
-    store.request_interaction(
-        user,
-        conversation.id,
-        "confirm",
-        "Is the PawFlow server running for you?",
-        title="Demo",
-        requester={"type": "api", "name": "demo"},
+    store.ask(
+        Question(
+            user,
+            conversation.id,
+            "confirm",
+            "Is the PawFlow server running for you?",
+            title="Demo",
+            requester={"type": "api", "name": "demo"},
+        )
     )
     return conversation.id
 
@@ -172,12 +174,14 @@ def seed_tour(store: Store, user: str) -> str:
     )
     for example in EXAMPLES:
         fields = dict(example)
-        store.request_interaction(
-            user,
-            conversation.id,
-            fields.pop("kind"),
-            fields.pop("message"),
-            requester=REQUESTER,
-            **fields,
+        store.ask(
+            Question(
+                user,
+                conversation.id,
+                fields.pop("kind"),
+                fields.pop("message"),
+                requester=REQUESTER,
+                **fields,
+            )
         )
     return conversation.id

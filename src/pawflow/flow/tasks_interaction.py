@@ -20,6 +20,7 @@ from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.registry import register_task
 from pawflow.flow.task import Emit, Property, Task, TaskContext, TaskFailed
 from pawflow.interactions import Kind, normalize_options, parse_kind, prepare_request
+from pawflow.store import Question
 
 _KINDS = tuple(kind.value for kind in Kind)
 
@@ -99,18 +100,20 @@ class RequestConfirmation(Task):
         scope = ctx.scope
         conversation_id = self.value("conversation_id") or scope.conversation_id
         try:
-            record = ctx.store.request_interaction(
-                scope.user,
-                conversation_id,
-                self.value("mode"),
-                ctx.prop("message") or "",
-                options=_options(self, flowfile),
-                title=ctx.prop("title") or None,
-                expires_in=ctx.prop("expires_in") or None,
-                requester=requester(ctx),
-                signal_family="confirmation",
-                idempotency_key=asking_key(ctx),
-            )
+            record = ctx.store.ask(
+                Question(
+                    scope.user,
+                    conversation_id,
+                    self.value("mode"),
+                    ctx.prop("message") or "",
+                    options=_options(self, flowfile),
+                    title=ctx.prop("title") or None,
+                    expires_in=ctx.prop("expires_in") or None,
+                    requester=requester(ctx),
+                    signal_family="confirmation",
+                    idempotency_key=asking_key(ctx),
+                )
+            ).interaction
         except NotFound as exc:  # the store's write rule: no write access, or no conversation
             raise TaskFailed(
                 f"requestConfirmation: {scope.user} may not publish into conversation"
@@ -178,20 +181,22 @@ class RequestUserInput(Task):
 
     def process(self, flowfile: FlowFile, ctx: TaskContext) -> Iterable[Emit]:
         scope = ctx.scope
-        record = ctx.store.request_interaction(
-            scope.user,
-            scope.conversation_id,
-            self.value("kind"),
-            ctx.prop("message") or "",
-            options=_options(self, flowfile),
-            title=ctx.prop("title") or None,
-            response_schema=self.schema,
-            expires_in=ctx.prop("expires_in") or None,
-            requester=requester(ctx),
-            signal_family="interaction",
-            idempotency_key=asking_key(ctx),
-            policy=self.value("policy") or None,
-        )
+        record = ctx.store.ask(
+            Question(
+                scope.user,
+                scope.conversation_id,
+                self.value("kind"),
+                ctx.prop("message") or "",
+                options=_options(self, flowfile),
+                title=ctx.prop("title") or None,
+                response_schema=self.schema,
+                expires_in=ctx.prop("expires_in") or None,
+                requester=requester(ctx),
+                signal_family="interaction",
+                idempotency_key=asking_key(ctx),
+                policy=self.value("policy") or None,
+            )
+        ).interaction
         yield (
             "success",
             flowfile.evolve(

@@ -22,7 +22,7 @@ from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem
 from pawflow.server.files import accept_upload
 from pawflow.server.governance import interaction_details
-from pawflow.store import mcp_rounds
+from pawflow.store import Question, mcp_rounds
 from pawflow.store.policies import POLICY_KEYS
 
 T = TypeVar("T")
@@ -111,15 +111,17 @@ class LocalBackend:
             if found.access not in ("owner", "write"):
                 raise NotFound("conversation")
             policy = {key: optional.pop(key) for key in POLICY_KEYS if key in optional}
-            return self.ctx.store.request_interaction(
-                self.user,
-                conversation_id,
-                kind,
-                message,
-                requester={"type": "api", "name": self.client},
-                policy=policy or None,
-                **optional,
-            )
+            return self.ctx.store.ask(
+                Question(
+                    self.user,
+                    conversation_id,
+                    kind,
+                    message,
+                    requester={"type": "api", "name": self.client},
+                    policy=policy or None,
+                    **optional,
+                )
+            ).interaction
 
         return await anyio.to_thread.run_sync(publish)
 

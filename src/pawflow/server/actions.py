@@ -30,7 +30,7 @@ from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.server.markdown import with_html
-from pawflow.store import Store, outbox, webhooks
+from pawflow.store import Question, Store, outbox, webhooks
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
@@ -72,22 +72,24 @@ def request_interaction(
         if body.options is None
         else [o if isinstance(o, str) else o.model_dump(exclude_none=True) for o in body.options]
     )
-    record = store.request_interaction(
-        principal.user,
-        body.conversation_id,
-        body.kind.value,
-        body.message,
-        options=options,
-        title=body.title,
-        response_schema=body.response_schema,
-        expires_in=body.expires_in,
-        expires_at=body.expires_at,
-        requester={"type": "api", "name": principal.user},
-        ui_surface=body.ui_surface,
-        idempotency_key=body.idempotency_key,
-        policy=body.policy(),
-        notify=body.notify,
-    )
+    record = store.ask(
+        Question(
+            principal.user,
+            body.conversation_id,
+            body.kind.value,
+            body.message,
+            options=options,
+            title=body.title,
+            response_schema=body.response_schema,
+            expires_in=body.expires_in,
+            expires_at=body.expires_at,
+            requester={"type": "api", "name": principal.user},
+            ui_surface=body.ui_surface,
+            idempotency_key=body.idempotency_key,
+            policy=body.policy(),
+            notify=body.notify,
+        )
+    ).interaction
     return _interaction(record)
 
 
