@@ -22,7 +22,7 @@ from typing import Any
 
 from common import Run
 
-from pawflow import open_store
+from pawflow import Question, open_store
 from pawflow.channels import Dispatcher, WebhookSender
 from pawflow.egress import EgressRule
 from pawflow.store import webhooks
@@ -88,7 +88,7 @@ def victim_latencies(path: Path, victims: int, floods: int) -> list[float]:
             webhooks.create(tx, "victim", urls[-1], EVENTS, store.now())
         flood = store.create_conversation("mallory", "flood").id
         for n in range(floods):
-            store.request_interaction("mallory", flood, "confirm", f"Flood {n}?")
+            store.ask(Question("mallory", flood, "confirm", f"Flood {n}?"))
         sender = WebhookSender(EgressRule.parse("127.0.0.1"))
         dispatcher = Dispatcher(store, [], base_url="http://x", webhooks=sender, interval=0.25)
         dispatcher.start()
@@ -98,7 +98,8 @@ def victim_latencies(path: Path, victims: int, floods: int) -> list[float]:
             mine = store.create_conversation("victim", "mine").id
             for n in range(victims):
                 started = time.perf_counter()
-                request = store.request_interaction("victim", mine, "confirm", f"Mine {n}?").id
+                asked = store.ask(Question("victim", mine, "confirm", f"Mine {n}?"))
+                request = asked.interaction.id
                 deadline = started + 60
                 while request not in arrivals:
                     if time.perf_counter() > deadline:

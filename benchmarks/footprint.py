@@ -18,7 +18,7 @@ import psycopg
 from common import Run, postgres_db
 from peers import QUESTION, langgraph_park_postgres, langgraph_park_sqlite
 
-from pawflow import open_store
+from pawflow import Question, open_store
 
 MESSAGE = "x" * 100
 PAYLOAD = len(MESSAGE.encode())
@@ -64,11 +64,11 @@ def measured_items(url: str, count: int, measure: Callable[[], object]) -> tuple
     with open_store(url) as store:
         conversation = store.create_conversation("bench").id
         # One item first, so tables and indexes exist before the baseline.
-        asked = store.request_interaction("bench", conversation, "confirm", MESSAGE)
+        asked = store.ask(Question("bench", conversation, "confirm", MESSAGE)).interaction
         store.park(f"bench:{asked.id}", signal_id=asked.signal_id)
         before = measure()
         for _ in range(count):
-            asked = store.request_interaction("bench", conversation, "confirm", MESSAGE)
+            asked = store.ask(Question("bench", conversation, "confirm", MESSAGE)).interaction
             store.park(f"bench:{asked.id}", signal_id=asked.signal_id)
         return before, measure()
 

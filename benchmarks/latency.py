@@ -16,7 +16,7 @@ from typing import Any
 
 from common import Run, ms, percentile, postgres_db
 
-from pawflow import Delivery, open_store
+from pawflow import Delivery, Question, open_store
 
 WAIT = 10.0  # seconds a resume may take before the benchmark gives up
 
@@ -43,7 +43,7 @@ class Resumes:
 
 
 def _ask(store: Any, conversation: str) -> Any:
-    asked = store.request_interaction("bench", conversation, "confirm", "Ship it?")
+    asked = store.ask(Question("bench", conversation, "confirm", "Ship it?")).interaction
     store.park(f"bench:{asked.id}", signal_id=asked.signal_id)
     return asked
 

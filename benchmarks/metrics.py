@@ -14,7 +14,7 @@ from datetime import timedelta
 from common import Run, ms, postgres_db, stopwatch
 from prometheus_client import CollectorRegistry, generate_latest
 
-from pawflow import open_store
+from pawflow import Question, open_store
 from pawflow.server.metrics import PawFlowCollector
 from pawflow.store.database import sql
 from pawflow.store.metrics import StoreGauges
@@ -54,7 +54,7 @@ def scrapes(url: str, answered: int) -> tuple[float, float, int]:
                     _POSTGRES_ROWS, ("bench", conversation, "bench", start, start, answered)
                 )
         for n in range(PENDING):
-            store.request_interaction("bench", conversation, "confirm", f"Pending {n}?")
+            store.ask(Question("bench", conversation, "confirm", f"Pending {n}?"))
         filled = filling()
         if store.dialect == "postgresql":  # fresh statistics, as autovacuum would give
             with store.transaction() as tx:

@@ -31,7 +31,7 @@ from pathlib import Path
 import httpx
 from common import Run, free_port, pawflow_serve
 
-from pawflow import open_store
+from pawflow import Question, open_store
 
 GOALS = {"help": 0.3, "inbox": 0.5, "answer": 0.5, "serve": 1.5}
 
@@ -128,7 +128,7 @@ def _ask(db_url: str, user: str, count: int) -> list[str]:
     with open_store(db_url) as store:
         conversation = store.create_conversation(user, "start-up").id
         return [
-            store.request_interaction(user, conversation, "confirm", f"Go ahead with {n}?").id
+            store.ask(Question(user, conversation, "confirm", f"Go ahead with {n}?")).interaction.id
             for n in range(count)
         ]
 
