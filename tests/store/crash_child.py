@@ -13,7 +13,7 @@ import signal
 import sys
 from typing import Any
 
-from pawflow import Delivery, open_store
+from pawflow import Delivery, Question, open_store
 from pawflow.store.database import Sql, sql
 
 CREATE_LOG = (
@@ -59,7 +59,7 @@ def main() -> None:
                 store.park(f"log:{seed}-{n}", signal_id=f"plain:{seed}:{n}")
                 store.notify_signal(f"plain:{seed}:{n}", n)
             else:
-                asked = store.request_interaction("alice", conversation, "confirm", f"#{n}")
+                asked = store.ask(Question("alice", conversation, "confirm", f"#{n}")).interaction
                 store.park(f"log:{seed}-{n}", signal_id=asked.signal_id)
                 store.respond_interaction(asked.id, n % 2 == 0, user="alice")
 

@@ -128,3 +128,10 @@ def test_a_timed_out_or_withdrawn_wait_reads_as_unanswered() -> None:
     assert Outcome.of(None, resolution="timeout") == Outcome(status="expired")
     assert Outcome.of(None, resolution="cancelled") == Outcome(status="cancelled")
     assert Outcome.of("not an interaction's").status == "expired"
+
+
+def test_the_older_spellings_warn_and_point_to_ask(store: Store, conversation_id: str) -> None:
+    with pytest.warns(DeprecationWarning, match=r"Store\.request_interaction .* Store\.ask"):
+        store.request_interaction("alice", conversation_id, "confirm", "Old?")
+    with pytest.warns(DeprecationWarning, match=r"Store\.ask_and_park .* Store\.ask"):
+        store.ask_and_park("alice", conversation_id, "confirm", "Old too?", target="job:5")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -38,6 +39,10 @@ SWEEP_BATCH = 500
 
 SweepStep = Callable[["Store"], dict[str, int]]
 """An extra step of each sweeper pass; returns its counts by name."""
+
+
+DEPRECATED = "Store.{} is deprecated: use Store.ask(Question(...), park=Park(...))"
+"""What the older spellings of :meth:`Store.ask` warn (they go in a later release)."""
 
 
 class Store:
@@ -248,6 +253,7 @@ class Store:
         notifications: to the ``notify`` channels, or by default the owner's own; ``policy``:
         who answers and what happens when nobody does (docs/governance.md). Deprecated
         spelling of :meth:`ask` with a :class:`Question`."""
+        warnings.warn(DEPRECATED.format("request_interaction"), DeprecationWarning, stacklevel=2)
         question = Question(
             owner,
             conversation_id,
@@ -291,6 +297,7 @@ class Store:
     ) -> tuple[Interaction, Continuation]:
         """Ask as :meth:`request_interaction` does and park a continuation for ``target`` on
         the answer's signal. Deprecated spelling of :meth:`ask` with ``park``."""
+        warnings.warn(DEPRECATED.format("ask_and_park"), DeprecationWarning, stacklevel=2)
         question = Question(
             owner,
             conversation_id,
