@@ -242,19 +242,22 @@ def test_tokens_and_logins_made_before_keep_working_with_ids_and_no_expiry(
     old_url: str,
 ) -> None:
     secret = "pf_made-before-tokens-ended"
-    with open_store(old_url, migrate=False, clock=FakeClock()) as old:
-        old.ensure_user("ana")
-        with old.db.transaction() as tx:
-            sql(tx).execute(
-                "INSERT INTO api_tokens (token_hash, user_id, label, created_at)"
-                " VALUES (?, 'ana', 'laptop', 0)",
-                (digest(secret),),
-            )
-            sql(tx).execute(
-                "INSERT INTO web_sessions (session_hash, user_id, csrf_token, created_at,"
-                " expires_at) VALUES (?, 'ana', 'csrf', ?, ?)",
-                (digest("cookie"), to_millis(old.now()), to_millis(old.now() + DAY)),
-            )
+    with (
+        open_store(old_url, migrate=False, clock=FakeClock()) as old,
+        old.db.transaction() as tx,
+    ):
+        # As the code before 0024 wrote a user (ensure_user writes the newest columns).
+        sql(tx).execute("INSERT INTO users (id, created_at) VALUES ('ana', 0)")
+        sql(tx).execute(
+            "INSERT INTO api_tokens (token_hash, user_id, label, created_at)"
+            " VALUES (?, 'ana', 'laptop', 0)",
+            (digest(secret),),
+        )
+        sql(tx).execute(
+            "INSERT INTO web_sessions (session_hash, user_id, csrf_token, created_at,"
+            " expires_at) VALUES (?, 'ana', 'csrf', ?, ?)",
+            (digest("cookie"), to_millis(old.now()), to_millis(old.now() + DAY)),
+        )
     with open_store(old_url, clock=FakeClock()) as store:
         user, _, _ = _check(store, secret)
         assert user == "ana"

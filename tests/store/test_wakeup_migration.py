@@ -54,6 +54,19 @@ def old_store(
             store.close()
 
 
+def _conversation(store: Store) -> str:
+    """A conversation as the code before migration 0016 wrote it (the store's own calls write
+    the newest schema's columns)."""
+    at = to_millis(store.now())
+    with store.db.transaction() as tx:
+        sql(tx).execute("INSERT INTO users (id, created_at) VALUES (?, ?)", (USER, at))
+        sql(tx).execute(
+            "INSERT INTO conversations (id, owner, title, created_at) VALUES (?, ?, ?, ?)",
+            ("c-wakeups", USER, "Wakeups", at),
+        )
+    return "c-wakeups"
+
+
 def _wakeup(
     store: Store,
     conversation_id: str,
@@ -112,7 +125,7 @@ def _texts(store: Store, conversation_id: str, role: str) -> list[str]:
 
 def test_every_pending_wakeup_resumes_once(old_store: Store) -> None:
     store = old_store
-    conversation = store.create_conversation(USER, "Wakeups").id
+    conversation = _conversation(store)
     posted = store.messages.append(
         conversation, "The answer to w-crashed came.", role="system", author="agent:helper"
     )
@@ -159,7 +172,7 @@ def test_every_pending_wakeup_resumes_once(old_store: Store) -> None:
 def test_a_wakeup_that_cannot_be_migrated_refuses_the_migration(
     old_store: Store, data: str, check: str
 ) -> None:
-    conversation = old_store.create_conversation(USER, "Wakeups").id
+    conversation = _conversation(old_store)
     _wakeup(old_store, conversation, "w-good", "scheduled", turn="queued")
     _wakeup(old_store, conversation, "w-bad", "scheduled", turn="queued", data=data)
     with pytest.raises(MigrationError) as refused:

@@ -12,7 +12,7 @@ from tests.served import Served
 from tests.tui.conftest import block_of, running, shown_status, until
 
 from pawflow.client import Client, ServerEvent
-from pawflow.store import open_store
+from pawflow.store import Question, open_store
 from pawflow.testing import eventually
 from pawflow.tui import ChatApp
 from pawflow.tui.live import Connection, LiveHandlers, LiveStream
@@ -40,7 +40,7 @@ def test_restart_rehydrates_pending_from_the_server(served: Served) -> None:
             # While the server is down, the store moves on without the app.
             with open_store(served.db) as store:
                 store.respond_interaction(first.id, True, user="ada")
-                second = store.request_interaction("ada", conversation, "text", "Second?")
+                second = store.ask(Question("ada", conversation, "text", "Second?")).interaction
 
             await asyncio.to_thread(served.start)
             await until(pilot, lambda: app.connection is Connection.LIVE, timeout=30)
@@ -83,7 +83,7 @@ def test_stream_resumes_from_the_last_event_id(served: Served) -> None:
         served.kill()
         eventually(lambda: states[-1] is Connection.RECONNECTING)
         with open_store(served.db) as store:
-            during = store.request_interaction("bob", conversation, "confirm", "During?")
+            during = store.ask(Question("bob", conversation, "confirm", "During?")).interaction
         served.start()
         eventually(reconnects.is_set, timeout=30)
         eventually(lambda: any(e.data.get("id") == during.id for e in seen))
