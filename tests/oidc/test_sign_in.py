@@ -12,7 +12,7 @@ import pytest
 from pawflow.clock import FakeClock
 from pawflow.server.credentials import issue_signin_link, issue_token
 from pawflow.server.oidc import JWKS_REFRESH_GAP
-from pawflow.store import groups, roles, sign_in
+from pawflow.store import credentials, groups, roles, sign_in
 from tests.oidc.conftest import PEOPLE, App, Person, Provider, query_of
 from tests.oidc.conftest import sign_in as trip
 
@@ -87,6 +87,22 @@ def test_without_allowed_domains_or_groups_only_existing_users_sign_in(make_app:
     refused = trip(app, "bob")
     assert refused.status_code == 403 and "Ask an admin to add you" in refused.text
     issue_token(app.store, "bob@example.org")  # an admin adds bob
+    assert trip(app, "bob").status_code == 303
+
+
+def test_a_disabled_user_is_refused_by_the_provider_sign_in_with_a_reason(make_app: Any) -> None:
+    app: App = make_app()
+    issue_token(app.store, "root")  # the first user, the store's admin
+    assert trip(app, "bob").status_code == 303
+    with app.store.transaction() as tx:
+        credentials.set_disabled(tx, "bob@example.org", True, now=app.store.now())
+    app.http.cookies.clear()
+    refused = trip(app, "bob")
+    assert refused.status_code == 403
+    assert "is disabled here" in refused.text and "Ask an admin" in refused.text
+    assert app.http.get("/api/session").status_code == 401
+    with app.store.transaction() as tx:
+        credentials.set_disabled(tx, "bob@example.org", False, now=app.store.now())
     assert trip(app, "bob").status_code == 303
 
 

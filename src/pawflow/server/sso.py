@@ -30,6 +30,7 @@ from pawflow.server.signin import open_browser_login
 from pawflow.store import Transaction as Tx
 from pawflow.store import roles, sign_in
 from pawflow.store.conversations import ensure_user, user_exists
+from pawflow.store.credentials import user_enabled
 
 log = logging.getLogger("pawflow.server.sso")
 
@@ -99,6 +100,10 @@ def admit(tx: Tx, config: OidcConfig, claims: dict[str, Any], *, now: datetime) 
                 )
             created = True
         ensure_user(tx, user, now)
+    if not created and not user_enabled(tx, user):
+        raise SignInProblem(
+            f"Your account ({user}) is disabled here. Ask an admin to enable it again."
+        )
     sign_in.link_identity(tx, config.issuer, subject, user, now=now)
     if email is not None:
         roles.set_email(tx, user, email)
