@@ -24,6 +24,11 @@ a URL; the relay of mail or Slack; a person's Web Push devices) has at most one 
 flight: a pass claims only the oldest due delivery of each destination that is idle, and
 never waits for a send to end. A slow receiver holds its own destination and one place in
 its lane, never another user's deliveries nor another channel.
+
+A pass runs every ``interval`` and also as soon as a delivery is committed: the transaction
+that queues one says so (:data:`pawflow.store.outbox.NOTICE`), heard at once in this process
+and by LISTEN/NOTIFY in others on PostgreSQL; on SQLite another process's commit is seen by
+the store's change watcher, and the lease holder then looks (one read) for anything due.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from pawflow.store import Transaction as Tx
 from pawflow.store import webhooks as webhooks_store
 from pawflow.store.a2a_push import PushDelivery
 from pawflow.store.a2a_tasks import PushConfig
+from pawflow.store.database import TOUCHED
 from pawflow.store.leases import Hold, LeaseTerms
 from pawflow.store.outbox import OutboxRow
 from pawflow.store.webhooks import Webhook, WebhookDelivery
@@ -167,11 +173,17 @@ class Dispatcher:
         )
         # An idle dispatcher renews its lease on every pass: one every third of its TTL.
         self.loop = Loop("outbox", self._pass, interval=min(interval, self.terms.renew_every))
+        self._stop_listening: Callable[[], None] | None = None
 
     def start(self) -> None:
         self.loop.start()
+        if self._stop_listening is None:
+            self._stop_listening = self.store.db.listen(self._on_notice)
 
     def stop(self) -> None:
+        if self._stop_listening is not None:
+            self._stop_listening()
+            self._stop_listening = None
         self.loop.stop()
         self._pool.shutdown(wait=False)  # what is in flight ends by its deadline, recorded
         try:
@@ -182,6 +194,26 @@ class Dispatcher:
 
     def wake(self) -> None:
         self.loop.wake()
+
+    def _on_notice(self, notice: str) -> None:
+        """A delivery was queued: pass now. The store changed in a way that does not say
+        what (another process's commit on SQLite, maybe beside one of this process's; a
+        reconnection): the holder of the lease passes if anything is due. While an attempt
+        is in flight it waits for its end, which wakes a pass: a due delivery it cannot
+        claim yet (its destination is busy) does not make it pass again and again."""
+        if notice == outbox.NOTICE:
+            self.loop.wake()
+            return
+        if notice not in ("changed", TOUCHED) or not self.hold.valid or self.in_flight():
+            return
+        try:
+            with self.store.transaction(write=False) as tx:
+                due = webhooks_store.anything_due(tx, self.store.now())
+        except Exception:  # the next pass finds it
+            log.debug("could not look for due deliveries", exc_info=True)
+            return
+        if due:
+            self.loop.wake()
 
     def step(self, *, wait: bool = True) -> int:
         """Claim what is due and send it; with ``wait``, until nothing more is due and every

@@ -31,7 +31,7 @@ from pawflow.records import Interaction
 from pawflow.store.database import Tx, sql
 from pawflow.store.lanes import Busy, destination, pick
 from pawflow.store.metrics import count
-from pawflow.store.outbox import MAX_ATTEMPTS, backoff
+from pawflow.store.outbox import MAX_ATTEMPTS, NOTICE, backoff
 
 EVENTS: tuple[str, ...] = (
     "interaction.created",
@@ -315,6 +315,8 @@ def insert_capped(tx: Tx, table: Queue, columns: dict[str, Any], now: datetime) 
             PENDING_CAP,
         ),
     )
+    if inserted is not None and inserted["status"] == "queued":
+        tx.notify(NOTICE)  # the dispatcher sends it at once
     if inserted is not None and inserted["status"] == "failed":
         channel = "webhook" if table == DELIVERIES else "a2a_push"
         count(tx, telemetry.NOTIFICATIONS, channel=channel, result="dropped")
@@ -391,3 +393,17 @@ def record_failed(
         )
         > 0
     )
+
+
+def anything_due(tx: Tx, now: datetime) -> bool:
+    """Whether a delivery of any kind (outbox row, copy to update, webhook delivery, A2A
+    push) is due: one read, for a dispatcher told only that the store changed."""
+    at = to_millis(now)
+    found = sql(tx).one(
+        "SELECT 1 AS due WHERE EXISTS (SELECT 1 FROM outbox WHERE (status = 'queued'"
+        " OR settle = 'due') AND next_at <= ?) OR EXISTS (SELECT 1 FROM webhook_deliveries"
+        " WHERE status = 'queued' AND next_at <= ?) OR EXISTS (SELECT 1 FROM"
+        " a2a_push_deliveries WHERE status = 'queued' AND next_at <= ?)",
+        (at, at, at),
+    )
+    return found is not None
