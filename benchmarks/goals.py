@@ -35,6 +35,7 @@ GOALS: tuple[Goal, ...] = (
         "p99 <= 2 s",
         "deliveries",
     ),
+    Goal("wake", "ask -> first channel attempt, dispatcher idle", "p50 <= 100 ms", "deliveries"),
     Goal("make_test", "make test on the 2-core machine", "<= 15 min", ""),
 )
 

@@ -15,7 +15,8 @@ Sections (``--only NAME`` runs some of them, in this order):
 - startup: ``pawflow --help``, ``inbox`` and ``answer`` against a running server, and
   ``pawflow serve`` until ``/healthz`` answers, each a median of fresh processes;
 - deliveries: a user's notification latency while another user's six slow receivers and
-  one trickling receiver are busy (p99, goal at most 2 s);
+  one trickling receiver are busy (p99, goal at most 2 s); then ask -> first channel attempt
+  with the dispatcher between passes, on both backends (p50, goal at most 100 ms);
 - outage: a PostgreSQL cluster of the run's own stopped and restarted: how soon calls fail,
   how soon they work again, how soon a wake-up from another process arrives after a restart.
 
