@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from pawflow.channels.apprise import check_notify_url
 from pawflow.channels.webhooks import check_url
 from pawflow.egress import EgressRule
+from pawflow.errors import FieldError, InvalidInput
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Interaction
 from pawflow.server import channel_models as cm
@@ -236,7 +237,17 @@ def get_notifications(
 ) -> cm.Notifications:
     store = _store(request)
     with store.transaction(write=False) as tx:
-        return cm.Notifications(**outbox.get_reach(tx, principal.user).to_dict())
+        reach = outbox.get_reach(tx, principal.user)
+    return _notifications(reach, context_of(request).settings.channels_off())
+
+
+def _notifications(reach: outbox.Reach, off: dict[str, str | None]) -> cm.Notifications:
+    """The caller's settings and the channels this server can send."""
+    server_channels = [
+        cm.ServerChannel(channel=name, on=why is None, reason=why)  # type: ignore[arg-type]
+        for name, why in off.items()
+    ]
+    return cm.Notifications(**reach.to_dict(), server_channels=server_channels)
 
 
 @_action("set_notifications", cm.Notifications, "Change where the caller is notified")
@@ -246,12 +257,18 @@ def set_notifications(
     context = context_of(request)
     store = context.store
     given: dict[str, Any] = {name: getattr(body, name) for name in body.model_fields_set}
+    off = context.settings.channels_off()
+    refused = [name for name in given.get("notify") or () if off.get(name)]
+    if refused:  # a channel this server cannot send: the page never offers it
+        said = "; ".join(f"{name}: {off[name]}" for name in refused)
+        message = f"this server cannot send {', '.join(refused)} ({said})"
+        raise InvalidInput(f"notify: {message}", [FieldError("notify", message)])
     if given.get("notify_url"):  # checked at the door, and again at each send
         rule = EgressRule.parse(context.settings.egress_allowed_hosts)
         check_notify_url(given["notify_url"], rule)
     with store.transaction() as tx:
         reach = outbox.set_reach(tx, principal.user, now=store.now(), **given)
-    return cm.Notifications(**reach.to_dict())
+    return _notifications(reach, off)
 
 
 # -- the caller's webhooks -------------------------------------------------------------------

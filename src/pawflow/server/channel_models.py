@@ -46,6 +46,16 @@ class SetNotifications(Body):
     )
 
 
+class ServerChannel(Out):
+    """A channel and whether this server can send it."""
+
+    channel: NotifyChannel
+    on: bool
+    reason: str | None = Field(
+        description='Why the server cannot send it ("no PAWFLOW_SMTP_URL"); null when on.'
+    )
+
+
 class Notifications(Out):
     user: str
     email: str | None
@@ -54,6 +64,9 @@ class Notifications(Out):
     notify: list[NotifyChannel] | None
     channels: list[NotifyChannel]
     """What a request that names no channels is sent through."""
+    server_channels: list[ServerChannel] = Field(
+        description="Every channel, on or off on this server: notify may name only those on."
+    )
 
 
 class CreateWebhook(Body):

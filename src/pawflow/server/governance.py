@@ -6,6 +6,7 @@ the assignees' inbox (docs/governance.md). Publishing a request with a policy is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -107,12 +108,44 @@ def _action(name: str, response: type[m.Out], summary: str) -> Callable[[_Handle
     )
 
 
+_NOT_CONFIGURED = re.compile(r"^the \w+ channel is not configured on this server$")
+
+
+def delivery_text(row: outbox.OutboxRow, status: str) -> str:
+    """One delivery in words, as a request's History says it: ``email to lee: failed — not
+    configured``, ``slack to ada: sent, updated after the answer``, ``push to ada: sent``
+    (``status``: the request's own)."""
+    said = f"{row.channel} to {row.recipient}: {row.status}"
+    if row.status == "sent" and row.settle == "done":
+        said += (
+            ", updated after the answer"
+            if status == "answered"
+            else f", updated after it was {status}"
+        )
+    elif row.status == "queued" and row.attempts:
+        said += f" (tried {row.attempts} times)" if row.attempts > 1 else " (tried once)"
+    error = row.last_error
+    if error and row.status != "sent":
+        said += " — " + ("not configured" if _NOT_CONFIGURED.match(error) else error)
+    return said
+
+
 def interaction_details(store: Store, found: dict[str, Any]) -> InteractionDetails:
     """What ``get_interaction`` (and a claim, a release, a reassignment) answers: the store's
-    details of a request (``store.accountability.interaction_details``) and its deliveries."""
+    details of a request (``store.accountability.interaction_details``) and its deliveries,
+    each with its outcome in words."""
     with store.transaction(write=False) as tx:
         sent = outbox.deliveries(tx, found["interaction"].id)
-    return InteractionDetails(**found, deliveries=[m.Delivery(**row.to_dict()) for row in sent])
+    status = found["interaction"].status
+    return InteractionDetails(
+        **found,
+        deliveries=[
+            m.Delivery(
+                **row.to_dict(), updated=row.settle == "done", text=delivery_text(row, status)
+            )
+            for row in sent
+        ],
+    )
 
 
 def _details(request: Request, found: dict[str, Any]) -> InteractionDetails:

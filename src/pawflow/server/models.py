@@ -544,6 +544,16 @@ class Delivery(Out):
     error: str | None
     created_at: str
     sent_at: str | None
+    updated: bool = Field(
+        default=False,
+        description="Whether the sent copy was updated once the request was settled (Slack"
+        " says who answered).",
+    )
+    text: str = Field(
+        default="",
+        description='The delivery in words, as the History shows it: "email to lee: failed —'
+        ' not configured", "slack to ada: sent, updated after the answer".',
+    )
 
 
 class InteractionPage(Out):

@@ -228,6 +228,17 @@ class ServerSettings:
             return self.secure_cookies
         return self.base_url.startswith("https://")
 
+    def channels_off(self) -> dict[str, str | None]:
+        """Each channel a user may name in ``notify``, and why this server cannot send it
+        (None: it can): ``{"email": "no PAWFLOW_SMTP_URL", "slack": None, …}``."""
+        return {
+            "email": None if self.smtp_url else "no PAWFLOW_SMTP_URL",
+            "slack": None if self.slack_bot_token else "no PAWFLOW_SLACK_BOT_TOKEN",
+            "webhook": None,
+            "apprise": None,
+            "push": None if self.push else "PAWFLOW_PUSH=off",
+        }
+
     def origins(self) -> frozenset[str]:
         """Origins trusted besides the request's own (``public_url`` and the configured)."""
         found = {origin_of(self.base_url)}

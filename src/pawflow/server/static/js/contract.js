@@ -312,6 +312,10 @@ export function oneOf(names, value) {
  * @property {string | null} error
  * @property {string} created_at
  * @property {string | null} sent_at
+ * @property {boolean} [updated] - Whether the sent copy was updated once the request was settled
+ *   (Slack says who answered).
+ * @property {string} [text] - The delivery in words, as the History shows it: "email to lee:
+ *   failed — not configured", "slack to ada: sent, updated after the answer".
  */
 
 /**
@@ -569,6 +573,8 @@ export function oneOf(names, value) {
  * @property {string | null} notify_url
  * @property {Array<"email" | "slack" | "webhook" | "apprise" | "push"> | null} notify
  * @property {Array<"email" | "slack" | "webhook" | "apprise" | "push">} channels
+ * @property {Array<ServerChannel>} server_channels - Every channel, on or off on this server:
+ *   notify may name only those on.
  */
 
 /**
@@ -731,6 +737,15 @@ export function oneOf(names, value) {
  * @typedef {object} SendMessage
  * @property {string} conversation_id
  * @property {string} content
+ */
+
+/**
+ * A channel and whether this server can send it.
+ * @typedef {object} ServerChannel
+ * @property {"email" | "slack" | "webhook" | "apprise" | "push"} channel
+ * @property {boolean} on
+ * @property {string | null} reason - Why the server cannot send it ("no PAWFLOW_SMTP_URL"); null
+ *   when on.
  */
 
 /**

@@ -167,6 +167,9 @@ export function notificationSettings() {
     box: h("input", { type: "checkbox", id: uid(`notify-${channel.name}`) }),
   }));
   const status = h("p", { class: "note", role: "status" });
+  const unavailable = h("p", { class: "note channels-off", hidden: true });
+  /** The channels this server cannot send: neither offered nor their addresses sent. */
+  let off = new Set(/** @type {string[]} */ ([]));
   const syncBoxes = () => {
     for (const { box } of boxes) box.disabled = byDefault.checked;
   };
@@ -178,7 +181,18 @@ export function notificationSettings() {
     slack.input.value = found.slack || "";
     url.input.value = found.notify_url || "";
     byDefault.checked = found.notify === null;
-    for (const { channel, box } of boxes) box.checked = found.channels.includes(channel.name);
+    off = new Set(found.server_channels.filter((c) => !c.on).map((c) => c.channel));
+    for (const { channel, box } of boxes) {
+      box.checked = found.channels.includes(channel.name);
+      const label = box.parentElement;
+      if (label) label.hidden = off.has(channel.name);
+    }
+    email.element.hidden = off.has("email");
+    slack.element.hidden = off.has("slack");
+    url.element.hidden = off.has("apprise");
+    const why = found.server_channels.filter((c) => !c.on).map((c) => `${c.channel} (${c.reason})`);
+    unavailable.textContent = why.length ? `This server does not send ${why.join(", ")}.` : "";
+    unavailable.hidden = !why.length;
     syncBoxes();
   };
 
@@ -195,6 +209,7 @@ export function notificationSettings() {
       h("label", { for: byDefault.id }, byDefault, " every channel with an address"),
       h("br"),
       boxes.map(({ channel, box }) => h("label", { for: box.id, class: "inline" }, box, " ", channel.label, " ")),
+      unavailable,
     ),
     h("button", { type: "submit", class: "primary" }, "Save"),
     status,
@@ -204,11 +219,13 @@ export function notificationSettings() {
     status.textContent = "";
     /** @type {SetNotifications} */
     const body = {
-      email: email.input.value.trim(),
-      slack: slack.input.value.trim(),
-      notify_url: url.input.value.trim(),
-      notify: byDefault.checked ? null : boxes.filter(({ box }) => box.checked).map(({ channel }) => channel.name),
+      notify: byDefault.checked
+        ? null
+        : boxes.filter(({ channel, box }) => box.checked && !off.has(channel.name)).map(({ channel }) => channel.name),
     };
+    if (!off.has("email")) body.email = email.input.value.trim();
+    if (!off.has("slack")) body.slack = slack.input.value.trim();
+    if (!off.has("apprise")) body.notify_url = url.input.value.trim();
     try {
       show(await api.action("set_notifications", body));
       status.textContent = "Saved.";

@@ -1,6 +1,7 @@
 // @ts-check
 // A request's accountability, under its block: who it waits for, who handles it, how many
-// approvals it has, and its audit trail ("History"), read from get_interaction when opened.
+// approvals it has, its audit trail ("History") and each notification's outcome, read from
+// get_interaction when opened.
 
 import { action, ApiError } from "./api.js";
 import { clear, h } from "./dom.js";
@@ -62,7 +63,8 @@ function stepLine(entry) {
 export function trailControl(requestId) {
   const summary = h("p", { class: "trail-policy" });
   const list = h("ol", { class: "trail-steps" });
-  const details = h("details", { class: "trail" }, h("summary", null, "History"), summary, list);
+  const sent = h("ul", { class: "trail-deliveries", "aria-label": "Notifications" });
+  const details = h("details", { class: "trail" }, h("summary", null, "History"), summary, list, sent);
   /** @param {InteractionDetails} found */
   const show = (found) => {
     clear(summary);
@@ -71,6 +73,9 @@ export function trailControl(requestId) {
     if (claim) summary.append(" ", claim);
     clear(list);
     list.append(...found.audit.map(stepLine));
+    clear(sent);
+    // Each notification and how it went: "email to lee: failed — not configured".
+    sent.append(...found.deliveries.map((d) => h("li", { dataset: { status: d.status } }, d.text)));
   };
   /**
    * Claim or release: the assignees see who handles the request.
