@@ -1,6 +1,6 @@
 """The page shows whom a request waits for: a refused answer says so, a quorum vote is
 counted without closing the request (a second one is refused, saying which vote stands), and
-"History" lists the audit trail."""
+"History" lists the audit trail and how each notification went."""
 
 from __future__ import annotations
 
@@ -41,12 +41,21 @@ def test_the_page_shows_whom_a_request_waits_for_and_its_history(
     expect(mine).to_have_attribute("data-status", "pending")
 
     selfless = ann.ask(
-        chat, "confirm", "Approve my own?", assignees=[ben.name], requester_may_answer=False
+        chat,
+        "confirm",
+        "Approve my own?",
+        assignees=[ben.name],
+        requester_may_answer=False,
+        notify=["push"],
     )
     refused = block(page, selfless.id)  # it waits for ben: said, and nothing to press
     expect(refused.locator(".notice--waiting")).to_have_text(f"Waiting for {ben.name}")
     expect(refused.get_by_role("button", name="Yes")).to_have_count(0)
     expect(refused).to_have_attribute("data-status", "pending")
+    refused.get_by_text("History").click()  # ben has no device: his push failed, and says why
+    expect(refused.locator(".trail-deliveries li")).to_have_text(
+        [f"push to {ben.name}: failed — {ben.name} has no device subscribed to push"]
+    )
 
     ben.api.respond_interaction(asked.id, True)
     expect(mine).to_have_attribute("data-status", "answered")
