@@ -142,8 +142,9 @@ def test_the_banner_says_which_channels_are_on_and_why_not() -> None:
     off = channel_status(ServerSettings())
     assert off == (
         "Channels: email: off (no PAWFLOW_SMTP_URL) · slack: off (no PAWFLOW_SLACK_BOT_TOKEN)"
-        " · replies by mail: off (no PAWFLOW_IMAP_URL) · webhooks and apprise: on"
+        " · replies by mail: off (no PAWFLOW_IMAP_URL) · push: on · webhooks and apprise: on"
     )
+    assert "push: off (PAWFLOW_PUSH=off)" in channel_status(ServerSettings(push=False))
     on = channel_status(
         ServerSettings(smtp_url="smtp://lee:secret@mail.example.org:587", slack_bot_token="x")
     )

@@ -328,6 +328,7 @@ def channel_status(settings: ServerSettings) -> str:
         f"replies by mail: on ({_where(settings.imap_url)})"
         if settings.imap_url
         else "replies by mail: off (no PAWFLOW_IMAP_URL)",
+        "push: on" if settings.push else "push: off (PAWFLOW_PUSH=off)",
         "webhooks and apprise: on",
     ]
     return "Channels: " + " · ".join(said)
