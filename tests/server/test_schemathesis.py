@@ -11,8 +11,9 @@ maximum, one label per enum value, form fields that exist, a surface that fits i
 option values that differ): the contract checks those (docs/contract.md) and names each
 problem in a 422. Nor can it state where a webhook's ``url``, a ``notify_url`` or a push
 ``endpoint`` leads (whether Apprise reads it, whether its host resolves inside the server's
-network): the server checks that too, with a 422 on the field. Only such a 422 may answer a
-request the document admits."""
+network), nor whether a channel named in ``set_notifications``'s ``notify`` is one this
+server sends: the server checks that too, with a 422 on the field. Only such a 422 may answer
+a request the document admits."""
 
 from __future__ import annotations
 
@@ -39,12 +40,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # a hang guard, not a
 load_all_checks()
 EXAMPLES = 12
 CONTRACT_FIELDS = re.compile(
-    r"(response_schema|ui_surface|options|on_expire)([.\[]|$)|(notify_)?url$|endpoint$|expires$"
+    r"(response_schema|ui_surface|options|on_expire)([.\[]|$)|(notify_)?url$|notify$|endpoint$|expires$"
 )
 """Fields whose inner agreement the contract checks, beyond what JSON Schema can say (an
 ``on_expire`` answer must be a valid answer of the request, which needs a deadline; where a
 webhook's, a notification URL's or a push endpoint's host resolves; whether a token's
-lifetime fits the server's PAWFLOW_TOKEN_MAX_AGE)."""
+lifetime fits the server's PAWFLOW_TOKEN_MAX_AGE; whether this server sends the channels a
+user's ``notify`` names)."""
 
 
 def schema_valid_requests_are_accepted(ctx: Any, response: Any, case: Any) -> bool | None:
