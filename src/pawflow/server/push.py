@@ -60,7 +60,9 @@ class SubscribePush(m.Body):
 
     endpoint: Endpoint
     keys: PushKeys
-    device: Annotated[StrictStr, Field(min_length=1, max_length=100)] = "A browser"
+    device: Annotated[StrictStr, Field(min_length=1, max_length=100, pattern=m.NOT_BLANK)] = (
+        "A browser"
+    )
 
 
 class UnsubscribePush(m.Body):
