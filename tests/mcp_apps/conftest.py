@@ -26,6 +26,7 @@ import pytest
 from pawflow.client import Client
 from pawflow.server.credentials import issue_token
 from pawflow.store import Store, open_store
+from pawflow.testing import eventually
 from tests.conftest import IN_CI
 from tests.served import Served
 from tests.webchat.conftest import TIMEZONE, launch, require_chromium
@@ -146,7 +147,27 @@ class Host:
         frame = self.ask(tool, arguments, **context)
         shown = self.block(frame)
         expect(shown).to_have_count(1)
+        self.settled(frame)
         return frame, str(shown.get_attribute("data-request-id"))
+
+    def settled(self, frame: str) -> None:
+        """Wait until the host has sized ``frame`` as its app last asked (the app reports its
+        height once its block is drawn): a click aimed before that lands where the page no
+        longer is."""
+
+        def sized() -> bool:
+            return bool(
+                self.page.evaluate(
+                    """id => {
+                      const sizes = window.pawflowHost.seen(id).sizes;
+                      const frame = document.getElementById(id);
+                      return sizes.length > 0 && frame.style.height === `${sizes.at(-1)}px`;
+                    }""",
+                    frame,
+                )
+            )
+
+        eventually(sized, timeout=15)
 
     def reopen(self, frame: str, *, hold_reads: bool = False) -> str:
         """Draw ``frame``'s tool call again, from its result as it was (a host showing a past
