@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Body, Depends, Request
 from pydantic import Field, StrictStr
@@ -28,15 +28,13 @@ from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.channel_models import Deleted
 from pawflow.server.context import context_of
-from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.server.errors import action_route
 from pawflow.store import web_push
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
 Caller = Annotated[Principal, Depends(authenticate)]
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    k: v for k, v in ERROR_RESPONSES.items() if k in (400, 401, 404, 413, 422, 429, 503)
-}
+_STATUSES = (400, 401, 404, 413, 422, 429, 503)
 Endpoint = Annotated[StrictStr, Field(min_length=8, max_length=2000, pattern=m.WEBHOOK_URL)]
 PublicKey = Annotated[StrictStr, Field(pattern=r"^B[A-P][A-Za-z0-9_\-]{85}=?$")]
 """A P-256 public key as an uncompressed point (65 bytes, the first 0x04), base64url."""
@@ -96,14 +94,7 @@ _Handler = TypeVar("_Handler", bound=Callable[..., m.Out])
 
 
 def _action(name: str, response: type[m.Out], summary: str) -> Callable[[_Handler], _Handler]:
-    return router.post(
-        f"/{name}",
-        name=name,
-        summary=summary,
-        response_model=response,
-        responses=_ERRORS,
-        operation_id=name,
-    )
+    return action_route(router, name, response, summary, _STATUSES)
 
 
 def _key(value: str, field: str, size: int) -> str:

@@ -12,7 +12,7 @@ everywhere"); tokens stay, each revoked on its own.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Body, Request
 from pydantic import Field
@@ -30,28 +30,19 @@ from pawflow.server.credentials import (
     sign_out_everywhere,
     token_expiry,
 )
-from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.server.errors import action_route
 from pawflow.server.governance import Caller, UserName
 from pawflow.server.governance import _admin as admin_only
 from pawflow.store import Store
 from pawflow.store.credentials import TokenRow, disabled_at
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    k: v for k, v in ERROR_RESPONSES.items() if k in (400, 401, 403, 404, 413, 422, 429, 503)
-}
+_STATUSES = (400, 401, 403, 404, 413, 422, 429, 503)
 _Handler = TypeVar("_Handler", bound=Callable[..., m.Out])
 
 
 def _action(name: str, response: type[m.Out], summary: str) -> Callable[[_Handler], _Handler]:
-    return router.post(
-        f"/{name}",
-        name=name,
-        summary=summary,
-        response_model=response,
-        responses=_ERRORS,
-        operation_id=name,
-    )
+    return action_route(router, name, response, summary, _STATUSES)
 
 
 EXPIRES = Field(
