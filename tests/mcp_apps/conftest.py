@@ -151,21 +151,22 @@ class Host:
         return frame, str(shown.get_attribute("data-request-id"))
 
     def settled(self, frame: str) -> None:
-        """Wait until the host has sized ``frame`` as its app last asked (the app reports its
-        height once its block is drawn): a click aimed before that lands where the page no
-        longer is."""
+        """Wait until the host has sized ``frame`` as its app last asked, and the app fits in
+        it (nothing to scroll inside the frame): a click aimed before that lands where the
+        page no longer is."""
+        html = self.frame(frame).locator("html")
 
         def sized() -> bool:
-            return bool(
-                self.page.evaluate(
-                    """id => {
-                      const sizes = window.pawflowHost.seen(id).sizes;
-                      const frame = document.getElementById(id);
-                      return sizes.length > 0 && frame.style.height === `${sizes.at(-1)}px`;
-                    }""",
-                    frame,
-                )
+            applied = self.page.evaluate(
+                """id => {
+                  const sizes = window.pawflowHost.seen(id).sizes;
+                  const frame = document.getElementById(id);
+                  return sizes.length > 0 && frame.style.height === `${sizes.at(-1)}px`;
+                }""",
+                frame,
             )
+            fits = html.evaluate("root => root.scrollHeight <= root.clientHeight")
+            return bool(applied and fits)
 
         eventually(sized, timeout=15)
 

@@ -184,7 +184,10 @@ export function callTool(name, args, timeout = 0) {
 }
 
 /** Tell the host the page's height whenever it changes, so the frame fits what it shows (its
- * width is the host's to choose). */
+ * width is the host's to choose). A browser may hold back the layout work of a frame it does
+ * not show (a host's frame scrolled out of view), and with it the resize observer: what the
+ * page draws is measured when it is drawn as well, so the frame is the right height before
+ * anyone scrolls to it (and its content does not jump under a pointer as it comes into view). */
 export function reportSize() {
   let last = -1;
   const send = () => {
@@ -194,5 +197,11 @@ export function reportSize() {
     notify("ui/notifications/size-changed", { height });
   };
   new ResizeObserver(send).observe(document.body);
+  new MutationObserver(send).observe(document.body, {
+    subtree: true,
+    childList: true,
+    characterData: true,
+    attributes: true,
+  });
   send();
 }
