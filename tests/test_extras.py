@@ -47,6 +47,10 @@ def tops(*extras: str) -> set[str]:
     return {module.partition(".")[0] for extra in extras for module in EXTRAS[extra]}
 
 
+A2A_MISSING = (
+    "A2A (/a2a/{agent}) needs the 'a2a' extra (a2a not installed): pip install 'pawflow[a2a]'"
+)
+
 # FastAPI needs the OpenTelemetry API: a server without traces lacks the SDK and the rest.
 WITHOUT_TRACES = {"opentelemetry.sdk", "opentelemetry.instrumentation"}
 
@@ -127,6 +131,8 @@ import httpx
 import pawflow
 from pawflow import observability, serve
 from pawflow.agent.config import load_agents
+from pawflow.a2a.mounting import mount as mount_a2a
+from pawflow.agui.mounting import mount as mount_agui
 from pawflow.mcp.mounting import mount
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import live_server
@@ -143,11 +149,14 @@ with pawflow.open_store(sys.argv[1]) as store:
     settings = ServerSettings(db=sys.argv[1])
     prepared = serve.prepare(settings, store=store, greet=False)
     seen["app"] = type(prepared.app).__name__
-    with live_server(store, endpoints=[mount]) as server:
+    with live_server(store, endpoints=[mount, mount_agui, mount_a2a]) as server:
         seen["healthz"] = httpx.get(server.url + "/healthz").status_code
-        answered = httpx.post(server.url + "/mcp", json={}, headers={
-            "Authorization": "Bearer " + server.token("ada")})
-        seen["mcp"] = [answered.status_code, answered.json()["error"]]
+        signed = {"Authorization": "Bearer " + server.token("ada")}
+        for face, path in (("mcp", "/mcp"), ("agui", "/agui/helper"), ("a2a", "/a2a/helper")):
+            answered = httpx.post(server.url + path, json={}, headers=signed)
+            seen[face] = [answered.status_code, answered.json()["error"]]
+        card = httpx.get(server.url + "/a2a/helper/.well-known/agent-card.json")
+        seen["a2a card"] = [card.status_code, card.json()["error"]]
     slack = settings.replace(slack_bot_token="xoxb-1", slack_signing_secret="s")
     seen["slack"] = said(lambda: serve.dispatcher(store, slack))
     traced = {"OTEL_TRACES_EXPORTER": "console"}
@@ -180,7 +189,8 @@ print(json.dumps(seen))
 def test_the_server_serves_without_the_extras_beside_it(tmp_path: Path) -> None:
     """Slow (~5 s: one interpreter loads the server, builds `pawflow serve`'s app and serves
     it): every part beside the server, asked for in the one process."""
-    blocked = tops("slack", "mcp", "tui", "postgres") - tops("server") | WITHOUT_TRACES
+    blocked = tops("slack", "mcp", "tui", "postgres", "agui", "a2a") - tops("server")
+    blocked |= WITHOUT_TRACES
     seen = run_blocked(blocked, SERVER_PROBE, tmp_path, f"sqlite:///{tmp_path / 's.db'}")
     assert seen == {
         "app": "FastAPI",
@@ -190,6 +200,13 @@ def test_the_server_serves_without_the_extras_beside_it(tmp_path: Path) -> None:
             "MCP (/mcp) needs the 'mcp' extra (mcp, mcp_types not installed):"
             " pip install 'pawflow[mcp]'",
         ],
+        "agui": [
+            501,
+            "AG-UI (/agui/{agent}) needs the 'agui' extra (ag_ui not installed):"
+            " pip install 'pawflow[agui]'",
+        ],
+        "a2a": [501, A2A_MISSING],
+        "a2a card": [501, A2A_MISSING],
         "slack": "the Slack channel needs the 'slack' extra (slack_sdk not installed):"
         " pip install 'pawflow[slack]'",
         "otel": "tracing (OTEL_TRACES_EXPORTER=console) needs the 'otel' extra"

@@ -45,6 +45,10 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "otel": ("opentelemetry.trace", "opentelemetry.sdk", "opentelemetry.instrumentation.fastapi"),
     # /mcp, `pawflow mcp` and the MCP tools of agents.
     "mcp": ("mcp", "mcp_types"),
+    # PawFlow's agents over AG-UI (/agui/{agent}).
+    "agui": ("ag_ui",),
+    # PawFlow's agents over A2A (/a2a/{agent}).
+    "a2a": ("a2a",),
 }
 """Each extra of the distribution, with the modules that tell whether it is installed."""
 

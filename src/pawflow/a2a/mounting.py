@@ -3,7 +3,8 @@
 ``mount(app)`` adds the routes at once: the JSON-RPC endpoint and the agent card under it
 (``/a2a/{agent}/.well-known/agent-card.json``). The first request to either loads
 :mod:`pawflow.a2a.server` (in a worker thread); a server nobody asks over A2A never loads
-the ``a2a-sdk`` package.
+the ``a2a-sdk`` package. The SDK is the ``a2a`` extra: without it, both routes are a 501
+that says which extra to install.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pawflow import extras
+from pawflow.errors import MissingExtra
 from pawflow.server.context import ServerContext
+from pawflow.server.errors import HTTPProblem, problem_response
 
 PATH = "/a2a/{agent}"
 CARD_PATH = f"{PATH}/.well-known/agent-card.json"
@@ -37,6 +41,7 @@ class _Faces:
         return self.loaded
 
     def _load(self) -> tuple[Handler, Handler]:
+        extras.require("a2a", part="A2A (/a2a/{agent})")
         from pawflow.a2a.server import A2AFace  # noqa: PLC0415 - the A2A SDK, on first use
 
         face = A2AFace(self.ctx)
@@ -50,11 +55,17 @@ def mount(app: FastAPI) -> None:
     faces = _Faces(ctx)
 
     async def endpoint(request: Request) -> Response:
-        handle, _ = await faces.get()
+        try:
+            handle, _ = await faces.get()
+        except MissingExtra as missing:
+            return problem_response(HTTPProblem(501, str(missing)))
         return await handle(request)
 
     async def card(request: Request) -> Response:
-        _, show = await faces.get()
+        try:
+            _, show = await faces.get()
+        except MissingExtra as missing:
+            return problem_response(HTTPProblem(501, str(missing)))
         return await show(request)
 
     app.router.routes.append(Route(CARD_PATH, endpoint=card, methods=["GET"]))
