@@ -29,7 +29,7 @@ from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
-from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.server.errors import action_route
 from pawflow.server.markdown import with_html
 from pawflow.store import Question, Store, outbox, webhooks
 
@@ -40,15 +40,12 @@ _Handler = TypeVar("_Handler", bound=Callable[..., BaseModel])
 _CONFIRMATION_KINDS = tuple(sorted(kind.value for kind in CONFIRMATION_KINDS))
 
 
+_STATUSES = (400, 401, 403, 404, 409, 413, 422, 429, 503)
+
+
 def _action(name: str, response: type[BaseModel], summary: str) -> Callable[[_Handler], _Handler]:
-    statuses = (400, 401, 403, 404, 409, 413, 422, 429, 503)
-    return router.post(
-        f"/{name}",
-        name=name,
-        summary=summary,
-        response_model=response,
-        responses={k: v for k, v in ERROR_RESPONSES.items() if k in statuses},
-        operation_id=name,
+    return action_route(
+        router, name, response, summary, (400, 401, 403, 404, 409, 413, 422, 429, 503)
     )
 
 

@@ -24,7 +24,7 @@ from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
-from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.server.errors import action_route
 from pawflow.store import approvals
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["approvals"])
@@ -70,14 +70,7 @@ class ToolApproval(BaseModel):
 
 
 def _action(name: str, response: type[BaseModel], summary: str) -> Callable[[_Handler], _Handler]:
-    return router.post(
-        f"/{name}",
-        name=name,
-        operation_id=name,
-        summary=summary,
-        response_model=response,
-        responses={k: v for k, v in ERROR_RESPONSES.items() if k in _STATUSES},
-    )
+    return action_route(router, name, response, summary, _STATUSES)
 
 
 @_action("list_approval_rules", ApprovalRules, "List the tool approval rules the caller sees")

@@ -20,15 +20,13 @@ from pawflow.server.admin import Admin, require_admin
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
-from pawflow.server.errors import ERROR_RESPONSES
+from pawflow.server.errors import action_route
 from pawflow.store import Store, groups, outbox
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
 Caller = Annotated[Principal, Depends(authenticate)]
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    k: v for k, v in ERROR_RESPONSES.items() if k in (400, 401, 403, 404, 409, 413, 422, 429, 503)
-}
+_STATUSES = (400, 401, 403, 404, 409, 413, 422, 429, 503)
 
 
 class AuditEntry(m.Out):
@@ -98,14 +96,7 @@ _Handler = TypeVar("_Handler", bound=Callable[..., m.Out])
 
 
 def _action(name: str, response: type[m.Out], summary: str) -> Callable[[_Handler], _Handler]:
-    return router.post(
-        f"/{name}",
-        name=name,
-        summary=summary,
-        response_model=response,
-        responses=_ERRORS,
-        operation_id=name,
-    )
+    return action_route(router, name, response, summary, _STATUSES)
 
 
 _NOT_CONFIGURED = re.compile(r"^the \w+ channel is not configured on this server$")
