@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from pawflow.channels import AppriseChannel, Dispatcher, EmailChannel, SmtpConfig, WebhookSender
+from pawflow.clock import FakeClock
 from pawflow.egress import EgressRule
 from pawflow.errors import InvalidInput
 from pawflow.store import Store, outbox, webhooks
@@ -153,6 +154,36 @@ def test_a_trickling_apprise_service_is_a_failed_attempt(store: Store) -> None:
         row = _row(store, asked)
     assert (row.status, row.attempts) == ("queued", 1)
     assert row.last_error == "no complete answer within 0.5 s"
+
+
+def test_an_apprise_send_past_its_deadline_is_not_sent_again(
+    store: Store, clock: FakeClock
+) -> None:
+    """The thread of a send past its deadline goes on: the next attempts send nothing while
+    it runs, and take its outcome once it has ended (delivered late: sent, not twice)."""
+    hold = threading.Event()
+    with receiver(hold=hold) as held:
+        asked = _notified(store, "ada", notify_url=held.url.replace("http://", "json://"))
+        channel = AppriseChannel(LOOPBACK, timeout=0.5)
+        dispatcher = Dispatcher(store, [channel], base_url="http://x", owner="t")
+        dispatcher.step()
+        row = _row(store, asked)
+        assert (row.status, row.attempts) == ("queued", 1)
+        clock.advance("1h")  # past the retry's backoff
+        dispatcher.step()
+        row = _row(store, asked)
+        assert (row.status, row.attempts) == ("queued", 2)
+        assert row.last_error == "the previous attempt is still waiting for an answer"
+        assert len(held.received()) == 1
+        hold.set()  # the first attempt's answer comes, late
+
+        def retried() -> bool:
+            clock.advance("1h")
+            dispatcher.step()
+            return _row(store, asked).status == "sent"
+
+        eventually(retried)
+        assert len(held.received()) == 1
 
 
 def test_mail_never_waits_behind_a_slow_webhook(store: Store) -> None:

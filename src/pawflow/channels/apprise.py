@@ -20,7 +20,11 @@ each send, in one of three ways by its scheme (:func:`judge`):
   lists it (``mailto://,…``).
 
 A send runs on a thread of its own, held to the rule, and ends by the attempt's deadline
-(``PAWFLOW_DELIVERY_TIMEOUT``): past it, the attempt has failed and is tried again.
+(``PAWFLOW_DELIVERY_TIMEOUT``): past it, the attempt has failed and is tried again. A thread
+cannot be stopped, so a send past its deadline is remembered: while it still runs, the next
+attempt of the same delivery sends nothing (it fails again, to be tried later), and once it has
+ended, the next attempt takes its outcome — a notification that got through late is not sent
+twice, and a receiver that never answers holds one thread, not one per attempt.
 """
 
 from __future__ import annotations
@@ -173,6 +177,9 @@ class AppriseChannel:
     def __init__(self, rule: EgressRule | None = None, *, timeout: float = TIMEOUT) -> None:
         self.rule = rule or EgressRule()
         self.timeout = timeout
+        self._late: dict[str, tuple[threading.Thread, list[DeliveryError | None]]] = {}
+        """Sends past their deadline, by delivery: the thread and where its outcome lands."""
+        self._lock = threading.Lock()
 
     def render(self, message: Outgoing) -> tuple[str, str]:
         """The notification's title and body."""
@@ -184,8 +191,19 @@ class AppriseChannel:
             pins = judge(url, self.rule)
         except EgressRefused as exc:
             raise DeliveryError(f"the notification URL {exc.message}", permanent=True) from exc
+        key = message.row.id
+        with self._lock:
+            late = self._late.pop(key, None)
+        if late is not None:
+            worker, outcome = late
+            if worker.is_alive():
+                with self._lock:
+                    self._late[key] = late
+                raise DeliveryError("the previous attempt is still waiting for an answer")
+            if outcome and outcome[0] is None:
+                return None  # the previous attempt got through after its deadline
         title, body = self.render(message)
-        outcome: list[DeliveryError | None] = []
+        outcome = []
         worker = threading.Thread(
             target=self._notify,
             args=(url, pins, title, body, outcome),
@@ -195,6 +213,8 @@ class AppriseChannel:
         worker.start()
         worker.join(self.timeout)
         if not outcome:  # it goes on, but this attempt has failed: tried again later
+            with self._lock:
+                self._late[key] = (worker, outcome)
             raise DeliveryError(f"no complete answer within {self.timeout:g} s")
         if outcome[0] is not None:
             raise outcome[0]
