@@ -391,6 +391,7 @@ def test_a_mail_says_who_asks_where_and_by_when_in_both_parts(
     link = f"{server.url}/?c={conversation.id}"
     for part in (text_of(mail), html_of(mail)):
         assert "Asked by the agent deployer for ada." in part
+        assert "In the conversation “deploys”." in part
         assert f"Answer by {deadline}." in part
         assert link in part
         assert f"It expires {deadline}." in part

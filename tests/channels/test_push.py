@@ -213,7 +213,9 @@ def test_a_long_question_in_any_script_fits_a_push(store: Store, service: PushSe
     _dispatcher(store).step()
     (push,) = service.received()
     assert service.refused == []
-    assert len(push.payload["body"]) == 1000 and push.payload["body"].endswith("…")
+    question, _, context = push.payload["body"].partition("\n\n")
+    assert len(push.payload["body"]) == 1000 and question.endswith("…")
+    assert context == "Asked by ada.\nIn the conversation “phone”."
     assert len(push.payload["title"]) == 120
 
 
@@ -233,3 +235,30 @@ def test_each_person_s_pushes_are_a_destination_of_their_own(
     with store.transaction() as tx:
         later = outbox.claim_due(tx, store.now(), 8, {where}, channel="push")
     assert [(row.recipient, row.request_id in asked.values()) for row in later] == [("bo", False)]
+
+
+def test_a_push_says_who_asks_where_and_by_when(store: Store, service: PushService) -> None:
+    _subscribe(store, "ada", service.device("phone"))
+    conversation = store.create_conversation("ada", "Releases")
+    asked = store.request_interaction(
+        "ada",
+        conversation.id,
+        "text",
+        "Release notes?",
+        requester={"type": "flow", "name": "nightly"},
+        expires_in="2h",
+    )
+    _dispatcher(store).step()
+    (push,) = service.received()
+    expires = asked.expires_at
+    assert expires is not None
+    deadline = expires.strftime("%Y-%m-%d %H:%M UTC")
+    assert push.payload["title"] == "Release notes? — the flow nightly asks"
+    assert push.payload["body"] == (
+        "Release notes?\n\nAsked by the flow nightly for ada.\n"
+        f"In the conversation “Releases”.\nAnswer by {deadline}."
+    )
+    # The device says the deadline in its own time zone: the words to replace, and the moment.
+    assert push.payload["deadline"] == {"at": expires.isoformat(), "text": deadline}
+    assert push.payload["conversation_url"] == f"http://pawflow.test/?c={conversation.id}"
+    assert push.payload["answer_url"].startswith("http://pawflow.test/a/pfa_")

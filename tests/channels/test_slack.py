@@ -461,3 +461,34 @@ def test_an_assignee_and_her_delegate_answer_an_assigned_request_from_slack(slac
     assert slack.post(click(second, "pick", "1", user=bob)).status_code == 200
     record = store.get_interaction(second, user="req")
     assert (record.answer, record.answered_by) == (False, "bob")
+
+
+def test_a_message_says_who_asks_where_and_by_when_beside_both_links(slack: Slack) -> None:
+    conversation = slack.store.create_conversation("ada", "Deploys <prod>")
+    asked = slack.store.request_interaction(
+        "ada",
+        conversation.id,
+        "confirm",
+        "Ship it?",
+        title="Ship",
+        requester={"type": "agent", "name": "deployer"},
+        expires_in="2h",
+    )
+    assert slack.dispatcher.step() == 1
+    sent = slack.message(asked.id)
+    assert sent["text"] == "Ship — the agent deployer asks"
+    (context,) = _blocks(sent, "context")
+    note = context["elements"][0]["text"]
+    expires = asked.expires_at
+    assert expires is not None
+    lines = note.split("\n")
+    assert lines[:3] == [
+        "Asked by the agent deployer for ada.",
+        "In the conversation “Deploys &lt;prod&gt;”.",  # what a person named, shown as typed
+        # Slack says it in each reader's own time zone (UTC where it cannot).
+        f"Answer by <!date^{int(expires.timestamp())}^{{date_short_pretty}} {{time}}"
+        f"|{expires.strftime('%Y-%m-%d %H:%M UTC')}>.",
+    ]
+    question, where = re.findall(r"<([^|>]+)\|Open the (?:question|conversation)>", lines[3])
+    assert question.startswith(slack.server.url + "/a/pfa_")
+    assert where == f"{slack.server.url}/?c={conversation.id}"

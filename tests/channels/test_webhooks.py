@@ -135,6 +135,36 @@ def test_every_event_arrives_once_signed(served: tuple[LiveServer, FakeClock]) -
         assert ada.post("/api/actions/list_webhooks", json={}).json()["webhooks"] == []
 
 
+def test_an_event_says_who_asks_where_what_about_and_by_when(
+    served: tuple[LiveServer, FakeClock],
+) -> None:
+    server, _ = served
+    with receiver() as inbox, server.client("ada") as ada:
+        hook = {"url": f"{inbox.url}/hooks", "events": ["interaction.created"]}
+        made = ada.post("/api/actions/create_webhook", json=hook)
+        assert made.status_code == 200, made.text
+        secret = made.json()["secret"]
+        chat = ada.post("/api/actions/create_conversation", json={"title": "Deploys"}).json()
+        conversation = chat["conversation"]["id"]
+        _ask(ada, conversation, "Ship 2.4 to production?", title="Ship", expires_in="2h")
+        assert _dispatcher(server).step() == 1
+        (event,) = _verified(inbox, secret)
+    record = event["data"]["interaction"]
+    deadline = datetime.fromisoformat(record["expires_at"])
+    assert event["data"]["context"] == {
+        "asked_by": "ada",
+        "conversation": {
+            "id": conversation,
+            "title": "Deploys",
+            "url": f"{server.settings.base_url}/?c={conversation}",
+        },
+        "about": "Ship",
+        "expires_at": record["expires_at"],
+        "text": "Asked by ada. In the conversation “Deploys”. "
+        f"Answer by {deadline.strftime('%Y-%m-%d %H:%M UTC')}.",
+    }
+
+
 def test_a_failing_receiver_is_retried_with_backoff(served: tuple[LiveServer, FakeClock]) -> None:
     server, clock = served
     with receiver(statuses=[500, 503]) as inbox, server.client("cy") as cy:

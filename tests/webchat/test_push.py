@@ -150,7 +150,9 @@ def test_a_pushed_confirm_is_answered_once_from_its_notification(
     expect(devices).to_contain_text("Chrome on Linux, since")
 
     conversation = store.create_conversation("ada", "Releases")
-    request = store.request_interaction("ada", conversation.id, "confirm", "Ship 2.4?")
+    request = store.request_interaction(
+        "ada", conversation.id, "confirm", "Ship 2.4?", expires_in="2h"
+    )
     channel = PushChannel(
         store, server_keys(store), subject="mailto:ops@example.org", rule=LOOPBACK
     )
@@ -179,12 +181,21 @@ def test_a_pushed_confirm_is_answered_once_from_its_notification(
 
     deliver()
     (shown,) = eventually(page, lambda: _notifications(worker), "the notification")
+    body = shown.pop("body")
     assert shown == {
         "title": "Ship 2.4?",
-        "body": "Ship 2.4?",
         "tag": f"pawflow:{request.id}",
         "actions": ["Yes", "No"],
     }
+    *said, by = body.split("\n")
+    assert said == ["Ship 2.4?", "", "Asked by ada.", "In the conversation “Releases”."]
+    # The deadline as the device says a time, in its own time zone, not the push's UTC.
+    local = worker.evaluate(
+        "(at) => new Intl.DateTimeFormat(undefined, {dateStyle: 'medium', timeStyle: 'short'})"
+        ".format(new Date(at))",
+        push.payload["deadline"]["at"],
+    )
+    assert by == f"Answer by {local}." and "UTC" not in by
     assert store.get_interaction(request.id, user="ada").status == "pending"  # shown: nothing
 
     _press(worker, shown["tag"], "0")

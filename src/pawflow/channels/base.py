@@ -11,10 +11,13 @@ through a channel goes through ``respond_interaction`` like any other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import quote
 
+from pawflow.clock import iso
 from pawflow.errors import DeliveryError
 from pawflow.interactions import Kind
 from pawflow.records import Interaction
@@ -25,10 +28,15 @@ __all__ = [
     "Channel",
     "DeliveryError",
     "Outgoing",
+    "about",
     "asker",
+    "context_lines",
+    "conversation_url",
     "outgoing",
     "plain_text",
     "settled_text",
+    "utc",
+    "webhook_context",
 ]
 
 
@@ -38,6 +46,11 @@ class Button:
 
     label: str
     url: str
+
+
+def utc(moment: datetime) -> str:
+    """A moment in UTC, as every message says it where the reader's time zone is unknown."""
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
 @dataclass(frozen=True)
@@ -50,27 +63,52 @@ class Outgoing:
     """The answer link's page (the question with its controls)."""
     buttons: tuple[Button, ...]
     """For confirm and choice: one per answer; empty for the other kinds."""
+    conversation_title: str = ""
+    """The title of the question's conversation ("" when it has none)."""
 
     @property
     def subject(self) -> str:
         """The question's title (or first line), and who asks when it is an agent or a flow."""
-        about = self.request.title or _first_line(self.request.message)
         requester = self.request.requester
-        return about if requester.type == "api" else f"{about} — {asker(self.request)} asks"
+        what = about(self.request)
+        return what if requester.type == "api" else f"{what} — {asker(self.request)} asks"
 
     @property
     def conversation_url(self) -> str:
         """The web chat's page of the question's conversation, beside the answer link."""
         base = self.answer_url.rsplit("/a/", 1)[0]
-        return f"{base}/?c={quote(self.request.conversation_id, safe='')}"
+        return conversation_url(base, self.request.conversation_id)
 
-    def context(self) -> list[str]:
-        """Who asks, where, and by when: the lines every message carries with the question."""
-        request = self.request
-        lines = [f"Asked by {asker(request)} for {request.owner}."]
-        if request.expires_at is not None:
-            lines.append(f"Answer by {request.expires_at.strftime('%Y-%m-%d %H:%M UTC')}.")
-        return lines
+    def context(
+        self, when: Callable[[datetime], str] = utc, text: Callable[[str], str] = str
+    ) -> list[str]:
+        """Who asks, where, and by when: the lines every message carries with the question
+        (:func:`context_lines`)."""
+        return context_lines(self.request, self.conversation_title, when=when, text=text)
+
+
+def context_lines(
+    request: Interaction,
+    conversation_title: str = "",
+    *,
+    when: Callable[[datetime], str] = utc,
+    text: Callable[[str], str] = str,
+) -> list[str]:
+    """Who asks, in which conversation, and by when, in the words of every channel:
+    "Asked by the agent deployer for ada.", "In the conversation “deploys”.", "Answer by
+    2026-12-01 16:00 UTC.". ``when`` says a moment (Slack: in each reader's time zone);
+    ``text`` escapes what people named (a Slack message's mrkdwn)."""
+    who = asker(request)
+    lines = [
+        f"Asked by {text(who)}."
+        if who == request.owner
+        else f"Asked by {text(who)} for {text(request.owner)}."
+    ]
+    if conversation_title.strip():
+        lines.append(f"In the conversation “{text(conversation_title.strip())}”.")
+    if request.expires_at is not None:
+        lines.append(f"Answer by {when(request.expires_at)}.")
+    return lines
 
 
 def asker(request: Interaction) -> str:
@@ -79,6 +117,32 @@ def asker(request: Interaction) -> str:
     if requester.type in ("agent", "flow"):
         return f"the {requester.type} {requester.name}"
     return requester.name if requester.name and requester.name != "api" else request.owner
+
+
+def about(request: Interaction) -> str:
+    """What the question is about: its title, or its first line."""
+    return request.title or _first_line(request.message)
+
+
+def webhook_context(request: Interaction, conversation_title: str, base_url: str) -> dict[str, Any]:
+    """What a webhook's event says besides the request's record: who asks, where, what
+    about, by when, the words the other channels say, and the conversation's page."""
+    return {
+        "asked_by": asker(request),
+        "conversation": {
+            "id": request.conversation_id,
+            "title": conversation_title,
+            "url": conversation_url(base_url, request.conversation_id),
+        },
+        "about": about(request),
+        "expires_at": None if request.expires_at is None else iso(request.expires_at),
+        "text": " ".join(context_lines(request, conversation_title)),
+    }
+
+
+def conversation_url(base_url: str, conversation_id: str) -> str:
+    """The web chat's page of a conversation."""
+    return f"{base_url.rstrip('/')}/?c={quote(conversation_id, safe='')}"
 
 
 def _first_line(text: str, limit: int = 120) -> str:
@@ -101,9 +165,11 @@ def buttons_for(request: Interaction, page: str) -> tuple[Button, ...]:
     return tuple(Button(label, f"{page}/confirm?pick={i}") for i, label in enumerate(labels))
 
 
-def outgoing(row: OutboxRow, request: Interaction, base_url: str, token: str) -> Outgoing:
+def outgoing(
+    row: OutboxRow, request: Interaction, base_url: str, token: str, conversation_title: str = ""
+) -> Outgoing:
     page = answer_url(base_url, token)
-    return Outgoing(row, request, page, buttons_for(request, page))
+    return Outgoing(row, request, page, buttons_for(request, page), conversation_title)
 
 
 def plain_text(message: Outgoing) -> str:
@@ -118,7 +184,7 @@ def plain_text(message: Outgoing) -> str:
     lines.append(f"Open the question: {message.answer_url}")
     lines.append(f"Open the conversation: {message.conversation_url}")
     if request.expires_at is not None:
-        lines.append(f"It expires {request.expires_at.strftime('%Y-%m-%d %H:%M UTC')}.")
+        lines.append(f"It expires {utc(request.expires_at)}.")
     return "\n".join(lines).strip() + "\n"
 
 

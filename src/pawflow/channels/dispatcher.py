@@ -33,6 +33,7 @@ the store's change watcher, and the lease holder then looks (one read) for anyth
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
@@ -40,15 +41,16 @@ import socket
 import threading
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Generic, Protocol, TypeVar
 
-from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing
+from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing, webhook_context
 from pawflow.channels.webhooks import Attempt, WebhookSender
 from pawflow.loops import Loop
-from pawflow.store import Store, a2a_push, answer_links, lanes, leases, outbox
+from pawflow.records import Interaction
+from pawflow.store import Store, a2a_push, answer_links, conversations, lanes, leases, outbox
 from pawflow.store import Transaction as Tx
 from pawflow.store import webhooks as webhooks_store
 from pawflow.store.a2a_push import PushDelivery
@@ -107,6 +109,13 @@ class Posting(Generic[D, T]):
     mark_sent: Callable[[Tx, D, int, datetime], bool]
     mark_failed: _MarkFailed[D]
     url_of: Callable[[T], str]
+    prepare: Callable[[Tx, D], D] = lambda tx, delivery: delivery
+    """The delivery as it is posted (a webhook's event gains its context)."""
+
+
+def _title(tx: Tx, conversation_id: str) -> str:
+    found = conversations.find_conversation(tx, conversation_id)
+    return "" if found is None else found.title
 
 
 def process_owner() -> str:
@@ -149,6 +158,7 @@ class Dispatcher:
             webhooks_store.mark_sent,
             webhooks_store.mark_failed,
             lambda hook: hook.url,
+            self._with_context,
         )
         self._push_posts = Posting[PushDelivery, PushConfig](
             "A2A push",
@@ -281,7 +291,8 @@ class Dispatcher:
         if limit <= 0:
             return []
         jobs: list[tuple[str, str, Callable[[], bool]]] = []
-        for delivery in posting.claim_due(tx, now, limit, busy):
+        for claimed in posting.claim_due(tx, now, limit, busy):
+            delivery = posting.prepare(tx, claimed)
             target = posting.target_of(tx, delivery)
             where = lanes.destination("", "" if target is None else posting.url_of(target))
             busy.add(where)
@@ -325,7 +336,20 @@ class Dispatcher:
             expires_at=request.expires_at,
             outbox_id=row.id,
         )
-        return outgoing(row, request, self.base_url, token)
+        return outgoing(row, request, self.base_url, token, _title(tx, request.conversation_id))
+
+    def _with_context(self, tx: Tx, delivery: WebhookDelivery) -> WebhookDelivery:
+        """A webhook's event with its ``context``: who asks, in which conversation (its
+        title and page), what about and by when, as the other channels say it. Made from
+        the request's record the event carries, so each attempt posts the same body."""
+        try:
+            event = json.loads(delivery.payload)
+            record = Interaction.model_validate(event["data"]["interaction"])
+        except (ValueError, KeyError, TypeError):
+            return delivery  # an event of another shape: posted as it was written
+        title = _title(tx, record.conversation_id)
+        event["data"]["context"] = webhook_context(record, title, self.base_url)
+        return replace(delivery, payload=json.dumps(event, separators=(",", ":")))
 
     def _send(self, row: OutboxRow, message: Outgoing | None) -> bool:
         """Send one claimed row and record how it went; False once the lease is lost."""

@@ -20,7 +20,7 @@ from email.utils import formatdate
 from typing import Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from pawflow.channels.base import DeliveryError, Outgoing, plain_text
+from pawflow.channels.base import DeliveryError, Outgoing, plain_text, utc
 from pawflow.errors import ConfigError
 from pawflow.records import Interaction
 from pawflow.redaction import remember_url
@@ -98,11 +98,7 @@ def _html(message: Outgoing) -> str:
         f'<p style="color:#444">{html.escape(line)}</p>' for line in message.context()
     )
     expires = message.request.expires_at
-    expiry = (
-        f"<p>It expires {html.escape(expires.strftime('%Y-%m-%d %H:%M UTC'))}.</p>"
-        if expires is not None
-        else ""
-    )
+    expiry = f"<p>It expires {html.escape(utc(expires))}.</p>" if expires is not None else ""
     return (
         '<!doctype html><html><body style="font-family:sans-serif;max-width:40em">'
         f"{title}{body}{context}{actions}"

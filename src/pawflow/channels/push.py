@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from pawflow.channels.base import DeliveryError, Outgoing
+from pawflow.channels.base import DeliveryError, Outgoing, utc
 from pawflow.egress import EgressRule, Target
 from pawflow.errors import EgressRefused
 from pawflow.interactions import Kind
@@ -118,18 +118,24 @@ def actions_of(request: Interaction) -> list[dict[str, str]]:
 
 
 def payload(message: Outgoing) -> dict[str, Any]:
-    """What the service worker gets: the notification's words, its actions and the link."""
+    """What the service worker gets: the notification's words (the question, then who asks,
+    where and by when), its actions, the answer link and the conversation's page. The
+    deadline is said in UTC; ``deadline`` lets the device say it in its own time zone."""
     request = message.request
-    body = _cut(request.message.strip(), MAX_BODY)
+    context = "\n".join(message.context())
+    question = _cut(request.message.strip(), max(MAX_BODY - len(context) - 2, 200))
+    expires = request.expires_at
     return {
         "v": 1,
         "request_id": request.id,
         "tag": f"pawflow:{request.id}",
         "title": _cut(message.subject, MAX_TITLE),
-        "body": body,
+        "body": f"{question}\n\n{context}".strip(),
         "answer_url": message.answer_url,
+        "conversation_url": message.conversation_url,
         "actions": actions_of(request),
-        "expires_at": None if request.expires_at is None else request.expires_at.isoformat(),
+        "expires_at": None if expires is None else expires.isoformat(),
+        "deadline": None if expires is None else {"at": expires.isoformat(), "text": utc(expires)},
     }
 
 

@@ -116,7 +116,7 @@ def _text(text: str, limit: int = 75) -> dict[str, Any]:
 
 
 def _mrkdwn(text: str, limit: int = 3000) -> dict[str, Any]:
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = _escape(text)
     cut = escaped if len(escaped) <= limit else escaped[: limit - 1] + "…"
     return {"type": "mrkdwn", "text": cut or " "}
 
@@ -300,13 +300,23 @@ def question_blocks(request: Interaction) -> list[dict[str, Any]]:
 
 
 def render(message: Outgoing) -> list[dict[str, Any]]:
-    """The message's blocks: the question, its controls, and its deadline."""
+    """The message's blocks: the question, its controls, and who asks, in which
+    conversation and by when (in each reader's time zone), with the conversation's link
+    beside the answer link."""
     blocks = question_blocks(message.request) + controls(message)
-    expires = message.request.expires_at
-    if expires is not None:
-        note = f"It expires {_when(expires)}."
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
+    lines = message.context(when=_when, text=_escape)
+    links = (
+        f"<{message.answer_url}|Open the question>"
+        f" · <{message.conversation_url}|Open the conversation>"
+    )
+    note = "\n".join([*lines, links])
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
     return blocks
+
+
+def _escape(text: str) -> str:
+    """Text shown as itself in mrkdwn (Slack's three control characters)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _when(moment: datetime) -> str:

@@ -2,19 +2,42 @@
 // The web chat's service worker: it makes the chat an installable app and shows the
 // requests the server pushes (Web Push, docs/channels.md) as notifications.
 //
-// A push carries {request_id, tag, title, body, answer_url, actions}. A confirm or a short
+// A push carries {request_id, tag, title, body, answer_url, conversation_url, actions,
+// deadline}: the body says the question, who asks, where and by when (in UTC; `deadline`
+// lets the device say it in its own time zone). A confirm or a short
 // choice offers its answers as the notification's actions: pressing one POSTs that answer
 // (`pick`) to the answer link, which the answer spends, so one press answers once and a
 // second press, here or on another device, is told the request was answered already.
 // Showing a notification answers nothing. Tapping the notification opens the link's page.
 
+/** The action of a notification that opens the request's conversation. */
+const CONVERSATION = "conversation";
+
 const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
 
 /**
  * @typedef {{action: string, title: string}} PushAction
+ * @typedef {{at: string, text: string}} Deadline
  * @typedef {{request_id: string, tag: string, title: string, body: string,
- *   answer_url: string, actions: PushAction[]}} PushPayload
+ *   answer_url: string, conversation_url?: string, actions: PushAction[],
+ *   deadline?: Deadline | null}} PushPayload
  */
+
+/**
+ * The body with its deadline said in this device's time zone, as the web chat says times.
+ * @param {PushPayload} push
+ * @returns {string}
+ */
+function localBody(push) {
+  const deadline = push.deadline;
+  const moment = deadline ? new Date(deadline.at) : null;
+  if (!deadline || !moment || Number.isNaN(moment.getTime())) return push.body;
+  const local = new Intl.DateTimeFormat(undefined, {
+    dateStyle: "medium",
+    timeStyle: "short",
+  }).format(moment);
+  return push.body.replace(deadline.text, local);
+}
 
 sw.addEventListener("install", () => {
   sw.skipWaiting();
@@ -44,15 +67,24 @@ sw.addEventListener("push", (event) => {
   if (!push) return;
   const most = Number(/** @type {{maxActions?: number}} */ (Notification).maxActions) || 2;
   // A choice with more answers than fit is answered on its page (a tap opens it).
-  const actions = push.actions.length <= most ? push.actions : [];
+  const answers = push.actions.length <= most ? push.actions : [];
+  // One without answers offers its conversation beside the tap that opens the question.
+  const actions =
+    answers.length || !push.conversation_url
+      ? answers
+      : [{ action: CONVERSATION, title: "Open the conversation" }];
   /** @type {NotificationOptions & {actions: PushAction[]}} */
   const options = {
-    body: push.body,
+    body: localBody(push),
     tag: push.tag,
     icon: "/static/icons/icon-192.png",
     badge: "/static/icons/icon-192.png",
-    requireInteraction: actions.length > 0,
-    data: { answer_url: push.answer_url, actions: push.actions },
+    requireInteraction: answers.length > 0,
+    data: {
+      answer_url: push.answer_url,
+      conversation_url: push.conversation_url,
+      actions: answers,
+    },
     actions,
   };
   event.waitUntil(sw.registration.showNotification(push.title, options));
@@ -66,9 +98,15 @@ sw.addEventListener("push", (event) => {
  * @param {string} action "" when the notification itself was tapped
  */
 async function clicked(notification, action) {
-  const data = /** @type {{answer_url?: string, actions?: PushAction[]}} */ (notification.data || {});
+  const data = /** @type {{answer_url?: string, conversation_url?: string,
+    actions?: PushAction[]}} */ (notification.data || {});
   const page = data.answer_url;
   if (!page) return;
+  if (action === CONVERSATION && data.conversation_url) {
+    notification.close();
+    await sw.clients.openWindow(data.conversation_url);
+    return;
+  }
   const chosen = (data.actions || []).find((item) => item.action === action);
   notification.close();
   if (!chosen) {
