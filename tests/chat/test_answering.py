@@ -146,7 +146,7 @@ def test_chatter_and_out_of_range_picks_leave_it_pending(
     assert store.get_interaction(asked.id, user=USER).answer == "production"
 
 
-def test_yes_with_two_requests_pending_reaches_only_the_newest(
+def test_yes_with_two_requests_pending_asks_which_one_and_takes_neither(
     store: Store, service: ChatService, conversation: str, clock: FakeClock
 ) -> None:
     say(service, conversation, "confirm alpha")
@@ -157,9 +157,48 @@ def test_yes_with_two_requests_pending_reaches_only_the_newest(
 
     _, turn = say(service, conversation, "yes")
 
-    assert turn.reply == "Taking *yes* for 'Ship beta?'"
-    assert store.get_interaction(second.id, user=USER).answer is True
-    assert store.get_interaction(first.id, user=USER).status == "pending"
+    assert turn.reply == (
+        "Which one? 'yes' could answer 2 requests waiting here: 'Ship alpha?' and"
+        " 'Ship beta?'. Nothing was taken: answer the one you mean with its buttons."
+    )
+    said = store.messages.read(conversation, user=USER)[-1]
+    assert said.data is not None and said.data["which"] == {
+        "request_ids": [first.id, second.id],
+        "text": "yes",
+    }
+    assert [r.status for r in pending(store, conversation)] == ["pending", "pending"]
+
+    # Once one is answered in its block, "yes" can mean only the other.
+    store.respond_interaction(second.id, False, user=USER)
+    _, turn = say(service, conversation, "yes")
+    assert turn.reply == "Taking *yes* for 'Ship alpha?'"
+    assert store.get_interaction(first.id, user=USER).answer is True
+
+
+def test_a_typed_answer_that_fits_one_request_of_several_takes_it_signed_by_a_name(
+    store: Store, service: ChatService
+) -> None:
+    conversation = store.create_conversation(USER, "Tour").id
+    card = {
+        "contract": "pawflow.ui-surface.v1",
+        "type": "card",
+        "fallback": "confirm",
+        "title": "Merge?",
+        "actions": [{"label": "Merge", "value": True}, {"label": "Wait", "value": False}],
+    }
+    store.request_interaction(
+        USER, conversation, "choice", "Which region?", requester=API, options=["eu", "us"]
+    )
+    update = "Merge the dependency update?"
+    merge = store.request_interaction(
+        USER, conversation, "confirm", update, requester=API, ui_surface=card
+    )
+
+    _, turn = say(service, conversation, "merge")
+
+    assert turn.reply == "Taking *Merge* for 'Merge the dependency update?'"
+    assert store.get_interaction(merge.id, user=USER).answer is True
+    assert store.messages.read(conversation, user=USER)[-1].author == "tour"
 
 
 @pytest.mark.parametrize(("typed", "ran"), [("yes", True), ("nope, not now", False)])
@@ -252,7 +291,7 @@ def test_every_kind_reads_its_answer_from_a_message(
     assert (record.status, record.answer) == ("answered", taken)
     assert (record.answered_via, record.answered_seq) == ("chat", message.seq)
     assert turn.reply is not None and turn.reply.startswith("Taking *")
-    assert store.messages.read(conversation, user=USER)[-1].author == "api:tour"
+    assert store.messages.read(conversation, user=USER)[-1].author == "tour"
 
 
 @pytest.mark.parametrize(
@@ -349,7 +388,7 @@ def test_a_flows_request_is_answered_by_typing_and_the_flow_goes_on(
         _, turn = say(service, conversation, "sounds good, go ahead")
 
         assert turn.reply == "Taking *yes* for 'Release 2.4?'"
-        assert store.messages.read(conversation, user=USER)[-1].author == "flow:approve-release"
+        assert store.messages.read(conversation, user=USER)[-1].author == "approve-release"
         [ending] = flow.wait_endings(1, "route", "approved")
         assert ending.flowfile.attributes["confirmation.request_id"] == asked.id
     finally:

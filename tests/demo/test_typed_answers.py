@@ -1,5 +1,6 @@
 """Through a real ``pawflow serve --demo`` and its HTTP API, a typed reply in the Demo
-conversation answers the newest pending request, as its button would — with the deployer on
+conversation answers the newest pending request, as its button would (or asks which one
+when it could answer several) — with the deployer on
 the OpenAI-compatible provider against a local fake model server, on both backends."""
 
 from __future__ import annotations
@@ -132,12 +133,16 @@ def demo(served: Served) -> Iterator[Demo]:
 
 
 @pytest.mark.slow
-def test_typed_answers_reach_the_newest_request_and_the_requester_resumes_once(
+def test_typed_answers_reach_their_request_and_the_requester_resumes_once(
     demo: Demo, fake: FakeOpenAI, db: str, tmp_path: Path
 ) -> None:
     # The demo's expense flow asks for its form as the server starts: a form is never
     # answered by free text, and "deploy" is an ordinary turn for the deployer.
     eventually(lambda: any(r.kind == "form" for r in demo.pending()), timeout=30)
+    # The demo's own confirm is answered in its block first: while it is open, a typed
+    # "yes" could answer it as well as the deployer's, and would be asked which one.
+    (running,) = [r for r in demo.pending() if r.kind == "confirm"]
+    demo.client.respond_interaction(running.id, True)
 
     deploys: list[tuple[str, str]] = [
         ("production", "production"),
@@ -179,13 +184,17 @@ def test_typed_answers_reach_the_newest_request_and_the_requester_resumes_once(
 
     first = demo.asks("confirm alpha", "Ship alpha?")
     second = demo.asks("confirm beta", "Ship beta?")  # "confirm beta" answers nothing
+    # "yes" could answer either: it answers neither, and asks which one.
+    said = demo.say("yes")
+    demo.reply(said, r"^Which one\? 'yes' could answer 2 requests waiting here: 'Ship alpha\?'")
+    assert {demo.client.get_interaction(r.id).status for r in (first, second)} == {"pending"}
+    demo.client.respond_interaction(first.id, False)  # in its block
     record, message = demo.answers("yes", second)
     assert record.answer is True
     demo.reply(message, r"^Got true\.$")
-    assert demo.client.get_interaction(first.id).status == "pending"
 
-    # Each answer resumed its requester once: 7 answers handed back, and one approved call.
-    assert sorted(resumes(fake).values()) == [1] * 7
+    # Each answer resumed its requester once: 8 answers handed back, and one approved call.
+    assert sorted(resumes(fake).values()) == [1] * 8
     assert list(resumes(fake, "rollback").values()) == [1]
     deployed = [r for r in demo.replies_after() if "Done: Deployed build" in r]
     assert len(deployed) == 3

@@ -5,7 +5,9 @@ a consequential tool's approval, a flow's ``requestConfirmation``, any
 ``request_interaction`` — is what the conversation waits on
 (:meth:`~pawflow.chat.sessions.SessionRegistry.pending`, kind ``request``). The classify
 stage reads each message against it, by the request's kind, with the one reader of typed
-answers (:mod:`pawflow.reading.typed`).
+answers (:mod:`pawflow.reading.typed`). A message that reads as well as an answer to
+another request the sender may answer in the conversation ("yes" with two confirms open)
+answers none of them: the reply asks which one, naming each.
 
 A message that reads as an answer goes through ``respond_interaction`` as its sender: the
 same validation, and one transaction for the answer, its signal, its event, the end of the
@@ -31,7 +33,17 @@ if TYPE_CHECKING:
     from pawflow.store import Transaction as Tx
 
 CHANNEL = "chat"
-__all__ = ["CHANNEL", "Typed", "answer", "picks_in", "read", "restatement", "waiting_note"]
+__all__ = [
+    "CHANNEL",
+    "Typed",
+    "answer",
+    "picks_in",
+    "read",
+    "restatement",
+    "signed_by",
+    "waiting_note",
+    "which_one",
+]
 
 
 VOTE_COUNTED = "Your vote on '{question}' was counted; the request waits for more approvals."
@@ -55,7 +67,16 @@ def answer(turn: Turn, pending: SessionContinuation, classifier: Classifier | No
     if typed is None:
         turn.notes.append(f"not an answer to request {request.id}: an ordinary turn")
         return
-    author = pending.owner
+    author = signed_by(request)
+    alike = _read_alike(turn, request)
+    if alike:
+        which = [*alike, request]
+        turn.reply = which_one(turn.text, which)
+        data_which = {"which": {"request_ids": [r.id for r in which], "text": turn.text}}
+        turn.recorded = turn.post_reply(turn.reply, author=author, data=data_which)
+        turn.notes.append(f"could answer {len(which)} requests: asked which one")
+        turn.done = True
+        return
     data: dict[str, Any] = {}
 
     def record_reply(tx: Tx, record: Interaction) -> None:
@@ -105,6 +126,40 @@ def answer(turn: Turn, pending: SessionContinuation, classifier: Classifier | No
     not_taken = {"not_taken": {"request_id": request.id, "text": turn.text}}
     turn.recorded = turn.post_reply(turn.reply, author=author, data=not_taken)
     turn.done = True
+
+
+def signed_by(request: Interaction) -> str:
+    """Who the chat's reply about a typed answer is from, in a name people read: the agent's
+    or the flow's name, the API caller's ("tour"), never ``api:tour``."""
+    name = request.requester.name
+    return name if name and name != "api" else "PawFlow"
+
+
+def _read_alike(turn: Turn, request: Interaction) -> list[Interaction]:
+    """The other requests of the conversation the sender may answer now that the message
+    reads as an answer to as well (oldest first): then it says nothing of which one it
+    answers. Read by the words alone (no classifier is asked about each)."""
+    waiting = turn.store.accountability.inbox(user=turn.user, which="all")
+    others = [
+        found.interaction
+        for found in waiting
+        if found.interaction.conversation_id == request.conversation_id
+        and found.interaction.id != request.id
+    ]
+    if request.id not in {found.interaction.id for found in waiting}:
+        return []  # not the sender's to answer: the answer's refusal says why
+    alike = [other for other in others if read(other, turn.text) is not None]
+    return sorted(alike, key=lambda other: (other.created_at, other.id))
+
+
+def which_one(text: str, requests: list[Interaction]) -> str:
+    """What a typed answer that could answer several requests is told: which are they."""
+    asked = [f"'{_plain(r.message)}'" for r in requests]
+    listed = f"{', '.join(asked[:-1])} and {asked[-1]}"
+    return (
+        f"Which one? '{_plain(text)}' could answer {len(requests)} requests waiting here: "
+        f"{listed}. Nothing was taken: answer the one you mean with its buttons."
+    )
 
 
 def waiting_note(pending: SessionContinuation) -> str:
