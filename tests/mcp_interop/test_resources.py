@@ -114,3 +114,21 @@ def test_a_change_right_after_subscribing_is_notified(
         api, lambda **options: client(live, token, **options), rounds
     )
     assert notified == rounds
+
+
+def test_the_pending_resource_lists_only_what_waits_for_the_caller(
+    live: LiveServer, user_api: UserApi
+) -> None:
+    ann, ann_token = user_api("ann-mcp")
+    lee, lee_token = user_api("lee-mcp")
+    conversation = ann.conversation()
+    mine = ann.ask(conversation)["id"]
+    theirs = ann.ask(conversation, assignees=[lee.user])["id"]
+
+    async def read(token: str) -> list[str]:
+        async with http_client(live, token) as client:
+            return _pending_ids(await client.read_resource(PENDING_URI))
+
+    # The asker is not shown what waits for lee; lee is shown it, though not her conversation.
+    assert anyio.run(read, ann_token) == [mine]
+    assert anyio.run(read, lee_token) == [theirs]

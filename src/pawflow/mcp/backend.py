@@ -43,6 +43,11 @@ class Backend(Protocol):
         cursor: str | None,
     ) -> tuple[list[Interaction], str | None]: ...
 
+    async def inbox(self) -> list[Interaction]:
+        """The pending requests the caller may answer now ("waiting for me"), soonest due
+        first: theirs without assignees, assigned to them or their groups, claimed by them."""
+        ...
+
     async def respond(self, request_id: str, answer: Any, *, via: str = "mcp") -> Interaction:
         """Answer a request; ``via`` is where the answer was given (``mcp-app``: the app)."""
         ...

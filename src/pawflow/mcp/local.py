@@ -131,6 +131,13 @@ class LocalBackend:
             lambda: store.get_interaction(request_id, user=self.user)
         )
 
+    async def inbox(self) -> list[Interaction]:
+        accountability = self.ctx.store.accountability
+        found = await anyio.to_thread.run_sync(
+            lambda: accountability.inbox(user=self.user, which="all")
+        )
+        return [waiting.interaction for waiting in found]
+
     async def page(
         self,
         *,

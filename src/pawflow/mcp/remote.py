@@ -74,6 +74,10 @@ class RemoteBackend:
         found: Interaction = await self._run(lambda: self.client.get_interaction(request_id))
         return found
 
+    async def inbox(self) -> list[Interaction]:
+        found: list[tuple[Interaction, str]] = await self._run(lambda: self.client.list_inbox())
+        return [record for record, _ in found]
+
     async def page(
         self,
         *,

@@ -4,7 +4,8 @@ The low-level server is used so that each tool's schema is exactly its model's (
 :mod:`pawflow.mcp.schemas`). It is transport-free: :mod:`pawflow.mcp.stdio` and
 :mod:`pawflow.mcp.http` run it, each with a way to find the caller's backend.
 
-The pending list is the resource ``pawflow://interactions/pending``. A client that
+The pending list is the resource ``pawflow://interactions/pending``: the requests waiting
+for the caller's answer, as their inbox counts them. A client that
 subscribes to it gets ``notifications/resources/updated`` whenever the set of pending
 requests changes, for as long as its connection lasts.
 """
@@ -37,7 +38,7 @@ log = logging.getLogger("pawflow.mcp")
 
 PENDING_URI = "pawflow://interactions/pending"
 MAX_LISTED = 1000
-"""The pending resource lists at most this many requests (the oldest first)."""
+"""The pending resource lists at most this many requests (the soonest due first)."""
 
 INSTRUCTIONS = (
     "PawFlow asks a person something and keeps the question until they answer, however "
@@ -58,16 +59,10 @@ class Live:
 
 
 async def pending_snapshot(backend: Backend) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    cursor: str | None = None
-    while len(found) < MAX_LISTED:
-        items, cursor = await backend.page(
-            status="pending", conversation_id=None, kind=None, limit=100, cursor=cursor
-        )
-        found.extend(item.to_dict() for item in items)
-        if cursor is None:
-            break
-    return found[:MAX_LISTED]
+    """What the pending resource lists: the requests waiting for the caller's answer (the
+    inbox's "waiting for me"), never one that waits for someone else."""
+    found = await backend.inbox()
+    return [record.to_dict() for record in found[:MAX_LISTED]]
 
 
 def build_server(resolve: Resolve, *, name: str = "pawflow") -> Server[Live]:
