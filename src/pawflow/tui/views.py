@@ -7,6 +7,7 @@ request of its own that the server has not sent.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, ClassVar
 
 from rich.console import Group
@@ -15,9 +16,11 @@ from rich.markup import escape
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Input, Label, ListItem, ListView, Static
 
+from pawflow.errors import PawFlowError
 from pawflow.records import Interaction, Message
 from pawflow.tui.blocks import Host, RequestBlock
 
@@ -166,26 +169,96 @@ class ConversationView(Vertical):
 
 
 class InboxScreen(Screen[None]):
-    """Every pending request of the user, across conversations, oldest first."""
+    """Every pending request of the user, across conversations, oldest first. Several
+    confirms are ticked (Ctrl+T) and decided together (Ctrl+Y: yes, Ctrl+B: no), each
+    answered on its own; the ones refused are listed with why."""
 
     DEFAULT_CSS = """
     InboxScreen #inbox-title { background: $boost; padding: 0 1; }
+    InboxScreen #bulk { padding: 0 1; color: $text-muted; }
+    InboxScreen #bulk.refused { color: $warning; }
     InboxScreen #inbox { padding: 0 1; }
+    InboxScreen RequestBlock.ticked { border: double $accent; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("ctrl+n", "app.next_request", "Next request"),
+        Binding("ctrl+t", "tick", "Tick"),
+        Binding("ctrl+y", "decide(True)", "Yes to ticked"),
+        Binding("ctrl+b", "decide(False)", "No to ticked"),
     ]
 
     def __init__(self, host: Host, pending: list[Interaction]) -> None:
         super().__init__(id="inbox-screen")
         self.host = host
         self.initial = pending
+        self.ticked: list[str] = []
 
     def compose(self) -> Any:
         yield Static("", id="inbox-title")
+        yield Static(BULK_HINT, id="bulk")
         yield VerticalScroll(id="inbox")
         yield Footer()
+
+    # -- deciding several at once ----------------------------------------------------------
+
+    def _focused_block(self) -> RequestBlock | None:
+        node: DOMNode | None = self.focused
+        while node is not None and not isinstance(node, RequestBlock):
+            node = node.parent
+        return node
+
+    def action_tick(self) -> None:
+        """Tick the focused request, or untick it: a confirm that waits for your answer."""
+        block = self._focused_block()
+        record = None if block is None else block.record
+        if (
+            block is None
+            or record is None
+            or record.status != "pending"
+            or record.kind != "confirm"
+            or self.host.waits_for_others(record)
+        ):
+            self.notify("Only a confirm that waits for your answer can be ticked.")
+            return
+        if record.id in self.ticked:
+            self.ticked.remove(record.id)
+            block.remove_class("ticked")
+        else:
+            self.ticked.append(record.id)
+            block.add_class("ticked")
+        self._say(f"{len(self.ticked)} ticked · {BULK_HINT}" if self.ticked else BULK_HINT)
+
+    async def action_decide(self, answer: bool) -> None:
+        """Give ``answer`` to every ticked request, each on its own (``respond_each``)."""
+        if not self.ticked:
+            self.notify("Tick the confirms to decide first (Ctrl+T).")
+            return
+        asked = {block.record.id: block.record for block in self.blocks()}
+        ids = list(self.ticked)
+        try:
+            answered, refused = await asyncio.to_thread(
+                self.host.client.respond_each, ids, answer, via="button"
+            )
+        except PawFlowError as exc:
+            self._say(f"Nothing was answered: {exc}", refused=True)
+            return
+        for record in answered:
+            self.host.record_changed(record)
+        self.ticked = [item["request_id"] for item in refused]
+        for block in self.blocks():
+            block.set_class(block.record.id in self.ticked, "ticked")
+        said = f"{'Yes' if answer else 'No'} to {len(answered)} of {len(ids)}."
+        lines = [
+            f"Not answered: '{_question(asked.get(str(item['request_id'])))}' — {item['error']}"
+            for item in refused
+        ]
+        self._say("\n".join([said, *lines]), refused=bool(refused))
+
+    def _say(self, text: str, *, refused: bool = False) -> None:
+        bulk = self.query_one("#bulk", Static)
+        bulk.update(escape(text))
+        bulk.set_class(refused, "refused")
 
     async def on_mount(self) -> None:
         await self.refill(self.initial)
@@ -202,7 +275,11 @@ class InboxScreen(Screen[None]):
         if not pending:
             await inbox.mount(Static("Nothing is waiting for you.", id="inbox-empty"))
             return
-        await inbox.mount_all([RequestBlock(r, self.host, in_inbox=True) for r in pending])
+        self.ticked = [i for i in self.ticked if i in {r.id for r in pending}]
+        blocks = [RequestBlock(r, self.host, in_inbox=True) for r in pending]
+        for block in blocks:
+            block.set_class(block.record.id in self.ticked, "ticked")
+        await inbox.mount_all(blocks)
 
     def set_count(self, count: int) -> None:
         self.query_one("#inbox-title", Static).update(
@@ -225,6 +302,14 @@ class InboxScreen(Screen[None]):
 
     def shown_ids(self) -> set[str]:
         return {block.record.id for block in self.blocks()}
+
+
+BULK_HINT = "Ctrl+T ticks a confirm · Ctrl+Y: yes to the ticked · Ctrl+B: no to the ticked"
+"""How to decide several requests at once, as the pending list says it."""
+
+
+def _question(record: Interaction | None) -> str:
+    return "a request" if record is None else " ".join(record.message.split())[:80]
 
 
 WHY = {"mine": "assigned to you", "groups": "assigned to your group", "claimed": "claimed by you"}
