@@ -95,3 +95,39 @@ def test_the_count_is_what_waits_for_you_and_the_rest_says_for_whom(live: LiveSe
     finally:
         for person in (ann, lee):
             person.client.close()
+
+
+def test_a_refusal_says_whom_the_request_waits_for(live: LiveServer) -> None:
+    """Lee, a member of Ann's conversation, leaves the group after her app drew the request's
+    controls: her answer is refused with the server's 403, which the block says (whom it
+    waits for), and nothing is taken."""
+    tag = secrets.token_hex(3)
+    lee = User(live.url, live.token(f"lee-{tag}"))
+    ann = User(live.url, live.token(f"ann-{tag}"))
+    ann.client.share_conversation(ann.conversation, f"lee-{tag}", "write")
+    lee.client.accept_invitation(ann.conversation)
+    group = f"leads-{tag}"
+    live.store.accountability.add_to_group(group, [f"lee-{tag}"])
+    theirs = ann.ask("confirm", "Deploy?", assignees=[f"group:{group}"])
+
+    async def scenario() -> None:
+        app = ChatApp(lee.client)
+        async with running(app) as pilot:
+            await until(pilot, lambda: app.hydrations > 0)
+            await pilot.press("ctrl+p")
+            await until(pilot, lambda: app.inbox() and block_of(app, theirs.id))
+            live.store.accountability.remove_from_group(group, [f"lee-{tag}"])
+            block = block_of(app, theirs.id)
+            block.focus_answer()
+            await pilot.press("y")
+            error = await until(pilot, lambda: block.query_one(".block-error").said)
+            assert error == (
+                f"✕ Not yours to answer: this request waits for group:{group}. Nothing was sent."
+            )
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        for person in (ann, lee):
+            person.client.close()
+    assert live.store.get_interaction(theirs.id, user=f"ann-{tag}").status == "pending"

@@ -20,7 +20,14 @@ from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, SelectionList, Static, TextArea
 
 from pawflow.client import Client, ServerUnreachable
-from pawflow.errors import FieldError, InvalidInput, NotFound, NotPending, PawFlowError
+from pawflow.errors import (
+    FieldError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    NotPending,
+    PawFlowError,
+)
 from pawflow.records import Interaction
 from pawflow.tui.answers import (
     APPROVAL_TAG,
@@ -381,6 +388,8 @@ class RequestBlock(Vertical):
                 self.host.record_changed(found)
         except NotFound:
             self.block_error("This request is no longer available to you.")
+        except Forbidden as exc:  # the server's 403: whom it waits for, or who handles it
+            self.block_error(f"Not yours to answer: {exc.message}. Nothing was sent.")
         except ServerUnreachable:
             self.block_error("The server cannot be reached; the answer was not sent. Try again.")
         except PawFlowError as exc:
