@@ -78,6 +78,9 @@ class PushService:
     pushes: list[Push] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    gather: threading.Barrier | None = None
+    """When set, each push is answered only once this many pushes are in (503 if they never
+    are, within its timeout): pushes sent one after another never get through."""
 
     def device(self, name: str) -> Device:
         made = Device(
@@ -120,7 +123,13 @@ class PushService:
         with self.lock:
             self.pushes.append(Push(name, claims, key, headers, json.loads(plain)))
             queued = self.statuses.get(name, [])
-            return queued.pop(0) if queued else 201
+            status = queued.pop(0) if queued else 201
+        if self.gather is not None:
+            try:
+                self.gather.wait()
+            except threading.BrokenBarrierError:
+                return 503
+        return status
 
     def check_vapid(self, authorization: str) -> tuple[dict[str, Any], str]:
         """The claims of a valid ``vapid t=…,k=…`` header, and its key; ValueError if not."""

@@ -3,6 +3,7 @@ them with the device's keys; their actions answer through the answer link, once.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import httpx
@@ -123,6 +124,18 @@ def test_a_gone_device_is_forgotten_and_the_others_still_reached(
     assert row.last_error == "push: the push service says every subscribed device is gone"
     with store.transaction(write=False) as tx:
         assert not outbox.get_reach(tx, "ada").reachable("push")
+
+
+def test_a_person_s_devices_are_pushed_to_at_once(store: Store, service: PushService) -> None:
+    """One attempt, one deadline: the service answers only once all three pushes are in."""
+    for name in ("phone", "laptop", "tablet"):
+        _subscribe(store, "ada", service.device(name))
+    service.gather = threading.Barrier(3, timeout=10)
+    request_id = _ask(store, "ada")
+    _dispatcher(store).step()
+    (row,) = _rows(store, request_id)
+    assert (row.status, row.last_error) == ("sent", None)
+    assert sorted(p.device for p in service.received()) == ["laptop", "phone", "tablet"]
 
 
 def test_a_busy_push_service_is_tried_again_after_the_backoff(

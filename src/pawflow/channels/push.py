@@ -36,6 +36,8 @@ import base64
 import hashlib
 import json
 import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -186,7 +188,7 @@ class PushChannel:
         data = json.dumps(rendered, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         ttl = self._ttl(message.request)
         topic = _b64(hashlib.sha256(message.request.id.encode()).digest()[:16])
-        results = [self.push(device, data, ttl=ttl, topic=topic) for device in devices]
+        results = self._push_all(devices, data, ttl=ttl, topic=topic)
         delivered = [r for r in results if r.error is None]
         gone = [r for r in results if r.status in (404, 410)]
         if gone:
@@ -204,6 +206,16 @@ class PushChannel:
         if gone and len(gone) == len(results):
             reasons = "the push service says every subscribed device is gone"
         raise DeliveryError(f"push: {reasons}", permanent=not retry)
+
+    def _push_all(
+        self, devices: Sequence[Subscription], data: bytes, *, ttl: int, topic: str
+    ) -> list[Sent]:
+        """Push to every device at once: an attempt takes one deadline, not one per device
+        (a person has at most ``MAX_DEVICES``)."""
+        if len(devices) == 1:
+            return [self.push(devices[0], data, ttl=ttl, topic=topic)]
+        with ThreadPoolExecutor(len(devices), thread_name_prefix="pawflow-push") as pool:
+            return list(pool.map(lambda d: self.push(d, data, ttl=ttl, topic=topic), devices))
 
     def _ttl(self, request: Interaction) -> int:
         now = self.store.now()
