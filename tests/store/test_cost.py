@@ -21,7 +21,7 @@ from pawflow import Delivery, Store
 
 CYCLES = 12
 
-SQLITE_STATEMENTS = 18
+SQLITE_STATEMENTS = 16
 """Statements of one cycle on SQLite, on the thread that runs it (BEGIN/COMMIT included)."""
 SQLITE_TRANSACTIONS = 2
 SQLITE_ELSEWHERE = 2

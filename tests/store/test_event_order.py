@@ -105,3 +105,20 @@ def test_interaction_events_show_the_request_as_asked_and_as_answered(store: Sto
     with store.transaction(write=False) as tx:
         stored = sql(tx).all("SELECT data, ref FROM events WHERE type LIKE 'interaction%'")
     assert {(row["data"], row["ref"]) for row in stored} == {("", asked.id)}
+
+
+def test_numbers_pruned_stay_taken(store: Store) -> None:
+    """The retention sweep may prune all of a user's events: their next event still takes
+    the number after the last one they were given, and the log's tail says so."""
+    with store.transaction() as tx:
+        events.append_event(tx, ["ann", "bob"], None, "t", {"n": 1}, NOW)
+        events.append_event(tx, ["ann"], None, "t", {"n": 2}, NOW)
+    with store.transaction() as tx:
+        assert events.prune_events(tx, datetime(2027, 1, 1, tzinfo=UTC)) == 3
+        assert (events.last_seq(tx, "ann"), events.last_seq(tx, "bob")) == (2, 1)
+    with store.transaction() as tx:
+        events.append_event(tx, ["ann", "bob"], None, "t", {"n": 3}, NOW)
+    assert [event.seq for event in store.events_after("ann", 0, limit=10)] == [3]
+    assert [event.seq for event in store.events_after("bob", 0, limit=10)] == [2]
+    with store.transaction() as tx:
+        assert (events.last_seq(tx, "ann"), events.last_seq(tx, "bob")) == (3, 2)

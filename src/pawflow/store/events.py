@@ -70,40 +70,39 @@ def _stage(tx: Tx, audience: Iterable[str], event: _Event) -> None:
     staged.append((recipients, event))
 
 
+_NEXT_SEQ = (
+    "max(COALESCE((SELECT max(user_seq) FROM events WHERE user_id = ?), 0),"
+    " COALESCE((SELECT last_seq FROM event_counters WHERE user_id = ?), 0))"
+)
+"""SQLite: a user's newest number: their newest event's, or, once the retention sweep pruned
+all of them, the last it pruned (kept in ``event_counters``)."""
+
+
 def _write(tx: Tx, staged: list[tuple[list[str], _Event]]) -> None:
     """Number and insert the transaction's events, as its last statements.
 
     A user's numbers must become visible in order, or a reader resuming after N could skip
-    a smaller one committed later: each user's counter row stays locked until commit. All
-    of them are taken here, at the very end, in one sorted order, so two writers never wait
-    for each other in a circle, and no lock but a counter's is needed.
+    a smaller one committed later. On SQLite, whose writers take turns, each event takes
+    the number after the user's newest in the statement that inserts it. On PostgreSQL,
+    each user's counter row stays locked until commit: all of them are taken here, at the
+    very end, in one sorted order, so two writers never wait for each other in a circle,
+    and no lock but a counter's is needed.
     """
-    counts: dict[str, int] = {}
-    for recipients, _ in staged:
-        for user in recipients:
-            counts[user] = counts.get(user, 0) + 1
     if tx.dialect == "postgres":
+        counts: dict[str, int] = {}
+        for recipients, _ in staged:
+            for user in recipients:
+                counts[user] = counts.get(user, 0) + 1
         _write_numbered(tx, staged, counts)
         return
-    last: dict[str, int] = {}
-    for user in sorted(counts):
-        row = sql(tx).one(
-            "INSERT INTO event_counters (user_id, last_seq) VALUES (?, ?)"
-            " ON CONFLICT (user_id) DO UPDATE SET last_seq = event_counters.last_seq + ?"
-            " RETURNING last_seq",
-            (user, counts[user], counts[user]),
-        )
-        assert row is not None
-        last[user] = int(row["last_seq"]) - counts[user]
-        tx.notify(event_notice(user))
     for recipients, (conversation_id, type_, encoded, ref, at) in staged:
         for user in recipients:
-            last[user] += 1
             sql(tx).execute(
                 "INSERT INTO events (user_id, user_seq, conversation_id, type, data, ref,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (user, last[user], conversation_id, type_, encoded, ref, at),
+                f" created_at) VALUES (?, {_NEXT_SEQ} + 1, ?, ?, ?, ?, ?)",
+                (user, user, user, conversation_id, type_, encoded, ref, at),
             )
+            tx.notify(event_notice(user))
     staged.clear()
 
 
@@ -143,7 +142,10 @@ def _write_numbered(tx: Tx, staged: list[tuple[list[str], _Event]], counts: dict
 
 def last_seq(tx: Tx, user: str) -> int:
     """The number of the user's newest event ever logged (0 before the first)."""
-    row = sql(tx).one("SELECT last_seq FROM event_counters WHERE user_id = ?", (user,))
+    if tx.dialect == "sqlite":
+        row = sql(tx).one(f"SELECT {_NEXT_SEQ} AS last_seq", (user, user))
+    else:
+        row = sql(tx).one("SELECT last_seq FROM event_counters WHERE user_id = ?", (user,))
     return 0 if row is None else int(row["last_seq"])
 
 
@@ -207,4 +209,11 @@ def prune_events(tx: Tx, cutoff: datetime) -> int:
     )
     if row is None or row["seq"] is None:
         return 0
+    if tx.dialect == "sqlite":  # the numbers pruned stay taken (see _NEXT_SEQ)
+        sql(tx).execute(
+            "INSERT INTO event_counters (user_id, last_seq) SELECT user_id, max(user_seq)"
+            " FROM events WHERE seq <= ? GROUP BY user_id ON CONFLICT (user_id)"
+            " DO UPDATE SET last_seq = max(event_counters.last_seq, excluded.last_seq)",
+            (int(row["seq"]),),
+        )
     return sql(tx).execute("DELETE FROM events WHERE seq <= ?", (int(row["seq"]),))
