@@ -46,7 +46,7 @@ def record(
     detail: dict[str, Any] | None = None,
 ) -> None:
     """Append one step to the request's trail (``actor`` None: the system or a policy)."""
-    sql(tx).execute(
+    sql(tx).send(
         "INSERT INTO request_audit (request_id, at, action, actor, via, detail)"
         " VALUES (?, ?, ?, ?, ?, ?)",
         (

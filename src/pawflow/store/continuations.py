@@ -180,7 +180,7 @@ def park(
         "resolved_at": at if status == "resolved" else None,
     }
     # The row is written as built: no RETURNING round trip, nothing to read back.
-    sql(tx).execute(_INSERT, tuple(row[column] for column in _COLUMNS))
+    sql(tx).send(_INSERT, tuple(row[column] for column in _COLUMNS))
     if status == "resolved":
         tx.resolved.append(row)
         tx.notify(RESOLVED_NOTICE)

@@ -43,6 +43,12 @@ class Sql:
         self._cursor = cursor
         self._deferred: list[_Savepoint] = []
         """Savepoints entered but not taken yet: taken before the next statement runs."""
+        self._queued: list[tuple[str, Params]] = []
+        """Statements whose results nobody reads, not sent yet (:meth:`send`)."""
+        self._inside = 0
+        """Savepoints open: what runs inside one is sent at once, never queued."""
+        self.sent = False
+        """Whether any statement went to the database."""
 
     @property
     def skip_locked(self) -> str:
@@ -53,6 +59,16 @@ class Sql:
         """Run a statement; returns the number of rows it changed."""
         self._run(sql, params)
         return int(self._cursor.rowcount)
+
+    def send(self, sql: str, params: Params = ()) -> None:
+        """Run a statement whose result nobody reads. Where the backend pipelines
+        (PostgreSQL), it travels with the next statement that is read, or with the commit,
+        in one exchange with the server; what it raises is raised there. Inside a savepoint
+        it runs at once, so that the savepoint's block answers for its own statements."""
+        if self._db.pipelines and not self._inside:
+            self._queued.append((sql, params))
+        else:
+            self._run(sql, params)
 
     def one(self, sql: str, params: Params = ()) -> Row | None:
         self._run(sql, params)
@@ -68,12 +84,31 @@ class Sql:
         # whatever the text is (an id looked up, a name, a message).
         if any(isinstance(value, str) and "\x00" in value for value in params):
             raise InvalidInput("text cannot contain NUL characters")
-        if self._deferred:
-            for savepoint in self._deferred:
-                self._db.run(self._cursor, f"SAVEPOINT {savepoint.name}", ())
-                savepoint.taken = True
-            self._deferred.clear()
-        self._db.run(self._cursor, sql, params)
+        if not self._deferred and not self._queued:
+            self.sent = True
+            self._db.run(self._cursor, sql, params)
+            return
+        statements = self._queued
+        self._queued = []
+        for savepoint in self._deferred:
+            statements.append((f"SAVEPOINT {savepoint.name}", ()))
+            savepoint.taken = True
+        self._deferred.clear()
+        statements.append((sql, params))
+        self.sent = True
+        self._db.run_batch(self._cursor, statements)
+
+    @property
+    def idle(self) -> bool:
+        """Whether nothing but BEGIN has been asked of the database yet."""
+        return not self.sent and all(sql == "BEGIN" for sql, _ in self._queued)
+
+    def flush(self) -> None:
+        """Send the statements still queued (:meth:`send`), if any."""
+        if self._queued:
+            statements, self._queued = self._queued, []
+            self.sent = True
+            self._db.run_batch(self._cursor, statements)
 
 
 class _Savepoint:
@@ -131,17 +166,20 @@ class Tx:
         """
         savepoint = _Savepoint(name)
         self._sql._deferred.append(savepoint)
+        self._sql._inside += 1
         resolved = len(self.resolved)
         staged = {key: len(value) for key, value in self.local.items() if isinstance(value, list)}
         try:
             yield
         except BaseException:
+            self._sql._inside -= 1
             self._end(savepoint, f"ROLLBACK TO SAVEPOINT {name}")
             del self.resolved[resolved:]
             for key, value in self.local.items():
                 if isinstance(value, list):
                     del value[staged.get(key, 0) :]
             raise
+        self._sql._inside -= 1
         self._end(savepoint, f"RELEASE SAVEPOINT {name}")
 
     def _end(self, savepoint: _Savepoint, statement: str) -> None:
@@ -223,6 +261,9 @@ class Database:
 
     dialect: str = ""
     skip_locked: str = ""
+    pipelines = False
+    """Whether statements whose results nobody reads wait to travel with the next one
+    (:meth:`Sql.send`)."""
 
     def __init__(self) -> None:
         self._local_listeners: list[Callable[[str], None]] = []
@@ -230,6 +271,11 @@ class Database:
 
     def run(self, cursor: Any, sql: str, params: Params) -> None:
         raise NotImplementedError
+
+    def run_batch(self, cursor: Any, statements: list[tuple[str, Params]]) -> None:
+        """Run ``statements`` in order; the cursor holds the last one's result."""
+        for sql, params in statements:
+            self.run(cursor, sql, params)
 
     def lock_key(self, tx: Tx, key: str) -> None:
         raise NotImplementedError

@@ -220,6 +220,6 @@ def _hand_over(tx: Tx, handler: DeliveryHandler, row: dict[str, Any], now: datet
             )
             count(tx, telemetry.DELIVERIES, target=target.split(":", 1)[0], result="deferred")
             return False
-        sql(tx).execute("DELETE FROM continuations WHERE id = ?", (row["id"],))
+        sql(tx).send("DELETE FROM continuations WHERE id = ?", (row["id"],))
         count(tx, telemetry.DELIVERIES, target=target.split(":", 1)[0], result="delivered")
         return True

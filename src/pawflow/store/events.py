@@ -113,7 +113,7 @@ def _write_numbered(tx: Tx, staged: list[tuple[list[str], _Event]], counts: dict
     for user in sorted(counts):
         mine = [event for recipients, event in staged if user in recipients]
         conversations, types, data, refs, ats = (list(column) for column in zip(*mine, strict=True))
-        sql(tx).execute(
+        sql(tx).send(
             "WITH counter AS ("
             " INSERT INTO event_counters (user_id, last_seq) VALUES (?, ?)"
             " ON CONFLICT (user_id) DO UPDATE SET last_seq = event_counters.last_seq + ?"

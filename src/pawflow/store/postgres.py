@@ -21,6 +21,7 @@ from typing import Any
 import psycopg
 import psycopg.errors
 import psycopg_pool
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from pawflow.errors import Conflict, StoreError, StoreUnavailable
@@ -61,6 +62,15 @@ def _payloads(origin: str, notices: set[str]) -> list[str]:
     return payloads
 
 
+def _translated(exc: psycopg.Error) -> Conflict | StoreError:
+    """The store's error for what the server (or the connection to it) said."""
+    if isinstance(exc, psycopg.errors.IntegrityError):
+        return Conflict(f"constraint violated: {exc}")
+    if isinstance(exc, psycopg.errors.OperationalError):
+        return StoreUnavailable(f"database unavailable: {exc}")
+    return StoreError(f"database error: {exc}")
+
+
 def _read_payload(payload: str) -> tuple[str, list[str]]:
     try:
         origin, notices = json.loads(payload)
@@ -76,6 +86,7 @@ class PostgresDatabase(Database):
 
     dialect = "postgres"
     skip_locked = " FOR UPDATE SKIP LOCKED"
+    pipelines = True
 
     def __init__(
         self, url: str, *, max_connections: int = 10, timeout: float = DEFAULT_TIMEOUT
@@ -120,7 +131,9 @@ class PostgresDatabase(Database):
             timeout=self.timeout,
             kwargs={
                 "row_factory": dict_row,
-                "autocommit": False,
+                # Transactions begin and end by statements of the store's own (BEGIN goes
+                # with the first statement, COMMIT with the last ones: see transaction()).
+                "autocommit": True,
                 "connect_timeout": self.connect_timeout,
             },
             open=True,
@@ -136,15 +149,21 @@ class PostgresDatabase(Database):
     def run(self, cursor: Any, sql: str, params: Params) -> None:
         try:
             cursor.execute(self._translate(sql), params)
-        except psycopg.errors.IntegrityError as exc:
-            raise Conflict(f"constraint violated: {exc}") from exc
-        except psycopg.errors.OperationalError as exc:
-            raise StoreUnavailable(f"database unavailable: {exc}") from exc
         except psycopg.Error as exc:
-            raise StoreError(f"database error: {exc}") from exc
+            raise _translated(exc) from exc
+
+    def run_batch(self, cursor: Any, statements: list[tuple[str, Params]]) -> None:
+        """Send ``statements`` in one pipeline: one exchange with the server for them all
+        (the cursor holds the last one's result); the first that fails raises."""
+        try:
+            with cursor.connection.pipeline():
+                for sql, params in statements:
+                    cursor.execute(self._translate(sql), params)
+        except psycopg.Error as exc:
+            raise _translated(exc) from exc
 
     def lock_key(self, tx: Tx, key: str) -> None:
-        sql(tx).execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+        sql(tx).send("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
@@ -154,12 +173,24 @@ class PostgresDatabase(Database):
             raise StoreUnavailable(f"the database is unreachable: {problem}")
         conn: psycopg.Connection[Any] | None = None
         try:
-            with self.pool.connection() as conn, conn.transaction():
+            with self.pool.connection() as conn:
                 tx = Tx(self, conn.cursor())
-                yield tx
-                tx._close()
-                for payload in _payloads(self.origin, tx._notices):
-                    sql(tx).execute("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, payload))
+                statements = sql(tx)
+                statements.send("BEGIN")  # goes with the first statement
+                try:
+                    yield tx
+                    tx._close()
+                    for payload in _payloads(self.origin, tx._notices):
+                        statements.send("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, payload))
+                    if not statements.idle:  # the last statements and COMMIT: one exchange
+                        statements.send("COMMIT")
+                        statements.flush()
+                except BaseException:
+                    if statements.sent and not conn.broken:
+                        with contextlib.suppress(psycopg.Error):
+                            if conn.info.transaction_status != TransactionStatus.IDLE:
+                                conn.execute("ROLLBACK")
+                    raise
         except psycopg_pool.PoolTimeout as exc:
             self._suspect()
             raise StoreUnavailable(f"no database connection available: {exc}") from exc
