@@ -24,10 +24,11 @@ CYCLES = 12
 SQLITE_STATEMENTS = 16
 """Statements of one cycle on SQLite, on the thread that runs it (BEGIN/COMMIT included)."""
 SQLITE_TRANSACTIONS = 2
-SQLITE_ELSEWHERE = 2
-"""Statements per cycle on the store's other threads (its change watcher), at most: one
-look for due deliveries per change of the file it sees, so at most one per commit (often
-fewer: 0.1 to 0.7 measured). Its look at ``PRAGMA data_version`` is its clock, not counted."""
+SQLITE_ELSEWHERE = 0
+"""Statements per cycle on the store's other threads (its change watcher), at most: it reads
+the WAL index's change counter, no statement, and tells this process's commits from
+others', so the cycle's own commits wake nothing. Where it cannot read the counter, its look
+at ``PRAGMA data_version`` is its clock, not counted."""
 HEARTBEAT = "PRAGMA data_version"
 POSTGRES_ROUND_TRIPS = 7
 EXCHANGES = {"BasePipeline._exit_gen": "(the pipeline's exchange: what it sent, and their results)"}

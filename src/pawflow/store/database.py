@@ -12,6 +12,7 @@ import errno
 import logging
 import os
 import sqlite3
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -204,12 +205,21 @@ POLL_FAST = 0.001
 POLL_FAST_FOR = 1.0
 """After the file changed, look every ``POLL_FAST`` for this many seconds, then slow down
 step by step: a process answering another's questions is heard within about a
-millisecond, and an idle one costs no more than before. A change that may be this
-process's own (it committed too) is announced as "touched": a listener that heard of its
-own commits directly looks for what it may hide of others' in one cheap read."""
+millisecond, and an idle one costs no more than before. A look is a read of four bytes of
+the WAL index (its change counter), no statement; only another process's commit wakes the
+listeners. Where the counter cannot be read, ``PRAGMA data_version`` is the look, and a
+change that may be this process's own (it committed too) is announced as "touched": a
+listener that heard of its own commits directly looks for what it may hide of others' in
+one cheap read."""
 
 TOUCHED = "touched"
 """SQLite: the file changed while this process also committed; maybe only by us."""
+
+_CHANGE_COUNTER = struct.Struct("=I")
+"""SQLite's WAL index (the ``-shm`` file) begins with its header, whose third 32-bit word
+(``iChange``, native byte order) counts the commits that wrote to the WAL: one per
+commit, whichever process made it. A checkpoint leaves it as it is."""
+_CHANGE_AT = 8
 
 
 LISTEN_BACKOFF = 0.1
@@ -324,6 +334,37 @@ class Database:
                 listener(notice)
 
 
+def _read_counter(shm: int) -> int | None:
+    """The WAL index's change counter, or None when the index cannot be read."""
+    try:
+        header = os.pread(shm, _CHANGE_AT + 4, 0)
+    except OSError:
+        return None
+    if len(header) < _CHANGE_AT + 4:
+        return None
+    value: int = _CHANGE_COUNTER.unpack_from(header, _CHANGE_AT)[0]
+    return value
+
+
+def _only_own(own: set[int], last: int | None, now: int | None) -> bool:
+    """Whether every commit that took the change counter from ``last`` to ``now`` was this
+    process's (``own``: the values its commits gave it); those seen are forgotten."""
+    if last is None or now is None:
+        own.clear()
+        return False
+    steps = (now - last) & 0xFFFFFFFF
+    if steps > len(own):  # more than we made: someone else's too (or the index was reset)
+        if steps > 1 << 16:
+            own.clear()
+        else:
+            own.difference_update((last + n) & 0xFFFFFFFF for n in range(1, steps + 1))
+        return False
+    seen = {(last + n) & 0xFFFFFFFF for n in range(1, steps + 1)}
+    mine = seen <= own
+    own -= seen
+    return mine
+
+
 def _sqlite_busy(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and (
         "locked" in str(exc) or "busy" in str(exc)
@@ -379,6 +420,11 @@ class SqliteDatabase(Database):
         self._closed = False
         self._local_commits = 0
         self._commit_lock = threading.Lock()
+        self._shm: int | None = None
+        """A descriptor of the WAL index, while a watcher reads its change counter."""
+        self._counting: list[set[int]] = []
+        """Per watcher reading the WAL index's change counter: the values this process's
+        commits gave it that the watcher has not seen yet."""
         self._writer = threading.Lock()
         self._unchecked = 0
         self._checkpoints = threading.Condition()
@@ -507,6 +553,7 @@ class SqliteDatabase(Database):
                 if time.monotonic() > deadline:
                     raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
                 time.sleep(0.005)
+        changes = conn.total_changes
         tx = Tx(self, conn.cursor())
         try:
             yield tx
@@ -524,7 +571,10 @@ class SqliteDatabase(Database):
                 # Counted under the lock the watcher reads data_version under, so it sees a
                 # commit of ours and its count together or neither.
                 with self._commit_lock:
-                    conn.execute("COMMIT")
+                    if self._counting and self._shm is not None:
+                        self._commit_counted(conn, self._shm, changes)
+                    else:
+                        conn.execute("COMMIT")
                     self._local_commits += 1
             else:
                 conn.execute("COMMIT")
@@ -541,15 +591,36 @@ class SqliteDatabase(Database):
             committed()  # the next writer may start while this one's callbacks run
         self._finish(tx)
 
+    def _commit_counted(self, conn: sqlite3.Connection, shm: int, changes: int) -> None:
+        """COMMIT, noting for the watchers the change counter's value this commit gives it
+        (under the commit lock): read before, while this transaction holds the write lock
+        (nobody else can commit), plus one if the transaction changed rows since
+        ``changes`` (a commit that wrote nothing leaves the counter as it was)."""
+        before = _read_counter(shm)
+        conn.execute("COMMIT")
+        if before is not None and conn.total_changes != changes:
+            for own in self._counting:
+                own.add((before + 1) & 0xFFFFFFFF)
+
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
         # In this process, commits call listeners directly; other processes' commits are
-        # seen by polling data_version on a connection of the watcher's own. That moves on
-        # this process's commits too: when this process also committed since the last poll,
-        # the change may be ours alone, and is announced as "touched" (a listener that
-        # already heard of its own commits may ignore it) rather than "changed".
+        # seen by polling the WAL index's change counter, which tells this process's own
+        # commits (noted as they commit) from others'. Where it cannot be read, by polling
+        # data_version on a connection of the watcher's own, which moves on this process's
+        # commits too: when this process also committed since the last poll, the change
+        # may be ours alone, and is announced as "touched" (a listener that already heard
+        # of its own commits may ignore it) rather than "changed".
 
         def watch(loop: Loop) -> None:
             conn = self.connect()
+            shm = self._open_shm(conn)
+            if shm is not None:
+                try:
+                    self._watch_counter(loop, shm, callback)
+                finally:
+                    os.close(shm)
+                    conn.close()
+                return
             try:
                 with self._commit_lock:
                     last = conn.execute("PRAGMA data_version").fetchone()[0]
@@ -576,6 +647,65 @@ class SqliteDatabase(Database):
                 conn.close()
 
         return self._watch(callback, watch, "sqlite-watch")
+
+    def _open_shm(self, conn: sqlite3.Connection) -> int | None:
+        """A descriptor of the WAL index whose change counter the watcher reads (``conn``,
+        open meanwhile, keeps the file), or None where there is none to read."""
+        if self.path == ":memory:":
+            return None
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # maps the index
+            shm = os.open(f"{self.path}-shm", os.O_RDONLY)
+        except (OSError, sqlite3.Error):
+            return None
+        if _read_counter(shm) is None:
+            os.close(shm)
+            return None
+        return shm
+
+    def _watch_counter(self, loop: Loop, shm: int, callback: Callable[[str], None]) -> None:
+        own: set[int] = set()
+        with self._commit_lock:
+            last = _read_counter(shm)
+            self._counting.append(own)
+            if self._shm is None:
+                self._shm = os.dup(shm)  # what committers read the counter by
+        try:
+            self._poll_counter(loop, shm, callback, own, last)
+        finally:
+            with self._commit_lock:
+                self._counting.remove(own)
+                if not self._counting and self._shm is not None:
+                    os.close(self._shm)
+                    self._shm = None
+
+    def _poll_counter(
+        self,
+        loop: Loop,
+        shm: int,
+        callback: Callable[[str], None],
+        own: set[int],
+        last: int | None,
+    ) -> None:
+        callback("changed")  # anything committed before the baseline was read
+        loop.failures.succeeded()
+        interval = POLL_SLOW
+        quiet_until = 0.0
+        while not loop.stopping(interval):
+            with self._commit_lock:
+                now = _read_counter(shm)
+                moved = now != last
+                foreign = moved and not _only_own(own, last, now)
+                last = now
+            if moved:
+                if foreign:  # another process committed: what it did may concern us
+                    callback("changed")
+                # Someone is at work: look again soon (a change of another process's may
+                # come right after one of ours: an answer to what we just asked).
+                interval = POLL_FAST
+                quiet_until = time.monotonic() + POLL_FAST_FOR
+            elif interval < POLL_SLOW and time.monotonic() > quiet_until:
+                interval = min(interval * 2, POLL_SLOW)
 
     # -- checkpoints ------------------------------------------------------------------------
 
