@@ -28,6 +28,11 @@ Params = Sequence[Any]
 
 NOTIFY_CHANNEL = "pawflow"
 
+NUL_REFUSED = "text cannot contain NUL characters"
+"""What a statement given text with NUL raises (``InvalidInput``), on every backend alike,
+whatever the text is (an id looked up, a name, a message): SQLite would keep it,
+PostgreSQL cannot. Each value is looked at once, by the backend's own binding of it."""
+
 log = logging.getLogger("pawflow.store")
 
 
@@ -81,10 +86,6 @@ class Sql:
         return [dict(row) for row in self._cursor.fetchall()]
 
     def _run(self, sql: str, params: Params) -> None:
-        # SQLite would keep a NUL, PostgreSQL cannot: refused here, both backends alike,
-        # whatever the text is (an id looked up, a name, a message).
-        if any(isinstance(value, str) and "\x00" in value for value in params):
-            raise InvalidInput("text cannot contain NUL characters")
         if not self._deferred and not self._queued:
             self.sent = True
             self._db.run(self._cursor, sql, params)
@@ -491,6 +492,9 @@ class SqliteDatabase(Database):
         return conn
 
     def run(self, cursor: Any, sql: str, params: Params) -> None:
+        for value in params:  # SQLite would keep a NUL (PostgreSQL's driver refuses it)
+            if isinstance(value, str) and "\x00" in value:
+                raise InvalidInput(NUL_REFUSED)
         try:
             cursor.execute(sql, params)
         except sqlite3.IntegrityError as exc:

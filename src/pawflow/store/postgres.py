@@ -24,9 +24,9 @@ import psycopg_pool
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
-from pawflow.errors import Conflict, StoreError, StoreUnavailable
+from pawflow.errors import Conflict, InvalidInput, PawFlowError, StoreError, StoreUnavailable
 from pawflow.loops import Loop
-from pawflow.store.database import NOTIFY_CHANNEL, Database, Params, Tx, sql
+from pawflow.store.database import NOTIFY_CHANNEL, NUL_REFUSED, Database, Params, Tx, sql
 
 log = logging.getLogger("pawflow.store")
 
@@ -62,8 +62,10 @@ def _payloads(origin: str, notices: set[str]) -> list[str]:
     return payloads
 
 
-def _translated(exc: psycopg.Error) -> Conflict | StoreError:
+def _translated(exc: psycopg.Error) -> PawFlowError:
     """The store's error for what the server (or the connection to it) said."""
+    if isinstance(exc, psycopg.DataError) and "NUL" in str(exc) and exc.diag.sqlstate is None:
+        return InvalidInput(NUL_REFUSED)  # psycopg's own refusal, before anything was sent
     if isinstance(exc, psycopg.errors.IntegrityError):
         return Conflict(f"constraint violated: {exc}")
     if isinstance(exc, psycopg.errors.OperationalError):
