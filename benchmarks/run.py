@@ -20,8 +20,12 @@ Sections (``--only NAME`` runs some of them, in this order):
 - outage: a PostgreSQL cluster of the run's own stopped and restarted: how soon calls fail,
   how soon they work again, how soon a wake-up from another process arrives after a restart.
 
-Run with ``make bench`` (``--quick`` for small counts). Nothing here is asserted: the numbers
-are for people to read. PostgreSQL sections use throwaway databases on 127.0.0.1:5432.
+Run with ``make bench`` (``--quick`` for small counts). ``--ab REF`` measures the cycle
+sections (sqlite, postgres; those of ``--only``) alternately on this tree and on the git ref
+``REF``, checked out in a temporary worktree, ``--repeats`` rounds, and prints each cycle
+figure of both with their ratio (``make bench BENCH_ARGS="--quick --ab main"``). Nothing
+here is asserted: the numbers are for people to read. PostgreSQL sections use throwaway
+databases on 127.0.0.1:5432.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import ab
 import actions
 import costs
 import cycles
@@ -86,6 +91,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
     parser.add_argument("--no-peers", action="store_true", help="leave LangGraph and DBOS out")
     parser.add_argument("--repeats", type=int, default=3, help="runs per cycle figure (median)")
+    parser.add_argument(
+        "--ab", metavar="REF", help="cycle rows alternating between this tree and a git ref"
+    )
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
@@ -103,6 +111,9 @@ def main(argv: list[str] | None = None) -> None:
             f" {'quick' if args.quick else 'full'} run"
             f"{'' if run.postgres else ', no PostgreSQL reachable'}"
         )
+        if args.ab:
+            ab.compare(run, args.ab, args.only, args.repeats)
+            return
         failed = []
         for name in SECTIONS:
             if name in args.only:

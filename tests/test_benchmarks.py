@@ -5,6 +5,7 @@ Only the names are checked, never a number: timings belong to ``make bench``, no
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import subprocess
@@ -93,3 +94,26 @@ def test_an_unknown_section_is_refused_with_the_known_ones() -> None:
     assert done.returncode == 2
     assert "unknown section(s) nonsense" in done.stderr
     assert "sqlite, postgres, latency" in done.stderr
+
+
+def test_an_ab_run_reads_each_cycle_figure_and_its_share_of_the_floor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    ab = importlib.import_module("ab")  # the harness's module, run as a script's neighbour
+
+    printed = "\n".join(
+        [
+            "## SQLite: ask → park → answer → resume, one thread, public API",
+            "sqlite raw floor (2 commits/cycle, same pragmas): 8,000 cycles/s  | N=100",
+            "sqlite pawflow cycle: 400 cycles/s  | floor 8,000  | ratio 0.05x  (goal: …)",
+            "postgres pawflow cycle, 8 threads: 120 cycles/s  | one thread 60",
+            "sqlite bytes per parked item: 600 B",
+        ]
+    )
+    assert ab.figures(printed) == {
+        "sqlite raw floor (2 commits/cycle, same pragmas)": 8000.0,
+        "sqlite pawflow cycle": 400.0,
+        "sqlite pawflow cycle ÷ floor": 0.05,
+        "postgres pawflow cycle, 8 threads": 120.0,
+    }
