@@ -31,6 +31,7 @@ from pawflow.store.leases import Leases
 from pawflow.store.messages import History
 from pawflow.store.reports import SweepReport as SweepReport
 from pawflow.store.turns import TurnQueue
+from pawflow.store.unit import Unit
 
 DEFAULT_PAYLOAD_CAP = 1024 * 1024
 DEFAULT_FILE_CAP = 10 * 1024 * 1024
@@ -110,6 +111,15 @@ class Store:
         """What is wrong with the database as this process last found it (unreachable,
         its disk full), and for how long; None while it works. Known without asking it."""
         return self.db.availability.describe()
+
+    @contextlib.contextmanager
+    def unit(self, *, write: bool = True, tx: Tx | None = None) -> Iterator[Unit]:
+        """One transaction with the store's tables bound to it and its clock
+        (``u.turns.enqueue(…)``, ``u.outbox.mark_sent(…)``, ``u.now()``): what they do
+        commits together when the block ends, or not at all. Within ``tx`` when the caller
+        already has one open (a delivery's): then nothing commits here."""
+        with self._within(tx, write) as inner:
+            yield Unit(inner, self.now)
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:

@@ -1,0 +1,50 @@
+"""One door: ``Store.unit()`` binds the store's tables to one transaction and its clock."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from pawflow.clock import FakeClock
+from pawflow.store import Store
+
+TTL = timedelta(seconds=15)
+
+
+def test_what_a_unit_does_commits_together(store: Store, clock: FakeClock) -> None:
+    with store.unit() as u:
+        assert u.now() == clock.now()
+        assert u.leases.acquire("flow:d1", "proc-a", u.now(), TTL)
+        assert u.leases.acquire("flow:d2", "proc-a", u.now(), TTL)
+    with store.unit(write=False) as u:
+        assert [lease.name for lease in u.leases.held("flow:", u.now())] == ["flow:d1", "flow:d2"]
+
+
+def test_a_unit_that_raises_leaves_nothing_behind(store: Store) -> None:
+    with pytest.raises(RuntimeError), store.unit() as u:
+        assert u.leases.acquire("flow:d1", "proc-a", u.now(), TTL)
+        raise RuntimeError("changed my mind")
+    with store.unit(write=False) as u:
+        assert u.leases.get("flow:d1") is None
+
+
+def test_a_unit_within_an_open_transaction_commits_with_it(store: Store) -> None:
+    with pytest.raises(RuntimeError), store.unit() as outer:
+        with store.unit(tx=outer.tx) as inner:
+            assert inner.leases.acquire("flow:d1", "proc-a", inner.now(), TTL)
+        assert outer.leases.get("flow:d1") is not None  # the same transaction sees it
+        raise RuntimeError("roll back both")
+    with store.unit(write=False) as u:
+        assert u.leases.get("flow:d1") is None
+
+
+def test_tables_of_one_unit_share_its_transaction(store: Store) -> None:
+    with store.unit() as u:
+        conversation = u.conversations.create_conversation(
+            u.conversations.ensure_user("ada", u.now()), "notes", u.now()
+        )
+        assert u.turns.assigned_agent(conversation.id) is None
+        u.turns.assign_agent(conversation.id, "scribe", u.now())
+        assert u.turns.assigned_agent(conversation.id) == "scribe"
+    assert store.turns.assigned(conversation.id) == "scribe"
