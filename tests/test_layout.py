@@ -54,3 +54,16 @@ def test_the_terminal_client_contract_names_every_other_package() -> None:
     # pawflow.reading: the one reader of typed answers, on the contract floor.
     allowed = {"__init__", "__main__", "tui", "client", "extras", "reading"} | bottom
     assert {m.removeprefix("pawflow.") for m in tui["forbidden_modules"]} == modules - allowed
+
+
+def test_above_the_store_transactions_open_only_as_units() -> None:
+    """One door: a package above the store opens a transaction with ``Store.unit()`` (or
+    through one of the store's methods), never a bare ``Store.transaction()``."""
+    bare = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in (ROOT / "src" / "pawflow").rglob("*.py")
+        if "store" not in path.relative_to(ROOT / "src" / "pawflow").parts[:1]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if ".transaction(" in line
+    ]
+    assert bare == []

@@ -60,9 +60,7 @@ from pawflow.server.app import create_app
 from pawflow.server.credentials import issue_signin_link, kept_token
 from pawflow.server.running import serve_app, serve_workers
 from pawflow.server.settings import ServerSettings
-from pawflow.store import Store, data_dir, open_store
-from pawflow.store.clocks import keep_database_time
-from pawflow.store.leases import LeaseTerms
+from pawflow.store import LeaseTerms, Store, data_dir, keep_database_time, open_store
 
 _FLOW_SETTINGS = {"reconcile_interval", "workers"}
 _AGENT_SETTINGS = {"poll_interval"}

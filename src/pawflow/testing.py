@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from pawflow.clock import Clock, FakeClock
-from pawflow.store import Store, open_store, opening
+from pawflow.store import Store, open_store
+from pawflow.store import postgres_available as _postgres_available
+from pawflow.store import throwaway_postgres as _throwaway_postgres
 
 T = TypeVar("T")
 
@@ -34,7 +36,7 @@ def eventually(
 
 
 def postgres_available(admin_url: str = POSTGRES_ADMIN_URL) -> bool:
-    return opening.postgres_available(admin_url)
+    return _postgres_available(admin_url)
 
 
 def throwaway_postgres(
@@ -43,7 +45,7 @@ def throwaway_postgres(
     """Create a fresh database, yield its URL, drop it afterwards. With ``migrated``, it
     is already at the newest schema: a copy of a template database the migrations made
     once, instead of an empty one."""
-    return opening.throwaway_postgres(admin_url, migrated=migrated)
+    return _throwaway_postgres(admin_url, migrated=migrated)
 
 
 @contextlib.contextmanager

@@ -49,8 +49,7 @@ from google.protobuf.json_format import (  # type: ignore[import-untyped]
 from pawflow.channels.webhooks import check_url
 from pawflow.egress import EgressRule
 from pawflow.errors import InvalidInput
-from pawflow.store import Store, a2a_push, a2a_tasks
-from pawflow.store.a2a_tasks import PushConfig
+from pawflow.store import PushConfig, Store, StoredTask
 
 
 def _json(message: Task | TaskPushNotificationConfig | StreamResponse) -> str:
@@ -74,9 +73,8 @@ class StoredTasks(TaskStore):
         user = resolve_user_scope(context)
 
         def write() -> bool:
-            with self.store.transaction() as tx:
-                return a2a_tasks.save(
-                    tx,
+            with self.store.unit() as u:
+                return u.a2a_tasks.save(
                     task.id,
                     user=user,
                     agent=self.agent,
@@ -92,9 +90,9 @@ class StoredTasks(TaskStore):
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         user = resolve_user_scope(context)
 
-        def read() -> a2a_tasks.StoredTask | None:
-            with self.store.transaction(write=False) as tx:
-                return a2a_tasks.get(tx, task_id, user=user, agent=self.agent)
+        def read() -> StoredTask | None:
+            with self.store.unit(write=False) as u:
+                return u.a2a_tasks.get(task_id, user=user, agent=self.agent)
 
         found = await anyio.to_thread.run_sync(read)
         return None if found is None else Parse(found.task, Task())
@@ -103,10 +101,10 @@ class StoredTasks(TaskStore):
         user = resolve_user_scope(context)
         state = TaskState.Name(params.status) if params.status else None
 
-        def read() -> list[a2a_tasks.StoredTask]:
-            with self.store.transaction(write=False) as tx:
-                return a2a_tasks.list_for(
-                    tx, user=user, agent=self.agent, context_id=params.context_id, state=state
+        def read() -> list[StoredTask]:
+            with self.store.unit(write=False) as u:
+                return u.a2a_tasks.list_for(
+                    user=user, agent=self.agent, context_id=params.context_id, state=state
                 )
 
         tasks = [Parse(found.task, Task()) for found in await anyio.to_thread.run_sync(read)]
@@ -140,8 +138,8 @@ class StoredTasks(TaskStore):
         user = resolve_user_scope(context)
 
         def forget() -> None:
-            with self.store.transaction() as tx:
-                a2a_tasks.delete(tx, task_id, user=user, agent=self.agent)
+            with self.store.unit() as u:
+                u.a2a_tasks.delete(task_id, user=user, agent=self.agent)
 
         await anyio.to_thread.run_sync(forget)
 
@@ -172,8 +170,8 @@ class StoredPushConfigs(PushNotificationConfigStore):
         )
 
         def write() -> bool:
-            with self.store.transaction() as tx:
-                return a2a_tasks.set_push(tx, row, self.store.now())
+            with self.store.unit() as u:
+                return u.a2a_tasks.set_push(row, self.store.now())
 
         if not await anyio.to_thread.run_sync(write):
             raise InvalidParamsError(message="the push notification config id is taken")
@@ -189,8 +187,8 @@ class StoredPushConfigs(PushNotificationConfigStore):
 
     async def _read(self, task_id: str, user: str | None) -> list[TaskPushNotificationConfig]:
         def read() -> list[PushConfig]:
-            with self.store.transaction(write=False) as tx:
-                return a2a_tasks.push_configs(tx, task_id, user=user)
+            with self.store.unit(write=False) as u:
+                return u.a2a_tasks.push_configs(task_id, user=user)
 
         rows = await anyio.to_thread.run_sync(read)
         return [Parse(row.config, TaskPushNotificationConfig()) for row in rows]
@@ -201,8 +199,8 @@ class StoredPushConfigs(PushNotificationConfigStore):
         user = resolve_user_scope(context)
 
         def forget() -> None:
-            with self.store.transaction() as tx:
-                a2a_tasks.delete_push(tx, task_id, user=user, config_id=config_id)
+            with self.store.unit() as u:
+                u.a2a_tasks.delete_push(task_id, user=user, config_id=config_id)
 
         await anyio.to_thread.run_sync(forget)
 
@@ -221,8 +219,8 @@ class OutboxPushes(PushNotificationSender):
         payload = _json(to_stream_response(event))
 
         def write() -> int:
-            with self.store.transaction() as tx:
-                return a2a_push.enqueue(tx, task_id, name, payload, self.store.now())
+            with self.store.unit() as u:
+                return u.a2a_push.enqueue(task_id, name, payload, self.store.now())
 
         await anyio.to_thread.run_sync(write)
 

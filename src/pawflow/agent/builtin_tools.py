@@ -26,7 +26,7 @@ from pawflow.agent.waits import AgentWait
 from pawflow.errors import InvalidInput
 from pawflow.interactions.tool_approval import DECISIONS, make_surface
 from pawflow.records import Interaction, Outcome, Requester
-from pawflow.store import Park, Question, turns
+from pawflow.store import Park, Question
 
 MAX_WAIT_SECONDS = 120
 
@@ -149,9 +149,8 @@ def request_confirmation(
     if wait_seconds:
         fired = ctx.store.wait_signal(interaction.signal_id, wait_seconds)
         if fired is not None and isinstance(fired.value, dict):
-            with ctx.store.transaction() as tx:
-                ours = turns.absorb(
-                    tx,
+            with ctx.store.unit() as u:
+                ours = u.turns.absorb(
                     source=interaction.signal_id,
                     target=target_of(ctx.agent),
                     signal_id=interaction.signal_id,

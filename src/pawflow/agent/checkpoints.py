@@ -13,13 +13,13 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
-from pawflow.store import checkpoints as rows
-from pawflow.store.checkpoints import SWEEP_BATCH, Checkpoint
+from pawflow.store import Checkpoint
 
 if TYPE_CHECKING:
     from pawflow.store import Store
 
 DEFAULT_TTL = timedelta(days=7)
+SWEEP_BATCH = 500
 
 __all__ = ["DEFAULT_TTL", "Checkpoint", "CheckpointStore"]
 
@@ -64,9 +64,8 @@ class CheckpointStore:
         if not run_id or not step_id:
             raise InvalidInput("run_id and step_id are required")
         encoded = self.encode(payload)
-        with self.store.transaction() as tx:
-            return rows.put(
-                tx,
+        with self.store.unit() as u:
+            return u.checkpoints.put(
                 run_id,
                 step_id,
                 encoded,
@@ -74,47 +73,47 @@ class CheckpointStore:
                 halt_reason=halt_reason,
                 session_id=session_id,
                 pinned=pinned,
-                now=self.store.now(),
+                now=u.now(),
                 ttl=self.ttl,
             )
 
     def get(self, run_id: str, step_id: str) -> Checkpoint | None:
         """The checkpoint, or None when there is none or it has expired."""
-        with self.store.transaction(write=False) as tx:
-            return rows.get(tx, run_id, step_id, self.store.now())
+        with self.store.unit(write=False) as u:
+            return u.checkpoints.get(run_id, step_id, u.now())
 
     def latest(self, run_id: str) -> Checkpoint | None:
-        with self.store.transaction(write=False) as tx:
-            return rows.latest(tx, run_id, self.store.now())
+        with self.store.unit(write=False) as u:
+            return u.checkpoints.latest(run_id, u.now())
 
     def of_run(self, run_id: str) -> list[Checkpoint]:
         """The run's live checkpoints, step by step."""
-        with self.store.transaction(write=False) as tx:
-            return rows.of_run(tx, run_id, self.store.now())
+        with self.store.unit(write=False) as u:
+            return u.checkpoints.of_run(run_id, u.now())
 
     def by_session(self, session_id: str, *, limit: int = 100) -> list[Checkpoint]:
         """The session's live checkpoints, newest first."""
-        with self.store.transaction(write=False) as tx:
-            return rows.by_session(tx, session_id, self.store.now(), limit)
+        with self.store.unit(write=False) as u:
+            return u.checkpoints.by_session(session_id, u.now(), limit)
 
     def pin(self, run_id: str, step_id: str, pinned: bool = True) -> Checkpoint:
         """Keep a checkpoint past its TTL (or let it expire again, counted from now)."""
-        with self.store.transaction() as tx:
-            found = rows.pin(tx, run_id, step_id, pinned, self.store.now(), self.ttl)
+        with self.store.unit() as u:
+            found = u.checkpoints.pin(run_id, step_id, pinned, u.now(), self.ttl)
         if found is None:
             raise NotFound("checkpoint")
         return found
 
     def delete(self, run_id: str, step_id: str) -> bool:
-        with self.store.transaction() as tx:
-            return rows.delete(tx, run_id, step_id)
+        with self.store.unit() as u:
+            return u.checkpoints.delete(run_id, step_id)
 
     def sweep_expired(self) -> int:
         """Remove expired, unpinned checkpoints (in batches); returns how many."""
         removed = 0
         while True:
-            with self.store.transaction() as tx:
-                done = rows.remove_expired(tx, self.store.now(), SWEEP_BATCH)
+            with self.store.unit() as u:
+                done = u.checkpoints.remove_expired(u.now(), SWEEP_BATCH)
             removed += done
             if done < SWEEP_BATCH:
                 return removed

@@ -30,7 +30,7 @@ from pawflow.agent.spec import AgentSpec
 from pawflow.agent.tools import Tool
 from pawflow.errors import InvalidInput
 from pawflow.interactions.tool_approval import DECISIONS
-from pawflow.store.policies import read_policy
+from pawflow.store import read_policy
 
 TOOL_GROUP = "pawflow.tools"
 """The entry-point group tools are installed in (``name = "module:function_or_tool"``)."""

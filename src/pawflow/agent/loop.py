@@ -32,7 +32,6 @@ from pawflow.agent.tools import Toolbox, ToolContext, ToolOutcome, call_key
 from pawflow.errors import ModelError, PawFlowError
 from pawflow.ids import new_id
 from pawflow.redaction import redact
-from pawflow.store import approvals, turns
 
 log = logging.getLogger("pawflow.agent.loop")
 
@@ -244,12 +243,11 @@ class AgentLoop:
             return ToolOutcome(text, data={"approval": record})
         arguments = settled.arguments
         run = call if arguments is None else replace(call, arguments=json.dumps(arguments))
-        if ctx.wakeup_id is not None:
-            with ctx.store.transaction() as tx:
-                first = turns.mark_tool_started(tx, ctx.wakeup_id, ctx.store.now())
+        if ctx.started is not None:
+            with ctx.store.unit() as u:
+                first = ctx.started(u)
                 if first and settled.request_id is not None:
-                    approvals.record_execution(
-                        tx,
+                    u.approvals.record_execution(
                         settled.request_id,
                         tool=call.name,
                         arguments=_arguments(run),

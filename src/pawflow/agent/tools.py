@@ -43,10 +43,9 @@ from pawflow.agent.models.base import ToolCall, ToolSpec
 from pawflow.errors import InvalidInput, PawFlowError
 from pawflow.interactions.tool_approval import canonical
 from pawflow.redaction import redact
-from pawflow.store import approvals
 
 if TYPE_CHECKING:
-    from pawflow.store import Store
+    from pawflow.store import Store, Unit
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 
@@ -66,8 +65,11 @@ class ToolContext:
     run_id: str
     session_id: str | None = None
     step: int = 0
-    # Set when the run continues a wakeup: guards approved calls against running twice.
-    wakeup_id: str | None = None
+    # Set when the run continues one that may have run before (the caller knows what, a
+    # chat its wakeup turn): records, in the transaction of an approved call, that the call
+    # started, and is False when it had started before. Guards approved calls against
+    # running twice.
+    started: Callable[[Unit], bool] | None = None
     # The call being run: a tool that ends the turn names it, so its answer comes back as
     # this call's result.
     call: ToolCall | None = None
@@ -374,9 +376,8 @@ class Toolbox:
             )
         policy = found.policy
         if policy is not None and not approved and policy.needed(arguments):
-            with ctx.store.transaction(write=False) as tx:
-                rule = approvals.matching_rule(
-                    tx,
+            with ctx.store.unit(write=False) as u:
+                rule = u.approvals.matching_rule(
                     agent=ctx.agent,
                     tool=call.name,
                     arguments=arguments,

@@ -92,8 +92,8 @@ class AgentFrameworkBridge:
             return None
         pause = _Pause(session.to_dict(), requests, owner, conversation_id)
         encode(pause.payload())  # a session that is not JSON is refused before asking
-        with self.store.transaction() as tx:
-            return self._ask(tx, pause)
+        with self.store.unit() as u:
+            return self._ask(u.tx, pause)
 
     def _ask(self, tx: Tx, pause: _Pause) -> Interaction:
         call = pause.asking["function_call"]

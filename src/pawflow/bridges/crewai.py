@@ -101,8 +101,8 @@ class CrewAIBridge:
         (``paused``: what ``kickoff()`` returned); None when it did not pause."""
         if not isinstance(paused, HumanFeedbackPending):
             return None
-        with self.store.transaction() as tx:
-            return self._ask(tx, paused.context, owner, conversation_id)
+        with self.store.unit() as u:
+            return self._ask(u.tx, paused.context, owner, conversation_id)
 
     def _ask(
         self, tx: Tx, context: PendingFeedbackContext, owner: str, conversation_id: str

@@ -106,12 +106,12 @@ class AdkBridge:
         if not calls:
             return None
         pause = _Pause(user_id, session_id, calls, owner, conversation_id)
-        with self.store.transaction() as tx:
-            tx.lock_key(self._session_target(session_id))
+        with self.store.unit() as u:
+            u.tx.lock_key(self._session_target(session_id))
             for call in calls:
-                if self.store.pending_continuations(self._target(pause, call), tx=tx) > 0:
+                if self.store.pending_continuations(self._target(pause, call), tx=u.tx) > 0:
                     return None
-            return self._ask(tx, pause)
+            return self._ask(u.tx, pause)
 
     def _ask(self, tx: Tx, pause: _Pause) -> Interaction:
         call = pause.asking

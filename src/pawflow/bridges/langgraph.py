@@ -119,9 +119,9 @@ class LangGraphBridge:
         asking again, after a crash between the run and the ask, doubles nothing)."""
         self._config(thread_id, configurable)  # refuses a bad thread before a transaction
         thread = _Thread(thread_id, dict(configurable or {}), owner, conversation_id)
-        with self.store.transaction() as tx:
-            tx.lock_key(self._thread_target(thread_id))
-            return self._ask_pending(tx, thread, None)
+        with self.store.unit() as u:
+            u.tx.lock_key(self._thread_target(thread_id))
+            return self._ask_pending(u.tx, thread, None)
 
     # -- resuming -------------------------------------------------------------------------
 

@@ -144,8 +144,8 @@ class OpenAIAgentsBridge:
         if not result.interruptions:
             return None
         pause = _Pause.of(result.to_state(), result.interruptions, owner, conversation_id)
-        with self.store.transaction() as tx:
-            return self._ask(tx, pause)
+        with self.store.unit() as u:
+            return self._ask(u.tx, pause)
 
     def _ask(self, tx: Tx, pause: _Pause) -> Interaction:
         request = approval_request(pause.asking_item, ask_reason=self.ask_reason)

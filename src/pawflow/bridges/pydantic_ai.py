@@ -100,8 +100,8 @@ class PydanticAIBridge:
         if not isinstance(result.output, DeferredToolRequests):
             return None
         pause = _Pause.of(result.all_messages(), result.output, owner, conversation_id)
-        with self.store.transaction() as tx:
-            return self._ask(tx, pause)
+        with self.store.unit() as u:
+            return self._ask(u.tx, pause)
 
     def _ask(self, tx: Tx, pause: _Pause) -> Interaction:
         call = pause.asking

@@ -39,7 +39,7 @@ from pawflow.channels.webhooks import MAX_URL, TIMEOUT
 from pawflow.egress import EgressRule
 from pawflow.errors import EgressRefused, FieldError, InvalidInput
 from pawflow.records import Interaction
-from pawflow.store.outbox import OutboxRow
+from pawflow.store import OutboxRow
 
 log = logging.getLogger("pawflow.channels")
 

@@ -21,7 +21,7 @@ from pawflow.clock import iso
 from pawflow.errors import DeliveryError
 from pawflow.interactions import Kind
 from pawflow.records import Interaction
-from pawflow.store.outbox import OutboxRow
+from pawflow.store import OutboxRow
 
 __all__ = [
     "Button",

@@ -50,15 +50,24 @@ from pawflow.channels.base import Channel, DeliveryError, Outgoing, outgoing, we
 from pawflow.channels.webhooks import Attempt, WebhookSender
 from pawflow.loops import Loop
 from pawflow.records import Interaction
-from pawflow.store import Store, a2a_push, answer_links, conversations, lanes, leases, outbox
+from pawflow.store import (
+    NOTIFY_CHANNELS,
+    OUTBOX_NOTICE,
+    TOUCHED,
+    A2APushTable,
+    Hold,
+    LeaseTerms,
+    OutboxRow,
+    PushConfig,
+    PushDelivery,
+    Store,
+    Unit,
+    Webhook,
+    WebhookDelivery,
+    WebhooksTable,
+    lane_destination,
+)
 from pawflow.store import Transaction as Tx
-from pawflow.store import webhooks as webhooks_store
-from pawflow.store.a2a_push import PushDelivery
-from pawflow.store.a2a_tasks import PushConfig
-from pawflow.store.database import TOUCHED
-from pawflow.store.leases import Hold, LeaseTerms
-from pawflow.store.outbox import OutboxRow
-from pawflow.store.webhooks import Webhook, WebhookDelivery
 
 log = logging.getLogger("pawflow.channels")
 
@@ -85,6 +94,7 @@ class _MarkFailed(Protocol[D_contra]):
     def __call__(
         self,
         tx: Tx,
+        /,
         claimed: D_contra,
         reason: str,
         *,
@@ -114,7 +124,7 @@ class Posting(Generic[D, T]):
 
 
 def _title(tx: Tx, conversation_id: str) -> str:
-    found = conversations.find_conversation(tx, conversation_id)
+    found = Unit(tx).conversations.find_conversation(conversation_id)
     return "" if found is None else found.title
 
 
@@ -152,11 +162,11 @@ class Dispatcher:
             "webhook delivery",
             "the webhook was deleted",
             WEBHOOKS,
-            webhooks_store.claim_due,
-            webhooks_store.webhook_of,
+            WebhooksTable.claim_due.fn,
+            WebhooksTable.webhook_of.fn,
             self.webhooks.send,
-            webhooks_store.mark_sent,
-            webhooks_store.mark_failed,
+            WebhooksTable.mark_sent.fn,
+            WebhooksTable.mark_failed.fn,
             lambda hook: hook.url,
             self._with_context,
         )
@@ -164,15 +174,15 @@ class Dispatcher:
             "A2A push",
             "the push config was deleted",
             PUSHES,
-            a2a_push.claim_due,
-            a2a_push.config_of,
+            A2APushTable.claim_due.fn,
+            A2APushTable.config_of.fn,
             self.webhooks.push,
-            a2a_push.mark_sent,
-            a2a_push.mark_failed,
+            A2APushTable.mark_sent.fn,
+            A2APushTable.mark_failed.fn,
             lambda config: config.url,
         )
         self.concurrency = max(1, concurrency)
-        lanes = [c for c in outbox.NOTIFY_CHANNELS if c != "webhook"] + [SETTLE, WEBHOOKS, PUSHES]
+        lanes = [c for c in NOTIFY_CHANNELS if c != "webhook"] + [SETTLE, WEBHOOKS, PUSHES]
         self._lanes = dict.fromkeys(lanes, 0)
         """Attempts in flight by lane."""
         self._busy: set[str] = set()
@@ -197,8 +207,8 @@ class Dispatcher:
         self.loop.stop()
         self._pool.shutdown(wait=False)  # what is in flight ends by its deadline, recorded
         try:
-            with self.store.transaction() as tx:
-                leases.release(tx, LEASE, self.owner)
+            with self.store.unit() as u:
+                u.leases.release(LEASE, self.owner)
         except Exception:  # the lease runs out by itself
             log.warning("could not release the outbox lease", exc_info=True)
 
@@ -211,14 +221,14 @@ class Dispatcher:
         reconnection): the holder of the lease passes if anything is due. While an attempt
         is in flight it waits for its end, which wakes a pass: a due delivery it cannot
         claim yet (its destination is busy) does not make it pass again and again."""
-        if notice == outbox.NOTICE:
+        if notice == OUTBOX_NOTICE:
             self.loop.wake()
             return
         if notice not in ("changed", TOUCHED) or not self.hold.valid or self.in_flight():
             return
         try:
-            with self.store.transaction(write=False) as tx:
-                due = webhooks_store.anything_due(tx, self.store.now())
+            with self.store.unit(write=False) as u:
+                due = u.webhooks.anything_due(self.store.now())
         except Exception:  # the next pass finds it
             log.debug("could not look for due deliveries", exc_info=True)
             return
@@ -258,8 +268,8 @@ class Dispatcher:
         began = self.hold.begin()
         now = self.store.now()
         jobs: list[tuple[str, str, Callable[[], bool]]] = []
-        with self.store.transaction() as tx:
-            if not self._renew(tx, now, began):
+        with self.store.unit() as u:
+            if not self._renew(u.tx, now, began):
                 return 0
             with self._flight:
                 busy = set(self._busy)
@@ -268,19 +278,19 @@ class Dispatcher:
                 if channel in (SETTLE, WEBHOOKS, PUSHES) or room[channel] <= 0:
                     continue
                 limit = min(room[channel], self.batch)
-                for row in outbox.claim_due(tx, now, limit, busy, channel=channel):
-                    where = lanes.destination(row.channel, row.address, row.recipient)
+                for row in u.outbox.claim_due(now, limit, busy, channel=channel):
+                    where = lane_destination(row.channel, row.address, row.recipient)
                     busy.add(where)
-                    message = self._outgoing(tx, row)
+                    message = self._outgoing(u.tx, row)
                     jobs.append((channel, where, partial(self._send, row, message)))
             if room[SETTLE] > 0:
-                for row in outbox.claim_settle(tx, now, min(room[SETTLE], self.batch), busy):
-                    where = lanes.destination(row.channel, row.address, row.recipient)
+                for row in u.outbox.claim_settle(now, min(room[SETTLE], self.batch), busy):
+                    where = lane_destination(row.channel, row.address, row.recipient)
                     busy.add(where)
                     jobs.append((SETTLE, where, partial(self._settle, row)))
             hooks, pushes = self._webhook_posts, self._push_posts
-            jobs += self._claim_posts(tx, hooks, now, min(room[WEBHOOKS], self.batch), busy)
-            jobs += self._claim_posts(tx, pushes, now, min(room[PUSHES], self.batch), busy)
+            jobs += self._claim_posts(u.tx, hooks, now, min(room[WEBHOOKS], self.batch), busy)
+            jobs += self._claim_posts(u.tx, pushes, now, min(room[PUSHES], self.batch), busy)
         for lane, where, job in jobs:
             self._start(lane, where, job)
         return len(jobs)
@@ -294,7 +304,7 @@ class Dispatcher:
         for claimed in posting.claim_due(tx, now, limit, busy):
             delivery = posting.prepare(tx, claimed)
             target = posting.target_of(tx, delivery)
-            where = lanes.destination("", "" if target is None else posting.url_of(target))
+            where = lane_destination("", "" if target is None else posting.url_of(target))
             busy.add(where)
             jobs.append((posting.lane, where, partial(self._post, posting, delivery, target)))
         return jobs
@@ -325,11 +335,11 @@ class Dispatcher:
             self._flight.notify_all()
 
     def _outgoing(self, tx: Tx, row: OutboxRow) -> Outgoing | None:
+        u = Unit(tx)
         if row.channel not in self.channels:
             return None
-        request = outbox.request_of(tx, row.request_id)
-        token = answer_links.create(
-            tx,
+        request = u.outbox.request_of(row.request_id)
+        token = u.answer_links.create(
             request.id,
             row.recipient,
             now=self.store.now(),
@@ -370,13 +380,13 @@ class Dispatcher:
                 error = DeliveryError(f"{type(exc).__name__}: {exc}")
         began = self.hold.begin()
         now = self.store.now()
-        with self.store.transaction() as tx:
+        with self.store.unit() as u:
             if error is None:
-                outbox.mark_sent(tx, row, ref, now)
+                u.outbox.mark_sent(row, ref, now)
             else:
                 log.warning("delivery %s by %s failed: %s", row.id, row.channel, error.reason)
-                outbox.mark_failed(tx, row, error.reason, now, permanent=error.permanent)
-            return self._renew(tx, now, began)
+                u.outbox.mark_failed(row, error.reason, now, permanent=error.permanent)
+            return self._renew(u.tx, now, began)
 
     def _post(self, posting: Posting[D, T], delivery: D, target: T | None) -> bool:
         """Send one claimed delivery and record it; False once the lease is lost."""
@@ -386,30 +396,30 @@ class Dispatcher:
             attempt = posting.send(target, delivery, self.store.now())
         began = self.hold.begin()
         now = self.store.now()
-        with self.store.transaction() as tx:
+        with self.store.unit() as u:
             if attempt.error is None:
-                posting.mark_sent(tx, delivery, attempt.status or 0, now)
+                posting.mark_sent(u.tx, delivery, attempt.status or 0, now)
             else:
                 log.warning("%s %s failed: %s", posting.what, delivery.id, attempt.error)
                 posting.mark_failed(
-                    tx,
+                    u.tx,
                     delivery,
                     attempt.error,
                     response_status=attempt.status,
                     permanent=attempt.permanent,
                 )
-            return self._renew(tx, now, began)
+            return self._renew(u.tx, now, began)
 
     def _renew_now(self) -> bool:
         """Renew the lease, if still held (never take it anew: what this process claimed
         may have gone out from another meanwhile)."""
-        with self.store.transaction() as tx:
-            return leases.renew(tx, LEASE, self.owner, self.store.now(), self.lease_ttl)
+        with self.store.unit() as u:
+            return u.leases.renew(LEASE, self.owner, self.store.now(), self.lease_ttl)
 
     def _renew(self, tx: Tx, now: datetime, began: float) -> bool:
         """Take or renew the lease in ``tx``; the hold follows once ``tx`` commits (``began``:
         read before ``now``)."""
-        if leases.acquire(tx, LEASE, self.owner, now, self.lease_ttl):
+        if Unit(tx).leases.acquire(LEASE, self.owner, now, self.lease_ttl):
             tx.after_commit(lambda: self.hold.renewed(began))
             return True
         self.hold.lost()
@@ -432,8 +442,8 @@ class Dispatcher:
     def _settle(self, row: OutboxRow) -> bool:
         channel = self.channels.get(row.channel)
         error: str | None = None
-        with self.store.transaction(write=False) as tx:
-            request = outbox.request_of(tx, row.request_id)
+        with self.store.unit(write=False) as u:
+            request = u.outbox.request_of(row.request_id)
         if channel is not None:
             try:
                 channel.settle(row, request)
@@ -442,5 +452,5 @@ class Dispatcher:
             except Exception as exc:
                 log.exception("the %s channel failed to update delivery %s", row.channel, row.id)
                 error = f"{type(exc).__name__}: {exc}"
-        with self.store.transaction() as tx:
-            return outbox.mark_settled(tx, row, error=error)
+        with self.store.unit() as u:
+            return u.outbox.mark_settled(row, error=error)

@@ -24,7 +24,7 @@ from pawflow.channels.base import DeliveryError, Outgoing, plain_text, utc
 from pawflow.errors import ConfigError
 from pawflow.records import Interaction
 from pawflow.redaction import remember_url
-from pawflow.store.outbox import OutboxRow
+from pawflow.store import OutboxRow
 
 Security = Literal["plain", "starttls", "tls"]
 

@@ -51,9 +51,7 @@ from pawflow.errors import EgressRefused
 from pawflow.interactions import Kind
 from pawflow.records import Interaction
 from pawflow.redaction import hosts_only_in_http_logs
-from pawflow.store import Store, web_push
-from pawflow.store.outbox import OutboxRow
-from pawflow.store.web_push import Subscription, VapidKeys
+from pawflow.store import OutboxRow, Store, Subscription, VapidKeys
 
 log = logging.getLogger("pawflow.channels")
 
@@ -77,8 +75,8 @@ def _b64(data: bytes) -> str:
 def server_keys(store: Store) -> VapidKeys:
     """The server's VAPID key pair: the one kept in the store, or a new one kept now (the
     first start with push on)."""
-    with store.transaction(write=False) as tx:
-        found = web_push.keys(tx)
+    with store.unit(write=False) as u:
+        found = u.web_push.keys()
     if found is not None:
         return found
     from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
@@ -89,8 +87,8 @@ def server_keys(store: Store) -> VapidKeys:
     public = vapid.public_key.public_bytes(
         serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
     )
-    with store.transaction() as tx:
-        return web_push.keep_keys(tx, vapid.private_pem().decode(), _b64(public), store.now())
+    with store.unit() as u:
+        return u.web_push.keep_keys(vapid.private_pem().decode(), _b64(public), store.now())
 
 
 def default_subject(base_url: str, mail_from: str | None) -> str:
@@ -177,8 +175,8 @@ class PushChannel:
         return payload(message)
 
     def send(self, message: Outgoing) -> str | None:
-        with self.store.transaction(write=False) as tx:
-            devices = web_push.of_user(tx, message.row.recipient)
+        with self.store.unit(write=False) as u:
+            devices = u.web_push.of_user(message.row.recipient)
         if not devices:
             raise DeliveryError(
                 f"{message.row.recipient} has no device subscribed to push", permanent=True
@@ -192,9 +190,9 @@ class PushChannel:
         delivered = [r for r in results if r.error is None]
         gone = [r for r in results if r.status in (404, 410)]
         if gone:
-            with self.store.transaction() as tx:
+            with self.store.unit() as u:
                 for result in gone:
-                    web_push.remove_gone(tx, result.subscription)
+                    u.web_push.remove_gone(result.subscription)
             log.info("push: %d subscription(s) of %s are gone", len(gone), message.row.recipient)
         if delivered:
             for result in results:

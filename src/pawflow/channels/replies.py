@@ -44,8 +44,7 @@ from pawflow.errors import (
 from pawflow.loops import Loop
 from pawflow.records import Interaction
 from pawflow.redaction import remember_url
-from pawflow.store import Store, outbox
-from pawflow.store.leases import Hold, LeaseTerms
+from pawflow.store import Hold, LeaseTerms, OutboxRow, Store
 
 log = logging.getLogger("pawflow.channels.replies")
 
@@ -181,8 +180,8 @@ class ReplyReader:
         if sender != row.address.lower():
             log.warning("a reply to delivery %s came from another address", row.id)
             return "not from the recipient"
-        with self.store.transaction(write=False) as tx:
-            request = outbox.request_of(tx, row.request_id)
+        with self.store.unit(write=False) as u:
+            request = u.outbox.request_of(row.request_id)
         answer = self.read(request, reply_text(mail))
         if answer is None:
             return "not an answer"
@@ -193,11 +192,11 @@ class ReplyReader:
             return "refused"
         return "answered"
 
-    def _row(self, mail: EmailMessage) -> outbox.OutboxRow | None:
+    def _row(self, mail: EmailMessage) -> OutboxRow | None:
         named = f"{mail.get('In-Reply-To', '')} {mail.get('References', '')}"
-        with self.store.transaction(write=False) as tx:
+        with self.store.unit(write=False) as u:
             for key in _ID.findall(named):
-                row = outbox.find_by_key(tx, key)
+                row = u.outbox.find_by_key(key)
                 if row is not None and row.channel == "email":
                     return row
         return None

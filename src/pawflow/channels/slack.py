@@ -45,7 +45,7 @@ from pawflow.interactions.tool_approval import is_tool_approval
 from pawflow.interactions.tool_approval import outcome as decision_text
 from pawflow.records import Interaction
 from pawflow.redaction import remember
-from pawflow.store.outbox import OutboxRow
+from pawflow.store import OutboxRow
 
 log = logging.getLogger("pawflow.channels.slack")
 

@@ -42,7 +42,7 @@ from pawflow.interactions import Kind
 from pawflow.interactions.kinds import kind_of_property
 from pawflow.interactions.tool_approval import is_tool_approval
 from pawflow.records import Interaction
-from pawflow.store import Store, outbox
+from pawflow.store import Store
 
 log = logging.getLogger("pawflow.channels.slack")
 
@@ -160,8 +160,8 @@ class SlackAnswers:
 
     def _user(self, payload: dict[str, Any]) -> tuple[str, str | None]:
         slack_id = str((payload.get("user") or {}).get("id", ""))
-        with self.store.transaction(write=False) as tx:
-            return slack_id, outbox.user_by_slack(tx, slack_id) if slack_id else None
+        with self.store.unit(write=False) as u:
+            return slack_id, u.outbox.user_by_slack(slack_id) if slack_id else None
 
     def _read(self, request_id: str, *, user: str) -> Interaction:
         """The request as ``user`` may see it (an assignee, a delegate, the requester): the

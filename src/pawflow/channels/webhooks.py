@@ -34,9 +34,7 @@ from standardwebhooks import Webhook as Signer
 from pawflow.egress import EgressRule
 from pawflow.errors import EgressRefused, FieldError, InvalidInput
 from pawflow.redaction import hosts_only_in_http_logs
-from pawflow.store.a2a_push import PushDelivery
-from pawflow.store.a2a_tasks import PushConfig
-from pawflow.store.webhooks import Webhook, WebhookDelivery
+from pawflow.store import PushConfig, PushDelivery, Webhook, WebhookDelivery
 
 log = logging.getLogger("pawflow.channels")
 

@@ -16,8 +16,7 @@ from pawflow.chat.sessions import SessionContinuation, SessionRegistry
 from pawflow.clock import iso
 from pawflow.errors import NotFound
 from pawflow.reading.typed import NEVER_TYPED
-from pawflow.store import Store
-from pawflow.store.turns import QueuedTurn
+from pawflow.store import QueuedTurn, Store
 
 _ARTICLE = {
     "question": "a question",

@@ -22,8 +22,8 @@ import threading
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 
+from pawflow.store import LEASE_TTL as DEFAULT_TTL
 from pawflow.store import Store
-from pawflow.store.leases import DEFAULT_TTL
 
 log = logging.getLogger("pawflow.chat.ownership")
 

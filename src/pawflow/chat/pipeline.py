@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from pawflow.agent.loop import (
@@ -47,7 +48,7 @@ from pawflow.reading.words import Classifier
 from pawflow.records import Message, Outcome
 
 if TYPE_CHECKING:
-    from pawflow.store.turns import Wakeup
+    from pawflow.store import Unit, Wakeup
 
 log = logging.getLogger("pawflow.chat")
 
@@ -325,7 +326,7 @@ class ExecuteStage:
             user=turn.user,
             run_id="",
             session_id=turn.conversation_id,
-            wakeup_id=None if turn.wakeup is None else turn.wakeup.id,
+            started=None if turn.wakeup is None else partial(_tool_started, turn.wakeup.id),
         )
         if task.seed is not None:
             return task.seed.request(task.reply, ctx)
@@ -495,3 +496,8 @@ def default_pipeline(
             RecordStage(runtime),
         ]
     )
+
+
+def _tool_started(wakeup_id: str, u: Unit) -> bool:
+    """An approved call of a wakeup turn starts once: marked on the turn (False: it had)."""
+    return u.turns.mark_tool_started(wakeup_id, u.now())

@@ -22,9 +22,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from pawflow.loops import Loop
-from pawflow.store import Store
-from pawflow.store.leases import Hold, LeaseTerms, elapsed
-from pawflow.store.turns import QueuedTurn, TurnKey
+from pawflow.store import Hold, LeaseTerms, QueuedTurn, Store, TurnKey, elapsed
 
 log = logging.getLogger("pawflow.chat.runner")
 

@@ -33,11 +33,16 @@ from pawflow.chat.turn import Turn
 from pawflow.errors import InvalidInput, LeaseLost, NotFound, PawFlowError
 from pawflow.loops import Loop
 from pawflow.records import Message, Outcome
-from pawflow.store import Store, turns
-from pawflow.store.delivery import Delivery
-from pawflow.store.leases import DEFAULT_TTL as LEASE_TTL
-from pawflow.store.leases import LeaseTerms
-from pawflow.store.metrics import resuming
+from pawflow.store import (
+    LEASE_TTL,
+    Delivery,
+    LeaseTerms,
+    QueuedTurn,
+    Store,
+    TurnKey,
+    Wakeup,
+    resuming,
+)
 
 log = logging.getLogger("pawflow.agent")
 
@@ -219,16 +224,16 @@ class ChatService:
         }
         if wait.tool_call is not None:
             data["tool_call"] = wait.tool_call
-        turns.schedule_wakeup(
-            delivery.tx,
-            agent=wait.agent,
-            conversation_id=wait.conversation_id,
-            user=wait.user,
-            source=wait.source,
-            text=wakeup_text(wait.agent, wait.request_id, wait.question, outcome),
-            data=data,
-            now=self.store.now(),
-        )
+        with self.store.unit(tx=delivery.tx) as u:
+            u.turns.schedule_wakeup(
+                agent=wait.agent,
+                conversation_id=wait.conversation_id,
+                user=wait.user,
+                source=wait.source,
+                text=wakeup_text(wait.agent, wait.request_id, wait.question, outcome),
+                data=data,
+                now=u.now(),
+            )
         delivery.tx.after_commit(self._wake_poller)
 
     # -- turns ------------------------------------------------------------------------------
@@ -256,11 +261,10 @@ class ChatService:
         if message.role != "user" or message.conversation_id != conversation_id:
             return None
         with self.conversation_lock(conversation_id):
-            with store.transaction() as tx:
-                turn_id = turns.enqueue(
-                    tx,
+            with store.unit() as u:
+                turn_id = u.turns.enqueue(
                     conversation_id,
-                    agent=turns.assigned_agent(tx, conversation_id),
+                    agent=u.turns.assigned_agent(conversation_id),
                     message_id=message.id,
                     now=store.now(),
                 )
@@ -273,31 +277,31 @@ class ChatService:
         """Run the turns that are due here (each exactly once); returns how many ran."""
         return len(self._run_due(limit))
 
-    def _run_due(self, limit: int = WAKEUP_BATCH) -> list[turns.QueuedTurn]:
+    def _run_due(self, limit: int = WAKEUP_BATCH) -> list[QueuedTurn]:
         if self.heartbeat is None or not self.heartbeat.running:
             self.ownership.beat()
         return self.runner.run_due(limit)
 
-    def run_wakeup(self, wakeup: turns.Wakeup) -> bool:
+    def run_wakeup(self, wakeup: Wakeup) -> bool:
         """Run one wakeup's turn now; False when it ran already or runs elsewhere."""
         with self.conversation_lock(wakeup.conversation_id):
             claimed = self.runner.claim(wakeup.id)
             return claimed is not None and bool(self.runner.run_claimed(claimed))
 
-    def _run_turn(self, queued: turns.QueuedTurn) -> Turn | bool:
+    def _run_turn(self, queued: QueuedTurn) -> Turn | bool:
         """Run a claimed turn through the pipeline; False when there was nothing to run."""
         key = queued.key
         if queued.kind == "wakeup":
             return self._run_wakeup_turn(queued, key)
-        with self.store.transaction(write=False) as tx:
-            message = turns.message_of(tx, queued)
+        with self.store.unit(write=False) as u:
+            message = u.turns.message_of(queued)
         if message is None:  # cannot happen while messages are kept; end it regardless
             self.store.turns.complete(key)
             return False
         turn = Turn.for_message(self.store, message)
         return self._through_pipeline(turn, key)
 
-    def _through_pipeline(self, turn: Turn, key: turns.TurnKey) -> Turn | bool:
+    def _through_pipeline(self, turn: Turn, key: TurnKey) -> Turn | bool:
         turn.key = key
         turn.on_stage = lambda where: self._at_stage(key, where)
         try:
@@ -312,7 +316,7 @@ class ChatService:
         self.store.turns.complete(key)  # a turn without a reply ends here
         return turn
 
-    def _at_stage(self, key: turns.TurnKey, where: str) -> None:
+    def _at_stage(self, key: TurnKey, where: str) -> None:
         """Before each model call and tool call: the turn's lease must be one to trust (no
         statement but after a pause: the time since its last renewal, by the monotonic
         clock), or the turn stops here: another process has it, or will."""
@@ -320,10 +324,10 @@ class ChatService:
             raise LeaseLost(f"the lease of turn {key.turn_id} was not renewed in time")
         self.runner.set_stage(key.turn_id, where)
 
-    def _failed(self, turn: Turn, key: turns.TurnKey, exc: Exception) -> None:
+    def _failed(self, turn: Turn, key: TurnKey, exc: Exception) -> None:
         error = f"{type(exc).__name__}: {exc}"
-        with self.store.transaction() as tx:
-            status = turns.retry_later(tx, key, error, self.store.now())
+        with self.store.unit() as u:
+            status = u.turns.retry_later(key, error, self.store.now())
         if status == "failed":
             what = (
                 f"after the answer to {json.dumps(turn.wakeup.data.get('question'))}"
@@ -339,14 +343,14 @@ class ChatService:
                 data={"turn": key.turn_id, "error": True},
             )
 
-    def _run_wakeup_turn(self, queued: turns.QueuedTurn, key: turns.TurnKey) -> Turn | bool:
-        with self.store.transaction() as tx:
-            current = turns.start_wakeup(tx, key, self.store.now())
+    def _run_wakeup_turn(self, queued: QueuedTurn, key: TurnKey) -> Turn | bool:
+        with self.store.unit() as u:
+            current = u.turns.start_wakeup(key, self.store.now())
         if current is None:  # no longer ours
             return False
         with resuming(self.store, current.source, "agent", conversation_id=current.conversation_id):
             return self._through_pipeline(Turn.for_wakeup(self.store, current), key)
 
-    def wakeups_of(self, conversation_id: str) -> list[turns.Wakeup]:
-        with self.store.transaction(write=False) as tx:
-            return turns.wakeups_for_conversation(tx, conversation_id)
+    def wakeups_of(self, conversation_id: str) -> list[Wakeup]:
+        with self.store.unit(write=False) as u:
+            return u.turns.wakeups_for_conversation(conversation_id)

@@ -27,8 +27,7 @@ from pawflow.clock import iso, to_millis
 from pawflow.durations import deadline_after
 from pawflow.errors import InvalidInput, NotFound, NotPending
 from pawflow.records import Interaction, Requester
-from pawflow.store import sessions as rows
-from pawflow.store.interactions import newest_pending
+from pawflow.store import SessionRow, Unit
 
 if TYPE_CHECKING:
     from pawflow.store import Store
@@ -109,7 +108,7 @@ class SessionContinuation(BaseModel):
         return data
 
     @classmethod
-    def of_row(cls, row: rows.SessionRow) -> SessionContinuation:
+    def of_row(cls, row: SessionRow) -> SessionContinuation:
         return cls.model_validate(dataclasses.asdict(row))
 
 
@@ -136,9 +135,9 @@ def insert(
     expires_at: datetime,
 ) -> SessionContinuation:
     """The raw insert: a second pending one in the session raises ``Conflict``."""
+    u = Unit(tx)
     return SessionContinuation.of_row(
-        rows.insert(
-            tx,
+        u.sessions.insert(
             session_id=session_id,
             owner=owner,
             kind=kind,
@@ -186,11 +185,11 @@ class SessionRegistry:
         expires_at = deadline_after(now, ttl if ttl is not None else self.default_ttl)
         if expires_at is None:
             raise InvalidInput("a session continuation must expire")
-        with self.store.transaction() as tx:
-            rows.lock(tx, session_id)
-            rows.supersede_pending(tx, session_id, now)
+        with self.store.unit() as u:
+            u.sessions.lock(session_id)
+            u.sessions.supersede_pending(session_id, now)
             return insert(
-                tx,
+                u.tx,
                 session_id=session_id,
                 owner=owner,
                 kind=kind,
@@ -212,17 +211,17 @@ class SessionRegistry:
         superseded by it.
         """
         now = self.store.now()
-        with self.store.transaction() as tx:
-            row = rows.pending(tx, session_id)
+        with self.store.unit() as u:
+            row = u.sessions.pending(session_id)
             if row is not None and row.expires_at <= now:
-                rows.close(tx, row.id, "expired", now, None)
+                u.sessions.close(row.id, "expired", now, None)
                 row = None
-            request = newest_pending(tx, session_id, now)
+            request = u.interactions.newest_pending(session_id, now)
             if request is not None and (
                 row is None or to_millis(request.created_at) > to_millis(row.created_at)
             ):
                 if row is not None:
-                    rows.close(tx, row.id, "superseded", now, None)
+                    u.sessions.close(row.id, "superseded", now, None)
                 return SessionContinuation.of_request(request)
             return None if row is None else SessionContinuation.of_row(row)
 
@@ -237,35 +236,35 @@ class SessionRegistry:
         return self._finish(continuation_id, "expired", reply)
 
     def get(self, continuation_id: str) -> SessionContinuation | None:
-        with self.store.transaction(write=False) as tx:
-            row = rows.get(tx, continuation_id)
+        with self.store.unit(write=False) as u:
+            row = u.sessions.get(continuation_id)
         return None if row is None else SessionContinuation.of_row(row)
 
     def _finish(
         self, continuation_id: str, status: SessionStatus, reply: str | None
     ) -> SessionContinuation:
-        with self.store.transaction() as tx:
-            row = rows.close(tx, continuation_id, status, self.store.now(), reply)
+        with self.store.unit() as u:
+            row = u.sessions.close(continuation_id, status, self.store.now(), reply)
             if row is None:
-                current = rows.get(tx, continuation_id)
+                current = u.sessions.get(continuation_id)
                 if current is None:
                     raise NotFound("session continuation")
                 raise NotPending(current.status)
             return SessionContinuation.of_row(row)
 
     def history(self, session_id: str) -> list[SessionContinuation]:
-        with self.store.transaction(write=False) as tx:
-            found = rows.history(tx, session_id)
+        with self.store.unit(write=False) as u:
+            found = u.sessions.history(session_id)
         return [SessionContinuation.of_row(row) for row in found]
 
     def by_run(self, run_id: str) -> list[SessionContinuation]:
-        with self.store.transaction(write=False) as tx:
-            found = rows.by_run(tx, run_id)
+        with self.store.unit(write=False) as u:
+            found = u.sessions.by_run(run_id)
         return [SessionContinuation.of_row(row) for row in found]
 
 
 def expire_due(store: Store) -> dict[str, int]:
     """Sweep step: mark continuations past their TTL expired (reads enforce it anyway)."""
-    with store.transaction() as tx:
-        expired = rows.expire_due(tx, store.now())
+    with store.unit() as u:
+        expired = u.sessions.expire_due(store.now())
     return {"session_continuations_expired": expired}

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pawflow.errors import LeaseLost
-from pawflow.store import turns
-from pawflow.store.messages import append_message
+from pawflow.store import Unit
 
 if TYPE_CHECKING:
     from pawflow.agent.checkpoints import CheckpointStore
@@ -19,9 +18,8 @@ if TYPE_CHECKING:
     from pawflow.chat.matching import Match
     from pawflow.chat.sessions import SessionContinuation, SessionRegistry
     from pawflow.records import Message
-    from pawflow.store import Store
+    from pawflow.store import Store, TurnKey, Wakeup
     from pawflow.store import Transaction as Tx
-    from pawflow.store.turns import TurnKey, Wakeup
 
 
 class AgentRuntime(Protocol):
@@ -97,10 +95,10 @@ class Turn:
     ) -> Message:
         """Post the turn's reply in ``tx`` (a durable turn ends there too); raises
         ``LeaseLost`` when another process has taken the turn over, which undoes ``tx``."""
+        u = Unit(tx)
         now = self.store.now()
         if self.key is None:
-            return append_message(
-                tx,
+            return u.messages.append_message(
                 self.conversation_id,
                 role="assistant",
                 author=author,
@@ -108,7 +106,7 @@ class Turn:
                 data=data,
                 now=now,
             )
-        ended, message = turns.complete(tx, self.key, now, reply=reply, author=author, data=data)
+        ended, message = u.turns.complete(self.key, now, reply=reply, author=author, data=data)
         if not ended or message is None:
             raise LeaseLost(f"turn {self.key.turn_id} is no longer ours")
         return message

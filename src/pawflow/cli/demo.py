@@ -10,7 +10,7 @@ import typer
 from pawflow.cli.server import DB_OPTION, console
 
 if TYPE_CHECKING:
-    from pawflow.store.delivery import Delivery
+    from pawflow.store import Delivery
 
 
 def demo(

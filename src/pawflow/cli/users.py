@@ -17,8 +17,7 @@ from pawflow.cli.server import DB_OPTION, _say
 from pawflow.errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
-    from pawflow.store import Store
-    from pawflow.store.credentials import TokenRow
+    from pawflow.store import Store, TokenRow
 
 users_app = typer.Typer(
     rich_markup_mode=None, help="Manage the users of a PawFlow store.", no_args_is_help=True
@@ -86,7 +85,7 @@ def users_set(
     """Say where a user is reached and which channels notify them of requests."""
     from pawflow.channels.apprise import check_notify_url
     from pawflow.egress import EgressRule
-    from pawflow.store import open_store, outbox
+    from pawflow.store import open_store
 
     given: dict[str, object] = {}
     for key, value in (("email", email), ("slack", slack), ("notify_url", notify_url)):
@@ -100,8 +99,8 @@ def users_set(
         try:
             if notify_url:  # held to the egress rule, as set_notifications holds it
                 check_notify_url(notify_url, EgressRule.from_env(os.environ))
-            with store.transaction() as tx:
-                reach = outbox.set_reach(tx, name, now=store.now(), **given)  # type: ignore[arg-type]
+            with store.unit() as u:
+                reach = u.outbox.set_reach(name, now=store.now(), **given)  # type: ignore[arg-type]
         except InvalidInput as exc:
             raise typer.BadParameter(exc.message) from exc
     shown = reach.to_dict()
@@ -119,15 +118,15 @@ def users_add(
     admin: bool = typer.Option(False, "--admin", help="Make the user an admin (audited)."),
 ) -> None:
     """Create a user (or give one another token); the token is the last line printed."""
-    from pawflow.store import open_store, roles
+    from pawflow.store import open_store
 
     with open_store(db) as store:
         secret, row = _make_token(store, name, token_name, expires)
         if admin:
-            with store.transaction() as tx:
-                roles.set_role(tx, name, "admin")
-                roles.record(
-                    tx, "cli", "user.role", store.now(), target=name, detail={"role": "admin"}
+            with store.unit() as u:
+                u.roles.set_role(name, "admin")
+                u.roles.record(
+                    "cli", "user.role", store.now(), target=name, detail={"role": "admin"}
                 )
             _say(f"{name} is an admin.")
     _print_new(row, secret)
@@ -138,13 +137,13 @@ def _make_token(store: Store, user: str, name: str, expires: str | None) -> tupl
     from pawflow.server.settings import ServerSettings
 
     max_age = ServerSettings.from_env().token_max_age
-    with store.transaction() as tx:
+    with store.unit() as u:
         now = store.now()
         try:
             expires_at = token_expiry(now, expires, max_age)
         except InvalidInput as exc:
             raise typer.BadParameter(exc.message, param_hint="--expires") from None
-        return create_token(tx, user, name=name, now=now, expires_at=expires_at)
+        return create_token(u.tx, user, name=name, now=now, expires_at=expires_at)
 
 
 def _until(row: TokenRow) -> str:
@@ -167,8 +166,8 @@ def users_revoke(name: str = typer.Argument(...), db: str | None = DB_OPTION) ->
     from pawflow.server.credentials import revoke_tokens
     from pawflow.store import open_store
 
-    with open_store(db) as store, store.transaction() as tx:
-        count = revoke_tokens(tx, name, now=store.now())
+    with open_store(db) as store, store.unit() as u:
+        count = revoke_tokens(u.tx, name, now=store.now())
     _say(f"revoked {count} token(s) of {name} and ended their browser sessions")
 
 
@@ -178,8 +177,8 @@ def _set_disabled(name: str, db: str | None, disabled: bool) -> bool:
 
     with open_store(db) as store:
         try:
-            with store.transaction() as tx:
-                return set_user_disabled(tx, name, disabled, now=store.now())
+            with store.unit() as u:
+                return set_user_disabled(u.tx, name, disabled, now=store.now())
         except NotFound:
             raise typer.BadParameter(f"no user {name} in this store") from None
 
@@ -229,8 +228,8 @@ def token_list(
     from pawflow.server.credentials import list_tokens
     from pawflow.store import open_store
 
-    with open_store(db) as store, store.transaction(write=False) as tx:
-        found = list_tokens(tx, user)
+    with open_store(db) as store, store.unit(write=False) as u:
+        found = list_tokens(u.tx, user)
         now = store.now()
     if as_json:
         _say(json.dumps({"tokens": [row.to_dict() for row in found]}))
@@ -258,8 +257,8 @@ def token_revoke(
     from pawflow.server.credentials import revoke_token
     from pawflow.store import open_store
 
-    with open_store(db) as store, store.transaction() as tx:
-        gone = revoke_token(tx, token_id)
+    with open_store(db) as store, store.unit() as u:
+        gone = revoke_token(u.tx, token_id)
     if gone is None:
         raise typer.BadParameter(f"no token {token_id} in this store")
     _say(f"revoked {gone.id} of {gone.user_id}")
@@ -283,7 +282,7 @@ def token_rotate(
     from pawflow.store import open_store
 
     max_age = ServerSettings.from_env().token_max_age
-    with open_store(db) as store, store.transaction() as tx:
+    with open_store(db) as store, store.unit() as u:
         now = store.now()
         expires_at = None
         if expires is not None:
@@ -291,7 +290,7 @@ def token_rotate(
                 expires_at = token_expiry(now, expires, max_age)
             except InvalidInput as exc:
                 raise typer.BadParameter(exc.message, param_hint="--expires") from None
-        made = rotate_token(tx, token_id, now=now, expires_at=expires_at, max_age=max_age)
+        made = rotate_token(u.tx, token_id, now=now, expires_at=expires_at, max_age=max_age)
     if made is None:
         raise typer.BadParameter(f"no token {token_id} in this store")
     _print_new(made[1], made[0])

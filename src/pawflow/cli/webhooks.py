@@ -31,12 +31,12 @@ def webhooks_add(
     from pawflow.channels.webhooks import check_url
     from pawflow.egress import EgressRule
     from pawflow.server.settings import ServerSettings
-    from pawflow.store import open_store, webhooks
+    from pawflow.store import WEBHOOK_EVENTS, open_store
 
     chosen = tuple(dict.fromkeys(e.strip() for e in events.split(",") if e.strip()))
-    unknown = [e for e in chosen if e not in webhooks.EVENTS]
+    unknown = [e for e in chosen if e not in WEBHOOK_EVENTS]
     if not chosen or unknown:
-        raise typer.BadParameter(f"events must be among {', '.join(webhooks.EVENTS)}")
+        raise typer.BadParameter(f"events must be among {', '.join(WEBHOOK_EVENTS)}")
     try:
         settings = ServerSettings.from_env()
         check_url(url, EgressRule.parse(settings.egress_allowed_hosts))
@@ -44,10 +44,10 @@ def webhooks_add(
         raise typer.BadParameter(str(exc)) from exc
     with open_store(db) as store:
         store.ensure_user(name)
-        with store.transaction() as tx:
+        with store.unit() as u:
             try:
-                hook = webhooks.create(
-                    tx, name, url, chosen, store.now(), limit=settings.max_webhooks
+                hook = u.webhooks.create(
+                    name, url, chosen, store.now(), limit=settings.max_webhooks
                 )
             except InvalidInput as exc:
                 raise typer.BadParameter(exc.message) from exc
@@ -62,10 +62,10 @@ def webhooks_list(
     db: str | None = DB_OPTION,
 ) -> None:
     """List a user's webhooks (never their secrets)."""
-    from pawflow.store import open_store, webhooks
+    from pawflow.store import open_store
 
-    with open_store(db) as store, store.transaction(write=False) as tx:
-        hooks = webhooks.list_for(tx, name)
+    with open_store(db) as store, store.unit(write=False) as u:
+        hooks = u.webhooks.list_for(name)
     for hook in hooks:
         _say(f"{hook.id}  {hook.url}  {','.join(hook.events)}")
     if not hooks:
@@ -79,11 +79,11 @@ def webhooks_remove(
     db: str | None = DB_OPTION,
 ) -> None:
     """Delete one of a user's webhooks and its delivery log."""
-    from pawflow.store import open_store, webhooks
+    from pawflow.store import open_store
 
     try:
-        with open_store(db) as store, store.transaction() as tx:
-            webhooks.delete(tx, name, webhook_id)
+        with open_store(db) as store, store.unit() as u:
+            u.webhooks.delete(name, webhook_id)
     except NotFound:
         typer.echo(f"{name} has no webhook {webhook_id}", err=True)
         raise typer.Exit(1) from None

@@ -22,11 +22,9 @@ from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.registry import TaskRegistry
 from pawflow.flow.task import FlowScope
 from pawflow.ids import new_id
-from pawflow.store import Store, Transaction, queues
-from pawflow.store import continuations as cont
-from pawflow.store import deployments as rows
-from pawflow.store.conversations import find_conversation, may_write
-from pawflow.store.deployments import CHANGED_NOTICE, DeploymentRow, Status
+from pawflow.store import DEPLOYMENT_CHANGED as CHANGED_NOTICE
+from pawflow.store import DeploymentRow, Store, Transaction, Unit
+from pawflow.store import DeploymentStatus as Status
 
 Tx = Transaction
 
@@ -69,23 +67,31 @@ class Deployment(DeploymentRow):
 
 
 def get(tx: Tx, deployment_id: str) -> Deployment:
-    return Deployment.of_row(rows.get(tx, deployment_id))
+    u = Unit(tx)
+    return Deployment.of_row(u.deployments.get(deployment_id))
 
 
 def all_deployments(
     tx: Tx, *, user: str | None = None, status: Status | None = None
 ) -> list[Deployment]:
-    return [Deployment.of_row(row) for row in rows.all_deployments(tx, user=user, status=status)]
+    u = Unit(tx)
+    return [
+        Deployment.of_row(row) for row in u.deployments.all_deployments(user=user, status=status)
+    ]
 
 
 def set_status(
     tx: Tx, deployment_id: str, status: Status, *, reason: str | None, now: datetime
 ) -> Deployment:
-    return Deployment.of_row(rows.set_status(tx, deployment_id, status, reason=reason, now=now))
+    u = Unit(tx)
+    return Deployment.of_row(
+        u.deployments.set_status(deployment_id, status, reason=reason, now=now)
+    )
 
 
 def record_error(tx: Tx, deployment_id: str, error: str | None) -> None:
-    rows.record_error(tx, deployment_id, error)
+    u = Unit(tx)
+    u.deployments.record_error(deployment_id, error)
 
 
 # -- operations on a store ------------------------------------------------------------------
@@ -107,10 +113,9 @@ def deploy(
     """
     directory = Path(base_dir).resolve() if base_dir is not None else None
     flow = parse_flow(definition, registry=registry, base_dir=directory)
-    with store.transaction() as tx:
-        deploying_user = scope_in(tx, conversation_id, user).user
-        row, created = rows.save(
-            tx,
+    with store.unit() as u:
+        deploying_user = scope_in(u.tx, conversation_id, user).user
+        row, created = u.deployments.save(
             name=flow.name,
             definition=definition,
             base_dir=_text(directory),
@@ -126,11 +131,12 @@ def scope_in(tx: Tx, conversation_id: str, user: str | None) -> FlowScope:
 
     The user needs write access there: it is whom the flow asks, and where.
     """
-    conversation = find_conversation(tx, conversation_id)
+    u = Unit(tx)
+    conversation = u.conversations.find_conversation(conversation_id)
     if conversation is None:
         raise NotFound("conversation")
     acting = user or conversation.owner
-    if not may_write(tx, conversation_id, acting):
+    if not u.conversations.may_write(conversation_id, acting):
         raise InvalidInput(
             f"{acting} cannot run flows in conversation {conversation_id}:"
             " it needs write access there"
@@ -139,8 +145,8 @@ def scope_in(tx: Tx, conversation_id: str, user: str | None) -> FlowScope:
 
 
 def resolve_scope(store: Store, conversation_id: str, user: str | None = None) -> FlowScope:
-    with store.transaction(write=False) as tx:
-        return scope_in(tx, conversation_id, user)
+    with store.unit(write=False) as u:
+        return scope_in(u.tx, conversation_id, user)
 
 
 def _text(path: Path | None) -> str | None:
@@ -148,22 +154,22 @@ def _text(path: Path | None) -> str | None:
 
 
 def get_deployment(store: Store, deployment_id: str) -> Deployment:
-    with store.transaction(write=False) as tx:
-        return get(tx, deployment_id)
+    with store.unit(write=False) as u:
+        return get(u.tx, deployment_id)
 
 
 def list_deployments(
     store: Store, *, user: str | None = None, status: Status | None = None
 ) -> list[Deployment]:
-    with store.transaction(write=False) as tx:
-        return all_deployments(tx, user=user, status=status)
+    with store.unit(write=False) as u:
+        return all_deployments(u.tx, user=user, status=status)
 
 
 def change_status(
     store: Store, deployment_id: str, status: Status, *, reason: str | None = None
 ) -> Deployment:
-    with store.transaction() as tx:
-        return set_status(tx, deployment_id, status, reason=reason, now=store.now())
+    with store.unit() as u:
+        return set_status(u.tx, deployment_id, status, reason=reason, now=store.now())
 
 
 IDLE = "idle"
@@ -180,12 +186,12 @@ def stop_if_idle(store: Store, deployment_id: str) -> bool:
     (parked, or resolved and not yet delivered) and no FlowFile in its queues. One
     transaction; False (still running) when something waits."""
     target = target_of(deployment_id)
-    with store.transaction() as tx:
-        _lock(tx, deployment_id)
+    with store.unit() as u:
+        _lock(u.tx, deployment_id)
         # Continuations first: a delivery deletes one and queues its FlowFile together.
-        if cont.pending_for_target(tx, target) or queues.counts(tx, target):
+        if u.continuations.pending_for_target(target) or u.queues.counts(target):
             return False
-        set_status(tx, deployment_id, "stopped", reason=IDLE, now=store.now())
+        set_status(u.tx, deployment_id, "stopped", reason=IDLE, now=store.now())
         return True
 
 
@@ -210,16 +216,15 @@ def inject(
         raise InvalidInput(f"flow {flow.name!r} has no task {entry!r}")
     signal_id = f"flow-inject:{new_id()}"
     now = store.now()
-    with store.transaction() as tx:
-        _lock(tx, deployment_id)
-        cont.park(
-            tx,
+    with store.unit() as u:
+        _lock(u.tx, deployment_id)
+        u.continuations.park(
             target_of(deployment_id),
             now=now,
             payload=flowfile.encode({"task": entry, "mode": PARK_MODE_INJECT}),
             payload_cap=store.payload_cap,
             signal_id=signal_id,
         )
-        cont.fire_signal(tx, signal_id, None, now)
-        rows.wake_if_stopped(tx, deployment_id, IDLE, now)
+        u.continuations.fire_signal(signal_id, None, now)
+        u.deployments.wake_if_stopped(deployment_id, IDLE, now)
     return entry

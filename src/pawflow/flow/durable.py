@@ -39,15 +39,12 @@ from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.task import Emit, Parker, Resumption, RuntimeContext
 from pawflow.ids import new_id
 from pawflow.loops import Failures
-from pawflow.store import continuations as cont
-from pawflow.store import queues
-from pawflow.store.queues import NewRow
+from pawflow.store import NewQueueRow as NewRow
+from pawflow.store import Unit
 
 if TYPE_CHECKING:
-    from pawflow.store import Store
+    from pawflow.store import Continuation, Hold, Store
     from pawflow.store import Transaction as Tx
-    from pawflow.store.continuations import Continuation
-    from pawflow.store.leases import Hold
 
 log = logging.getLogger("pawflow.flow")
 
@@ -197,9 +194,9 @@ class DurableEngine(Engine):
 
     def load(self) -> int:
         """Start from the store: what was running at a crash is queued again. Returns the count."""
-        with self.store.transaction() as tx:
-            self.epoch = queues.fence(tx, self.lease, self.owner)
-            rows = queues.recover(tx, self.target)
+        with self.store.unit() as u:
+            self.epoch = u.queues.fence(self.lease, self.owner)
+            rows = u.queues.recover(self.target)
         unknown: Counter[str] = Counter()
         loaded = 0
         with self._cond:
@@ -237,10 +234,10 @@ class DurableEngine(Engine):
         count = len(flowfiles)
         self._reserve(task_id, count)
         try:
-            with self.store.transaction() as tx:
-                queues.fence(tx, self.lease, self.owner, self.epoch)
+            with self.store.unit() as u:
+                u.queues.fence(self.lease, self.owner, self.epoch)
                 rows = [NewRow(task_id, f.id, encode(f, None)) for f in flowfiles]
-                ids = queues.enqueue(tx, self.target, rows, self.store.now())
+                ids = u.queues.enqueue(self.target, rows, self.store.now())
         except LeaseLost as exc:
             self._unreserve(task_id, count)
             self.lose()
@@ -257,6 +254,7 @@ class DurableEngine(Engine):
 
     def accept(self, continuation: Continuation, tx: Tx) -> None:
         """Queue a resolved continuation's FlowFile inside the transaction that consumes it."""
+        u = Unit(tx)
         flowfile, header = FlowFile.decode(continuation.payload)
         task_id = header.get("task") or self.flow.start
         if not isinstance(task_id, str) or task_id not in self._queues:
@@ -269,10 +267,9 @@ class DurableEngine(Engine):
         hops = _whole(header.get("hops"))
         self._reserve(task_id)
         try:
-            queues.fence(tx, self.lease, self.owner, self.epoch)
-            queues.unpark(tx, continuation.id)
-            [row_id] = queues.enqueue(
-                tx,
+            u.queues.fence(self.lease, self.owner, self.epoch)
+            u.queues.unpark(continuation.id)
+            [row_id] = u.queues.enqueue(
                 self.target,
                 [NewRow(task_id, flowfile.id, encode(flowfile, resumption), hops)],
                 self.store.now(),
@@ -393,9 +390,9 @@ class DurableEngine(Engine):
             return True
         ids = [item.row_id for item in fresh if item.row_id is not None]
         try:
-            with self.store.transaction() as tx:
-                queues.fence(tx, self.lease, self.owner, self.epoch)
-                if queues.take(tx, ids, self.token, self.store.now()) != len(fresh):
+            with self.store.unit() as u:
+                u.queues.fence(self.lease, self.owner, self.epoch)
+                if u.queues.take(ids, self.token, self.store.now()) != len(fresh):
                     raise LeaseLost(f"rows of {self.target} were taken over")
         except LeaseLost:
             self.lose()
@@ -427,8 +424,8 @@ class DurableEngine(Engine):
         parked: list[Continuation] = []
         queued: list[tuple[int, tuple[str, FlowFile, int]]] = []
         try:
-            with self.store.transaction() as tx:
-                queues.fence(tx, self.lease, self.owner, self.epoch)
+            with self.store.unit() as u:
+                u.queues.fence(self.lease, self.owner, self.epoch)
                 moves: list[tuple[int, NewRow]] = []
                 inserts: list[tuple[NewRow, tuple[str, FlowFile, int] | None]] = []
                 finished: list[int] = []
@@ -438,7 +435,7 @@ class DurableEngine(Engine):
                         for t, ff, hops in going
                     ]
                     for park in parks:
-                        parked.append(self._park(tx, park, now))
+                        parked.append(self._park(u.tx, park, now))
                         place = NewRow(
                             park.task_id, park.flowfile.id, b"", park.hops, "parked", parked[-1].id
                         )
@@ -452,10 +449,10 @@ class DurableEngine(Engine):
                         inserts += rows[1:]
                     else:
                         finished.append(item.row_id)
-                done = queues.move(tx, moves, self.token) + queues.finish(tx, finished, self.token)
+                done = u.queues.move(moves, self.token) + u.queues.finish(finished, self.token)
                 if done != len(moves) + len(finished):
                     raise LeaseLost(f"rows of {self.target} were taken over")
-                ids = queues.enqueue(tx, self.target, [row for row, _ in inserts], now)
+                ids = u.queues.enqueue(self.target, [row for row, _ in inserts], now)
                 queued += [
                     (row_id, next_task)
                     for row_id, (_, next_task) in zip(ids, inserts, strict=True)
@@ -481,8 +478,8 @@ class DurableEngine(Engine):
                 self._on_park(continuation)
 
     def _park(self, tx: Tx, park: _Park, now: datetime) -> Continuation:
-        return cont.park(
-            tx,
+        u = Unit(tx)
+        return u.continuations.park(
             self.target,
             now=now,
             payload=park.payload,

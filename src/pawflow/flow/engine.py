@@ -27,7 +27,7 @@ from pawflow.flow.board import SignalBoard
 from pawflow.flow.definition import FlowDefinition
 from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.task import Emit, FlowScope, Parker, Resumption, RuntimeContext, TaskContext
-from pawflow.store.metrics import resuming
+from pawflow.store import resuming
 from pawflow.telemetry import log_context
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import threading
 from pawflow.errors import Undeliverable
 from pawflow.flow.flowfile import FlowFile
 from pawflow.flow.instance import FlowInstance
-from pawflow.store.delivery import Delivery
+from pawflow.store import Delivery
 
 TARGET_KIND = "flow"
 

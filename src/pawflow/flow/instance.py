@@ -25,10 +25,8 @@ from pawflow.flow.task import FlowScope, RuntimeContext
 from pawflow.loops import Failures
 
 if TYPE_CHECKING:
-    from pawflow.store import Store
+    from pawflow.store import Continuation, Hold, Store
     from pawflow.store import Transaction as Tx
-    from pawflow.store.continuations import Continuation
-    from pawflow.store.leases import Hold
 
 log = logging.getLogger("pawflow.flow")
 

@@ -44,10 +44,7 @@ from pawflow.flow.instance import FlowInstance
 from pawflow.flow.registry import TaskRegistry
 from pawflow.flow.task import FlowScope
 from pawflow.loops import Loop
-from pawflow.store import Store
-from pawflow.store import continuations as cont
-from pawflow.store.continuations import Continuation
-from pawflow.store.leases import Hold, LeaseTerms, elapsed
+from pawflow.store import Continuation, Hold, LeaseTerms, Store, elapsed
 
 log = logging.getLogger("pawflow.flow.service")
 
@@ -229,8 +226,8 @@ class FlowService:
         except Exception as exc:
             log.error("cannot start flow deployment %s: %s", deployment.id, exc)
             self._failed[deployment.id] = deployment.version
-            with self.store.transaction() as tx:
-                deployments.record_error(tx, deployment.id, str(exc))
+            with self.store.unit() as u:
+                deployments.record_error(u.tx, deployment.id, str(exc))
             self.store.leases.release(target_of(deployment.id), self.owner)
             return False
         instance = FlowInstance(
@@ -304,8 +301,8 @@ class FlowService:
                 return
             while self._deadlines and self._deadlines[0] <= now:
                 heapq.heappop(self._deadlines)
-        with self.store.transaction() as tx:
-            cont.release_due(tx, now, 500)
+        with self.store.unit() as u:
+            u.continuations.release_due(now, 500)
         self.store.deliver_due()
 
     def _pass(self) -> None:

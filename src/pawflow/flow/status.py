@@ -15,10 +15,9 @@ import yaml
 
 from pawflow.flow.deployments import Deployment, all_deployments, get
 from pawflow.flow.executors import target_of
-from pawflow.store import Store, leases, queues
+from pawflow.store import QUEUE_STATUSES as STATUSES
+from pawflow.store import Store, Unit
 from pawflow.store import Transaction as Tx
-from pawflow.store import continuations as cont
-from pawflow.store.queues import STATUSES
 
 
 @dataclass(frozen=True)
@@ -53,31 +52,32 @@ def _task_order(deployment: Deployment) -> list[str]:
 
 
 def _status(tx: Tx, deployment: Deployment, order: list[str], store: Store) -> DeploymentStatus:
+    u = Unit(tx)
     target = target_of(deployment.id)
-    found = queues.counts(tx, target).get(target, {})
+    found = u.queues.counts(target).get(target, {})
     tasks: dict[str, dict[str, int]] = {task: dict.fromkeys(STATUSES, 0) for task in order}
     for task, per_status in sorted(found.items()):
         tasks.setdefault(task, dict.fromkeys(STATUSES, 0)).update(dict(per_status.items()))
     parked = sum(per_status["parked"] for per_status in tasks.values())
-    incoming = max(cont.pending_for_target(tx, target) - parked, 0)
-    lease = leases.get(tx, target)
+    incoming = max(u.continuations.pending_for_target(target) - parked, 0)
+    lease = u.leases.get(target)
     runner = lease.owner if lease is not None and lease.expires_at > store.now() else None
     return DeploymentStatus(deployment, tasks, incoming, runner)
 
 
 def deployment_status(store: Store, deployment_id: str) -> DeploymentStatus:
     """One deployment's counts; ``NotFound`` when there is none with that id."""
-    with store.transaction(write=False) as tx:
-        deployment = get(tx, deployment_id)
+    with store.unit(write=False) as u:
+        deployment = get(u.tx, deployment_id)
     order = _task_order(deployment)
-    with store.transaction(write=False) as tx:
-        return _status(tx, deployment, order, store)
+    with store.unit(write=False) as u:
+        return _status(u.tx, deployment, order, store)
 
 
 def deployment_statuses(store: Store, *, user: str | None = None) -> list[DeploymentStatus]:
     """Every deployment (of ``user``), with its counts."""
-    with store.transaction(write=False) as tx:
-        found = all_deployments(tx, user=user)
+    with store.unit(write=False) as u:
+        found = all_deployments(u.tx, user=user)
     orders = {d.id: _task_order(d) for d in found}
-    with store.transaction(write=False) as tx:
-        return [_status(tx, d, orders[d.id], store) for d in found]
+    with store.unit(write=False) as u:
+        return [_status(u.tx, d, orders[d.id], store) for d in found]

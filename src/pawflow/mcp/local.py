@@ -22,8 +22,7 @@ from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem
 from pawflow.server.files import accept_upload
 from pawflow.server.governance import interaction_details
-from pawflow.store import Question, mcp_rounds
-from pawflow.store.policies import POLICY_KEYS
+from pawflow.store import POLICY_KEYS, Question
 
 T = TypeVar("T")
 REVOKED = "the token was revoked"
@@ -243,9 +242,9 @@ class LocalBackend:
 
         def record() -> bool:
             store.get_interaction(request_id, user=self.user)  # not theirs: not found
-            with store.transaction() as tx:
-                return mcp_rounds.record(
-                    tx, round_id, request_id, user=self.user, action=action, now=store.now()
+            with store.unit() as u:
+                return u.mcp_rounds.record(
+                    round_id, request_id, user=self.user, action=action, now=store.now()
                 )
 
         return await anyio.to_thread.run_sync(record)

@@ -31,7 +31,7 @@ from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import action_route
 from pawflow.server.markdown import with_html
-from pawflow.store import Question, Store, outbox, webhooks
+from pawflow.store import Question, Reach, Store
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
@@ -233,12 +233,12 @@ def get_notifications(
     body: Annotated[cm.GetNotifications, Body()] = cm.GetNotifications(),  # noqa: B008
 ) -> cm.Notifications:
     store = _store(request)
-    with store.transaction(write=False) as tx:
-        reach = outbox.get_reach(tx, principal.user)
+    with store.unit(write=False) as u:
+        reach = u.outbox.get_reach(principal.user)
     return _notifications(reach, context_of(request).settings.channels_off())
 
 
-def _notifications(reach: outbox.Reach, off: dict[str, str | None]) -> cm.Notifications:
+def _notifications(reach: Reach, off: dict[str, str | None]) -> cm.Notifications:
     """The caller's settings and the channels this server can send."""
     server_channels = [
         cm.ServerChannel(channel=name, on=why is None, reason=why)  # type: ignore[arg-type]
@@ -263,8 +263,8 @@ def set_notifications(
     if given.get("notify_url"):  # checked at the door, and again at each send
         rule = EgressRule.parse(context.settings.egress_allowed_hosts)
         check_notify_url(given["notify_url"], rule)
-    with store.transaction() as tx:
-        reach = outbox.set_reach(tx, principal.user, now=store.now(), **given)
+    with store.unit() as u:
+        reach = u.outbox.set_reach(principal.user, now=store.now(), **given)
     return _notifications(reach, off)
 
 
@@ -278,9 +278,8 @@ def create_webhook(
     context = context_of(request)
     url = check_url(body.url, EgressRule.parse(context.settings.egress_allowed_hosts))
     events = tuple(dict.fromkeys(body.events))
-    with context.store.transaction() as tx:
-        hook = webhooks.create(
-            tx,
+    with context.store.unit() as u:
+        hook = u.webhooks.create(
             principal.user,
             url,
             events,
@@ -296,15 +295,15 @@ def list_webhooks(
     request: Request,
     body: Annotated[cm.ListWebhooks, Body()] = cm.ListWebhooks(),  # noqa: B008
 ) -> cm.WebhookList:
-    with _store(request).transaction(write=False) as tx:
-        hooks = webhooks.list_for(tx, principal.user)
+    with _store(request).unit(write=False) as u:
+        hooks = u.webhooks.list_for(principal.user)
     return cm.WebhookList(webhooks=[cm.WebhookOut(**hook.to_dict()) for hook in hooks])
 
 
 @_action("delete_webhook", cm.Deleted, "Delete one of your webhooks and its log")
 def delete_webhook(body: cm.WebhookRef, principal: Caller, request: Request) -> cm.Deleted:
-    with _store(request).transaction() as tx:
-        webhooks.delete(tx, principal.user, body.webhook_id)
+    with _store(request).unit() as u:
+        u.webhooks.delete(principal.user, body.webhook_id)
     return cm.Deleted(deleted=True)
 
 
@@ -312,6 +311,6 @@ def delete_webhook(body: cm.WebhookRef, principal: Caller, request: Request) -> 
 def list_webhook_deliveries(
     body: cm.ListWebhookDeliveries, principal: Caller, request: Request
 ) -> cm.WebhookDeliveries:
-    with _store(request).transaction(write=False) as tx:
-        rows = webhooks.log(tx, principal.user, body.webhook_id, body.limit)
+    with _store(request).unit(write=False) as u:
+        rows = u.webhooks.log(principal.user, body.webhook_id, body.limit)
     return cm.WebhookDeliveries(deliveries=[cm.WebhookDeliveryOut(**row.to_dict()) for row in rows])

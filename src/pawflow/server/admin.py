@@ -28,9 +28,8 @@ from pawflow.server.context import context_of
 from pawflow.server.credentials import revoke_tokens
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.server.signin import LINK_SIGNIN, link_signin_on
-from pawflow.store import Store, administration, audit, groups, roles, sign_in
+from pawflow.store import RoleAuditFilter, RoleOrigin, Store, Unit
 from pawflow.store import Transaction as Tx
-from pawflow.store.conversations import ensure_user, user_exists
 
 router = APIRouter(prefix="/api/admin", route_class=StrictJSONRoute, tags=["admin"])
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -43,8 +42,8 @@ def is_admin(request: Request, user: str) -> bool:
     ctx = context_of(request)
     if user in ctx.settings.admins:
         return True
-    with ctx.store.transaction(write=False) as tx:
-        return roles.is_admin(tx, user)
+    with ctx.store.unit(write=False) as u:
+        return u.roles.is_admin(user)
 
 
 def require_admin(request: Request, principal: Principal) -> Store:
@@ -60,15 +59,15 @@ class Admin:
     def __init__(self, request: Request, principal: Principal) -> None:
         self.store = require_admin(request, principal)
         self.user = principal.user
-        self.origin = roles.Origin(
+        self.origin = RoleOrigin(
             address=client_address(request),
             user_agent=request.headers.get("user-agent", ""),
             via="web" if principal.via == "session" else "api",
         )
 
     def audit(self, tx: Tx, action: str, target: str | None, **detail: Any) -> None:
-        roles.record(
-            tx,
+        u = Unit(tx)
+        u.roles.record(
             self.user,
             action,
             self.store.now(),
@@ -129,26 +128,26 @@ def _channels(request: Request, counts: dict[str, dict[str, int]]) -> list[dict[
 def overview(admin: AdminCaller, request: Request) -> Overview:
     store = admin.store
     now = store.now()
-    with store.transaction(write=False) as tx:
+    with store.unit(write=False) as u:
         users = []
-        for row in roles.users(tx):
+        for row in u.roles.users():
             entry = row.to_dict()
-            entry["groups"] = groups.groups_of(tx, row.id)
+            entry["groups"] = u.groups.groups_of(row.id)
             users.append(entry)
-        kept = sign_in.provider_groups(tx)
+        kept = u.sign_in.provider_groups()
         group_list = [
             {"name": name, "members": members, "provider": name in kept}
-            for name, members in groups.all_groups(tx).items()
+            for name, members in u.groups.all_groups().items()
         ]
         found = Overview(
             users=users,
             groups=group_list,
-            delegations=groups.delegations(tx, now),
-            tokens=[_token(row) for row in credentials.list_tokens(tx)],
-            webhooks=administration.webhooks(tx),
-            approval_rules=administration.approval_rules(tx),
-            channels=_channels(request, administration.outbox_counts(tx)),
-            options={"link_signin": link_signin_on(tx)},
+            delegations=u.groups.delegations(now),
+            tokens=[_token(row) for row in credentials.list_tokens(u.tx)],
+            webhooks=u.administration.webhooks(),
+            approval_rules=u.administration.approval_rules(),
+            channels=_channels(request, u.administration.outbox_counts()),
+            options={"link_signin": link_signin_on(u.tx)},
             sso=None,
         )
     provider = context_of(request).oidc
@@ -185,14 +184,15 @@ def _trail(
     until: datetime | None,
 ) -> Iterator[dict[str, Any]]:
     """Admin actions and request steps, oldest first, as the filters pick them."""
+    u = Unit(tx)
     found: list[dict[str, Any]] = []
     if request_id is None:
-        for entry in roles.trail(tx, roles.AuditFilter(action=action, since=since, until=until)):
+        for entry in u.roles.trail(RoleAuditFilter(action=action, since=since, until=until)):
             if user and user not in (entry["actor"], entry["target"]):
                 continue
             found.append({"kind": "admin", **entry})
     start = since or datetime.fromtimestamp(0, tz=UTC)
-    steps = audit.trail(tx, request_id) if request_id else audit.since(tx, start)
+    steps = u.audit.trail(request_id) if request_id else u.audit.since(start)
     for step in steps:
         at = step["at"]
         if (action and step["action"] != action) or (user and step["actor"] != user):
@@ -248,15 +248,15 @@ def audit_trail(
 ) -> StreamingResponse:
     store = admin.store
     start, end = _time(since, "since"), _time(until, "until")
-    with store.transaction(write=False) as tx:
+    with store.unit(write=False) as u:
         entries = list(
-            _trail(tx, user=user, action=action, request_id=request_id, since=start, until=end)
+            _trail(u.tx, user=user, action=action, request_id=request_id, since=start, until=end)
         )
     if format == "json":
         body = json.dumps({"entries": entries[-limit:]})
         return StreamingResponse(iter([body]), media_type="application/json")
-    with store.transaction() as tx:
-        admin.audit(tx, "audit.export", None, format=format, entries=len(entries))
+    with store.unit() as u:
+        admin.audit(u.tx, "audit.export", None, format=format, entries=len(entries))
     name = f"pawflow-audit.{'jsonl' if format == 'jsonl' else 'csv'}"
     headers = {"Content-Disposition": f'attachment; filename="{name}"'}
     if format == "jsonl":
@@ -294,7 +294,7 @@ def _changed(path: str, summary: str) -> Callable[[_Route], _Route]:
 
 
 def _known(tx: Tx, user: str) -> None:
-    if not user_exists(tx, user):
+    if not Unit(tx).conversations.user_exists(user):
         raise NotFound(f"no user {user!r}")
 
 
@@ -306,12 +306,12 @@ class AddUser(m.Body):
 @_changed("/users/add", "Add a user")
 def add_user(body: AddUser, admin: AdminCaller) -> Done:
     name = body.name
-    with admin.store.transaction() as tx:
-        if user_exists(tx, name):
+    with admin.store.unit() as u:
+        if u.conversations.user_exists(name):
             raise Conflict(f"user {name!r} exists already")
-        ensure_user(tx, name, admin.store.now())
-        roles.set_role(tx, name, body.role)
-        admin.audit(tx, "user.add", name, role=body.role)
+        u.conversations.ensure_user(name, admin.store.now())
+        u.roles.set_role(name, body.role)
+        admin.audit(u.tx, "user.add", name, role=body.role)
     return Done()
 
 
@@ -322,12 +322,12 @@ class SetRole(m.Body):
 
 @_changed("/users/role", "Make a user an admin, or a member only")
 def set_role(body: SetRole, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
-        _known(tx, body.name)
-        if body.role == "member" and roles.admins(tx) == [body.name]:
+    with admin.store.unit() as u:
+        _known(u.tx, body.name)
+        if body.role == "member" and u.roles.admins() == [body.name]:
             raise Conflict("this is the last admin: make another admin first")
-        roles.set_role(tx, body.name, body.role)
-        admin.audit(tx, "user.role", body.name, role=body.role)
+        u.roles.set_role(body.name, body.role)
+        admin.audit(u.tx, "user.role", body.name, role=body.role)
     return Done()
 
 
@@ -337,10 +337,10 @@ class UserRef(m.Body):
 
 @_changed("/users/revoke_tokens", "Revoke every API token of a user")
 def revoke_user_tokens(body: UserRef, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
-        _known(tx, body.name)
-        count = revoke_tokens(tx, body.name, now=admin.store.now())
-        admin.audit(tx, "user.revoke_tokens", body.name, tokens=count)
+    with admin.store.unit() as u:
+        _known(u.tx, body.name)
+        count = revoke_tokens(u.tx, body.name, now=admin.store.now())
+        admin.audit(u.tx, "user.revoke_tokens", body.name, tokens=count)
     return Done()
 
 
@@ -351,19 +351,19 @@ class GroupChange(m.Body):
 
 @_changed("/groups/add", "Add users to a group (made on first use)")
 def add_to_group(body: GroupChange, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
+    with admin.store.unit() as u:
         for name in body.users:
-            _known(tx, name)
-        groups.add_members(tx, body.name, body.users, admin.store.now())
-        admin.audit(tx, "group.add", f"group:{body.name}", users=body.users)
+            _known(u.tx, name)
+        u.groups.add_members(body.name, body.users, admin.store.now())
+        admin.audit(u.tx, "group.add", f"group:{body.name}", users=body.users)
     return Done()
 
 
 @_changed("/groups/remove", "Take users out of a group")
 def remove_from_group(body: GroupChange, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
-        groups.remove_members(tx, body.name, body.users)
-        admin.audit(tx, "group.remove", f"group:{body.name}", users=body.users)
+    with admin.store.unit() as u:
+        u.groups.remove_members(body.name, body.users)
+        admin.audit(u.tx, "group.remove", f"group:{body.name}", users=body.users)
     return Done()
 
 
@@ -378,17 +378,17 @@ class DelegationAdd(DelegationEnd):
 
 @_changed("/delegations/add", "Let a user answer for another until a moment")
 def add_delegation(body: DelegationAdd, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
-        groups.delegate(tx, body.principal, body.to, parse_deadline(body.until), admin.store.now())
-        admin.audit(tx, "delegation.add", body.principal, to=body.to, until=body.until)
+    with admin.store.unit() as u:
+        u.groups.delegate(body.principal, body.to, parse_deadline(body.until), admin.store.now())
+        admin.audit(u.tx, "delegation.add", body.principal, to=body.to, until=body.until)
     return Done()
 
 
 @_changed("/delegations/revoke", "End a delegation now")
 def revoke_delegation(body: DelegationEnd, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
-        groups.revoke_delegation(tx, body.principal, body.to)
-        admin.audit(tx, "delegation.revoke", body.principal, to=body.to)
+    with admin.store.unit() as u:
+        u.groups.revoke_delegation(body.principal, body.to)
+        admin.audit(u.tx, "delegation.revoke", body.principal, to=body.to)
     return Done()
 
 
@@ -398,43 +398,43 @@ class ItemRef(m.Body):
 
 @_changed("/tokens/revoke", "Revoke one API token")
 def revoke_token(body: ItemRef, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
-        found = credentials.revoke_token(tx, body.id)
+    with admin.store.unit() as u:
+        found = credentials.revoke_token(u.tx, body.id)
         if found is None:
             raise NotFound("token")
-        admin.audit(tx, "token.revoke", found.user_id, token=body.id)
+        admin.audit(u.tx, "token.revoke", found.user_id, token=body.id)
     return Done()
 
 
 @_changed("/users/disable", "Disable a user: every credential of theirs stops at once")
 def disable_user(body: UserRef, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
-        credentials.set_user_disabled(tx, body.name, True, now=admin.store.now())
-        admin.audit(tx, "user.disable", body.name)
+    with admin.store.unit() as u:
+        credentials.set_user_disabled(u.tx, body.name, True, now=admin.store.now())
+        admin.audit(u.tx, "user.disable", body.name)
     return Done()
 
 
 @_changed("/users/enable", "Enable a disabled user again")
 def enable_user(body: UserRef, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
-        credentials.set_user_disabled(tx, body.name, False, now=admin.store.now())
-        admin.audit(tx, "user.enable", body.name)
+    with admin.store.unit() as u:
+        credentials.set_user_disabled(u.tx, body.name, False, now=admin.store.now())
+        admin.audit(u.tx, "user.enable", body.name)
     return Done()
 
 
 @_changed("/webhooks/remove", "Remove anyone's webhook")
 def remove_webhook(body: ItemRef, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
-        owner = administration.remove_webhook(tx, body.id)
-        admin.audit(tx, "webhook.remove", owner, webhook=body.id)
+    with admin.store.unit() as u:
+        owner = u.administration.remove_webhook(body.id)
+        admin.audit(u.tx, "webhook.remove", owner, webhook=body.id)
     return Done()
 
 
 @_changed("/approval_rules/revoke", "Revoke anyone's approval rule")
 def revoke_rule(body: ItemRef, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
-        owner = administration.revoke_rule(tx, body.id, admin.user, admin.store.now())
-        admin.audit(tx, "approval_rule.revoke", owner, rule=body.id)
+    with admin.store.unit() as u:
+        owner = u.administration.revoke_rule(body.id, admin.user, admin.store.now())
+        admin.audit(u.tx, "approval_rule.revoke", owner, rule=body.id)
     return Done()
 
 
@@ -444,8 +444,8 @@ class Options(m.Body):
 
 @_changed("/options", "Turn sign-in by one-time link on or off")
 def set_options(body: Options, admin: AdminCaller) -> Done:
-    with admin.store.transaction() as tx:
+    with admin.store.unit() as u:
         value = "on" if body.link_signin else "off"
-        roles.set_option(tx, LINK_SIGNIN, value, by=admin.user, now=admin.store.now())
-        admin.audit(tx, "options.link_signin", None, value=value)
+        u.roles.set_option(LINK_SIGNIN, value, by=admin.user, now=admin.store.now())
+        admin.audit(u.tx, "options.link_signin", None, value=value)
     return Done()

@@ -23,8 +23,6 @@ from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
-from pawflow.store import turns
-from pawflow.store.conversations import conversation_access
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["agents"])
 
@@ -72,10 +70,10 @@ def list_agents(
     store = ctx.store
     assigned = None
     if body.conversation_id is not None:
-        with store.transaction(write=False) as tx:
-            if conversation_access(tx, body.conversation_id, principal.user) is None:
+        with store.unit(write=False) as u:
+            if u.conversations.conversation_access(body.conversation_id, principal.user) is None:
                 raise NotFound("conversation")
-            assigned = turns.assigned_agent(tx, body.conversation_id)
+            assigned = u.turns.assigned_agent(body.conversation_id)
     agents = [] if ctx.agents is None else ctx.agents.agents
     return JSONResponse({"agents": agents, "assigned": assigned})
 
@@ -90,8 +88,8 @@ def list_agents(
 )
 def assign_agent(body: AssignAgent, principal: Caller, request: Request) -> JSONResponse:
     ctx = context_of(request)
-    with ctx.store.transaction(write=False) as tx:
-        access = conversation_access(tx, body.conversation_id, principal.user)
+    with ctx.store.unit(write=False) as u:
+        access = u.conversations.conversation_access(body.conversation_id, principal.user)
     if access not in ("owner", "write"):
         raise NotFound("conversation")
     directory = ctx.agents

@@ -37,8 +37,7 @@ from pawflow.server import answer_approvals
 from pawflow.server.auth import client_address
 from pawflow.server.context import context_of
 from pawflow.server.signin_page import page
-from pawflow.store import Store, outbox
-from pawflow.store import answer_links as links
+from pawflow.store import AnswerLink, Store, Unit
 
 router = APIRouter(include_in_schema=False)
 
@@ -64,17 +63,17 @@ _UNUSABLE = (
 )
 
 
-def _grant(request: Request, token: str) -> tuple[links.AnswerLink, Interaction] | None:
+def _grant(request: Request, token: str) -> tuple[AnswerLink, Interaction] | None:
     """What the link grants; an unknown secret counts as a failed guess from its address."""
     ctx = context_of(request)
     address = client_address(request)
     ctx.auth_failures.check(address)
-    with ctx.store.transaction(write=False) as tx:
-        grant = links.find(tx, token)
+    with ctx.store.unit(write=False) as u:
+        grant = u.answer_links.find(token)
         if grant is None:
             ctx.auth_failures.failed(address)
             return None
-        return grant, outbox.request_of(tx, grant.request_id)
+        return grant, u.outbox.request_of(grant.request_id)
 
 
 def _e(text: object) -> str:
@@ -88,7 +87,7 @@ def _question(request: Interaction) -> str:
 
 
 def _outcome(
-    request: Interaction, grant: links.AnswerLink, store: Store, *, deadline: bool = True
+    request: Interaction, grant: AnswerLink, store: Store, *, deadline: bool = True
 ) -> str | None:
     """The page of a settled request or a link that can no longer answer; None if it can."""
     if request.status != "pending":
@@ -265,7 +264,7 @@ def _has_file(request: Interaction) -> bool:
     return any(kind_of_property(p) == Kind.FILE for p in properties.values())
 
 
-def _show(grant: links.AnswerLink, request: Interaction, token: str, store: Store) -> HTMLResponse:
+def _show(grant: AnswerLink, request: Interaction, token: str, store: Store) -> HTMLResponse:
     ended = _outcome(request, grant, store)
     body = _question(request) + (ended or _controls(request, f"/a/{token}", None))
     return page("Answer", body)
@@ -376,7 +375,8 @@ def _answer(request: Request, token: str, form: FormData) -> HTMLResponse:
         value = _answer_from(form, record, store, grant.user, uploads)
 
         def spend(tx: Any, _: Interaction) -> None:
-            if not links.spend(tx, token, store.now()):
+            u = Unit(tx)
+            if not u.answer_links.spend(token, store.now()):
                 raise Conflict("this link was used already")
 
         answered = store.respond_interaction(

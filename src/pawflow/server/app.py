@@ -56,8 +56,7 @@ from pawflow.server.limits import (
 from pawflow.server.oidc import OidcConfig, OpenIDProvider
 from pawflow.server.settings import ServerSettings
 from pawflow.server.throttle import FailureThrottle
-from pawflow.store import Store
-from pawflow.store.sweeper import Sweeper
+from pawflow.store import Store, Sweeper
 
 log = logging.getLogger("pawflow.server")
 

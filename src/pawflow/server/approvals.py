@@ -25,7 +25,6 @@ from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import action_route
-from pawflow.store import approvals
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["approvals"])
 
@@ -80,9 +79,8 @@ def list_approval_rules(
     body: Annotated[ListApprovalRules, Body()] = ListApprovalRules(),  # noqa: B008
 ) -> ApprovalRules:
     store = context_of(request).store
-    with store.transaction(write=False) as tx:
-        found = approvals.list_rules(
-            tx,
+    with store.unit(write=False) as u:
+        found = u.approvals.list_rules(
             principal.user,
             conversation_id=body.conversation_id,
             agent=body.agent,
@@ -96,8 +94,8 @@ def revoke_approval_rule(
     body: RuleRef, principal: Caller, request: Request
 ) -> ApprovalRuleEnvelope:
     store = context_of(request).store
-    with store.transaction() as tx:
-        rule = approvals.revoke_rule(tx, body.rule_id, principal.user, store.now())
+    with store.unit() as u:
+        rule = u.approvals.revoke_rule(body.rule_id, principal.user, store.now())
     return ApprovalRuleEnvelope(rule=rule)
 
 
@@ -108,8 +106,8 @@ def get_tool_approval(body: m.RequestRef, principal: Caller, request: Request) -
     surface = record.ui_surface or {}
     if not is_tool_approval(surface):
         raise NotFound()
-    with store.transaction(write=False) as tx:
-        executed = approvals.execution(tx, record.id)
+    with store.unit(write=False) as u:
+        executed = u.approvals.execution(record.id)
     answer = record.answer if isinstance(record.answer, dict) else {}
     return ToolApproval(
         interaction=record,

@@ -31,7 +31,7 @@ from pawflow.server.credentials import (
 )
 from pawflow.server.errors import HTTPProblem
 from pawflow.server.settings import origin_of
-from pawflow.store import Store, credentials
+from pawflow.store import Store, Unit
 from pawflow.store import Transaction as Tx
 
 SESSION_COOKIE = "pawflow_session"
@@ -60,9 +60,10 @@ def credential_current(
     """Whether the token or session ``principal`` authenticated with is still valid: not
     revoked or ended, not expired (a session: not idle longer than ``idle``), its user not
     disabled."""
+    u = Unit(tx)
     if principal.via == "token":
-        return credentials.token_current(tx, principal.credential, principal.user, now=now)
-    return credentials.login_current(tx, principal.credential, principal.user, now=now, idle=idle)
+        return u.credentials.token_current(principal.credential, principal.user, now=now)
+    return u.credentials.login_current(principal.credential, principal.user, now=now, idle=idle)
 
 
 def request_origin(request: Request) -> str:
@@ -105,8 +106,8 @@ def token_principal(ctx: ServerContext, address: str, token: str) -> Principal:
     so guesses anywhere count toward the same limit. Reads the store: call from a thread."""
     ctx.auth_failures.check(address)
     store = ctx.store
-    with store.transaction(write=False) as tx:
-        verdict = check_token(tx, token, now=store.now())
+    with store.unit(write=False) as u:
+        verdict = check_token(u.tx, token, now=store.now())
     if verdict.user is None:
         if verdict.token is None:  # a guess; an expired token or a disabled user is not
             ctx.auth_failures.failed(address)
@@ -129,8 +130,8 @@ def authenticate(request: Request) -> Principal:
         verdict = None
         if cookie:
             ctx.auth_failures.check(address)
-            with store.transaction(write=False) as tx:
-                verdict = login_for(tx, cookie, now=store.now(), idle=ctx.settings.session_idle)
+            with store.unit(write=False) as u:
+                verdict = login_for(u.tx, cookie, now=store.now(), idle=ctx.settings.session_idle)
             if verdict is None:
                 ctx.auth_failures.failed(address)
         if verdict is None or not cookie:
@@ -160,8 +161,8 @@ def client_address(request: HTTPConnection) -> str:
 
 
 def still_signed_in(store: Store, principal: Principal, idle: timedelta = NEVER_IDLE) -> bool:
-    with store.transaction(write=False) as tx:
-        return credential_current(tx, principal, now=store.now(), idle=idle)
+    with store.unit(write=False) as u:
+        return credential_current(u.tx, principal, now=store.now(), idle=idle)
 
 
 async def until_signed_out(ctx: ServerContext, principal: Principal) -> bool:

@@ -18,7 +18,7 @@ from pawflow.server.models import (
     Out,
     WebhookEvent,
 )
-from pawflow.store.outbox import EMAIL_PATTERN, SLACK_PATTERN, URL_PATTERN
+from pawflow.store import EMAIL_PATTERN, SLACK_PATTERN, URL_PATTERN
 
 
 class GetNotifications(Body):

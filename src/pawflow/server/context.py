@@ -16,8 +16,7 @@ from pawflow.server.limits import RateLimiter
 from pawflow.server.oidc import OpenIDProvider
 from pawflow.server.settings import ServerSettings
 from pawflow.server.throttle import FailureThrottle
-from pawflow.store import Store
-from pawflow.store.sweeper import Sweeper
+from pawflow.store import Store, Sweeper
 
 log = logging.getLogger("pawflow.server")
 

@@ -19,10 +19,8 @@ from pathlib import Path
 from pawflow.durations import setting_duration
 from pawflow.errors import FieldError, InvalidInput, NotFound
 from pawflow.server.hub import auth_notice
-from pawflow.store import Store, answer_links
+from pawflow.store import TOKEN_TOUCH_EVERY, Store, TokenRow, Unit
 from pawflow.store import Transaction as Tx
-from pawflow.store import credentials as rows
-from pawflow.store.conversations import ensure_user, user_exists
 
 TOKEN_PREFIX = "pf_"
 MAX_SECRET = 200
@@ -45,16 +43,17 @@ def create_token(
     name: str = "",
     now: datetime,
     expires_at: datetime | None = None,
-) -> tuple[str, rows.TokenRow]:
+) -> tuple[str, TokenRow]:
     """A new personal access token for ``user`` (created if new): the secret, shown once,
     and the token as listed. Only the secret's digest is kept."""
-    ensure_user(tx, user, now)
+    u = Unit(tx)
+    u.conversations.ensure_user(user, now)
     if expires_at is not None and expires_at <= now:
         message = "a token's expiry must be in the future"
         raise InvalidInput(message, [FieldError("expires", message)])
     secret = TOKEN_PREFIX + _new_secret()
-    return secret, rows.add_token(
-        tx, digest(secret), user, name=name, now=now, expires_at=expires_at
+    return secret, u.credentials.add_token(
+        digest(secret), user, name=name, now=now, expires_at=expires_at
     )
 
 
@@ -99,15 +98,16 @@ class TokenVerdict:
 
     user: str | None
     refusal: str
-    token: rows.TokenRow | None = None
+    token: TokenRow | None = None
     stale: bool = False
 
 
 def check_token(tx: Tx, token: str, *, now: datetime) -> TokenVerdict:
+    u = Unit(tx)
     if not token or len(token) > MAX_SECRET:
         return TokenVerdict(None, "invalid token")
     wanted = digest(token)
-    found = rows.check_token(tx, wanted)
+    found = u.credentials.check_token(wanted)
     # The lookup is by digest; comparing the digests again in constant time costs nothing.
     if found is None or not hmac.compare_digest(found.token_hash, wanted):
         return TokenVerdict(None, "invalid token")
@@ -119,7 +119,7 @@ def check_token(tx: Tx, token: str, *, now: datetime) -> TokenVerdict:
         when = row.expires_at.strftime("%Y-%m-%d %H:%M UTC")
         return TokenVerdict(None, f"token {row.id} expired on {when}", row)
     seen = row.last_used_at
-    return TokenVerdict(row.user_id, "", row, seen is None or now - seen >= rows.TOUCH_EVERY)
+    return TokenVerdict(row.user_id, "", row, seen is None or now - seen >= TOKEN_TOUCH_EVERY)
 
 
 def user_for_token(tx: Tx, token: str, *, now: datetime) -> str | None:
@@ -129,22 +129,24 @@ def user_for_token(tx: Tx, token: str, *, now: datetime) -> str | None:
 
 def note_token_use(store: Store, token: str) -> None:
     """Write the token's last use (callers do so once :attr:`TokenVerdict.stale`)."""
-    with store.transaction() as tx:
-        rows.touch_token(tx, digest(token), store.now())
+    with store.unit() as u:
+        u.credentials.touch_token(digest(token), store.now())
 
 
-def list_tokens(tx: Tx, user: str | None = None) -> list[rows.TokenRow]:
+def list_tokens(tx: Tx, user: str | None = None) -> list[TokenRow]:
     """The tokens of ``user``, or everyone's (None): never their secrets."""
-    return rows.tokens(tx, user)
+    u = Unit(tx)
+    return u.credentials.tokens(user)
 
 
-def revoke_token(tx: Tx, token_id: str, *, owner: str | None = None) -> rows.TokenRow | None:
+def revoke_token(tx: Tx, token_id: str, *, owner: str | None = None) -> TokenRow | None:
     """Revoke one token by its id (only if it is ``owner``'s, when given); what it was, or
     None when there is no such token (for ``owner``). Streams opened with it end at once."""
-    found = rows.token_by_id(tx, token_id)
+    u = Unit(tx)
+    found = u.credentials.token_by_id(token_id)
     if found is None or (owner is not None and found.user_id != owner):
         return None
-    rows.remove_token(tx, token_id)
+    u.credentials.remove_token(token_id)
     tx.notify(auth_notice(found.user_id))
     return found
 
@@ -157,7 +159,7 @@ def rotate_token(
     expires_at: datetime | None = None,
     max_age: timedelta | None = None,
     owner: str | None = None,
-) -> tuple[str, rows.TokenRow] | None:
+) -> tuple[str, TokenRow] | None:
     """Replace a token by a new one of the same user and name, valid until ``expires_at``,
     by default as long as the old one was from its making (at most ``max_age``; an old
     token without expiry: ``max_age``); the old one stops at once. None: no such token (for
@@ -176,47 +178,52 @@ def rotate_token(
 def revoke_tokens(tx: Tx, user: str, *, now: datetime) -> int:
     """Revoke every API token of ``user`` (how many), end their browser sessions and their
     unused answer links."""
+    u = Unit(tx)
     tx.notify(auth_notice(user))  # the user's open streams check their credentials now
-    answer_links.revoke(tx, user, now)
-    rows.remove_logins(tx, user)
-    return rows.remove_tokens(tx, user)
+    u.answer_links.revoke(user, now)
+    u.credentials.remove_logins(user)
+    return u.credentials.remove_tokens(user)
 
 
 def sign_out_everywhere(tx: Tx, user: str) -> int:
     """End every browser session of ``user`` (how many); their open streams end at once."""
+    u = Unit(tx)
     tx.notify(auth_notice(user))
-    return rows.remove_logins(tx, user)
+    return u.credentials.remove_logins(user)
 
 
 def set_user_disabled(tx: Tx, user: str, disabled: bool, *, now: datetime) -> bool:
     """Disable a user (every token, session, stream, MCP connection and answer link of
     theirs stops at once; tokens and sessions come back when enabled again, answer links
     do not), or enable them again. False: nothing changed. Unknown users are a NotFound."""
-    if not user_exists(tx, user):
+    u = Unit(tx)
+    if not u.conversations.user_exists(user):
         raise NotFound("user")
-    changed = rows.set_disabled(tx, user, disabled, now=now)
+    changed = u.credentials.set_disabled(user, disabled, now=now)
     if disabled:
-        answer_links.revoke(tx, user, now)
-        rows.remove_logins(tx, user)
+        u.answer_links.revoke(user, now)
+        u.credentials.remove_logins(user)
     tx.notify(auth_notice(user))
     return changed
 
 
 def create_signin_link(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> str:
     """A one-time secret that signs ``user`` in from a browser once, within ``ttl``."""
-    ensure_user(tx, user, now)
+    u = Unit(tx)
+    u.conversations.ensure_user(user, now)
     secret = _new_secret()
-    rows.add_signin_link(tx, digest(secret), user, now=now, expires_at=now + ttl)
+    u.credentials.add_signin_link(digest(secret), user, now=now, expires_at=now + ttl)
     return secret
 
 
 def redeem_signin(tx: Tx, secret: str, *, now: datetime) -> str | None:
     """Consume a sign-in secret; the user it was for, or None (unknown, used, expired, or
     its user disabled)."""
+    u = Unit(tx)
     if not secret or len(secret) > MAX_SECRET:
         return None
-    user = rows.use_signin_link(tx, digest(secret), now=now)
-    return user if user is not None and rows.user_enabled(tx, user) else None
+    user = u.credentials.use_signin_link(digest(secret), now=now)
+    return user if user is not None and u.credentials.user_enabled(user) else None
 
 
 @dataclass(frozen=True)
@@ -229,9 +236,10 @@ class BrowserLogin:
 
 def create_login(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> tuple[str, BrowserLogin]:
     """A browser login: the cookie value and the login it opens."""
+    u = Unit(tx)
     cookie = _new_secret()
     login = BrowserLogin(user, _new_secret())
-    rows.add_login(tx, digest(cookie), user, login.csrf_token, now=now, expires_at=now + ttl)
+    u.credentials.add_login(digest(cookie), user, login.csrf_token, now=now, expires_at=now + ttl)
     return cookie, login
 
 
@@ -247,28 +255,31 @@ def login_for(
 ) -> LoginVerdict | None:
     """The live login of a cookie: before its expiry, used within ``idle``, its user
     enabled; None otherwise."""
+    u = Unit(tx)
     if not cookie or len(cookie) > MAX_SECRET:
         return None
-    found = rows.login(tx, digest(cookie), now=now, idle=idle)
+    found = u.credentials.login(digest(cookie), now=now, idle=idle)
     if found is None:
         return None
-    stale = now - found.last_seen_at >= rows.TOUCH_EVERY
+    stale = now - found.last_seen_at >= TOKEN_TOUCH_EVERY
     return LoginVerdict(BrowserLogin(found.user, found.csrf_token), stale)
 
 
 def note_login_use(store: Store, cookie: str) -> None:
-    with store.transaction() as tx:
-        rows.touch_login(tx, digest(cookie), store.now())
+    with store.unit() as u:
+        u.credentials.touch_login(digest(cookie), store.now())
 
 
 def drop_login(tx: Tx, cookie: str) -> None:
-    user = rows.remove_login(tx, digest(cookie))
+    u = Unit(tx)
+    user = u.credentials.remove_login(digest(cookie))
     if user is not None:
         tx.notify(auth_notice(user))
 
 
 def prune_expired(tx: Tx, now: datetime) -> int:
-    return rows.prune_expired(tx, now)
+    u = Unit(tx)
+    return u.credentials.prune_expired(now)
 
 
 # -- convenience over a store (the CLI and the serve command) -------------------------------
@@ -283,11 +294,11 @@ def issue_token(
 
 def issue_named_token(
     store: Store, user: str, *, name: str = "", expires_in: timedelta | None = None
-) -> tuple[str, rows.TokenRow]:
-    with store.transaction() as tx:
+) -> tuple[str, TokenRow]:
+    with store.unit() as u:
         now = store.now()
         expires_at = None if expires_in is None else now + expires_in
-        return create_token(tx, user, name=name, now=now, expires_at=expires_at)
+        return create_token(u.tx, user, name=name, now=now, expires_at=expires_at)
 
 
 def kept_token(
@@ -301,12 +312,12 @@ def kept_token(
         saved = path.read_text("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         saved = ""
-    with store.transaction() as tx:
+    with store.unit() as u:
         now = store.now()
-        if saved and user_for_token(tx, saved, now=now) == user:
+        if saved and user_for_token(u.tx, saved, now=now) == user:
             return saved
         expires_at = None if expires_in is None else now + expires_in
-        token, _ = create_token(tx, user, name=name, now=now, expires_at=expires_at)
+        token, _ = create_token(u.tx, user, name=name, now=now, expires_at=expires_at)
     with contextlib.suppress(OSError):
         _save_secret(path, token)
     return token
@@ -327,8 +338,8 @@ def _save_secret(path: Path, secret: str) -> None:
 
 
 def issue_signin_link(store: Store, user: str, *, base_url: str, ttl: timedelta) -> str:
-    with store.transaction() as tx:
-        secret = create_signin_link(tx, user, ttl=ttl, now=store.now())
+    with store.unit() as u:
+        secret = create_signin_link(u.tx, user, ttl=ttl, now=store.now())
     return f"{base_url.rstrip('/')}/signin?token={secret}"
 
 

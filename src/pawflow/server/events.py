@@ -38,10 +38,8 @@ from pawflow.server.credentials import prune_expired
 from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.server.markdown import with_html
 from pawflow.server.models import MAX_SAFE_INTEGER
-from pawflow.store import Store
+from pawflow.store import EVENT_PRUNE_BATCH, Store, SweepStep, Unit
 from pawflow.store import Transaction as Tx
-from pawflow.store import events as event_log
-from pawflow.store.store import SweepStep
 
 BATCH = 500
 RETRY_MILLIS = 2000
@@ -71,10 +69,11 @@ def read_batch(tx: Tx, user: str, after: int) -> tuple[list[Event], bool]:
     that logs the event), so the next one missing while the counter is past ``after`` means
     retention removed it.
     """
-    tail = event_log.last_seq(tx, user)
+    u = Unit(tx)
+    tail = u.events.last_seq(user)
     if after >= tail:
         return [], False
-    batch = event_log.events_after(tx, user, after, BATCH)
+    batch = u.events.events_after(user, after, BATCH)
     if not batch or batch[0].seq != after + 1:
         return [], True
     return batch, False
@@ -100,11 +99,11 @@ def frames(event: Event) -> str:
 
 def _start(store: Store, user: str, asked: int | None) -> tuple[int, bool]:
     """Where a stream starts, and whether the client must be told to reset."""
-    with store.transaction(write=False) as tx:
-        tail = event_log.last_seq(tx, user)
+    with store.unit(write=False) as u:
+        tail = u.events.last_seq(user)
         if asked is None:
             return tail, False
-        if asked > tail or read_batch(tx, user, asked)[1]:
+        if asked > tail or read_batch(u.tx, user, asked)[1]:
             return tail, True
         return asked, False
 
@@ -196,8 +195,8 @@ class Read:
 
 
 def _read(store: Store, user: str, after: int) -> Read:
-    with store.transaction(write=False) as tx:
-        batch, gone = read_batch(tx, user, after)
+    with store.unit(write=False) as u:
+        batch, gone = read_batch(u.tx, user, after)
     text = "".join(frames(event) for event in batch)
     return Read(text, len(batch), batch[-1].seq if batch else after, gone)
 
@@ -259,13 +258,13 @@ def retention_step(retention: timedelta) -> SweepStep:
         now = store.now()
         removed = 0
         while True:
-            with store.transaction() as tx:
-                done = event_log.prune_events(tx, now - retention)
+            with store.unit() as u:
+                done = u.events.prune_events(now - retention)
             removed += done
-            if done < event_log.PRUNE_BATCH:
+            if done < EVENT_PRUNE_BATCH:
                 break
-        with store.transaction() as tx:
-            sessions = prune_expired(tx, now)
+        with store.unit() as u:
+            sessions = prune_expired(u.tx, now)
         return {"events_pruned": removed, "sessions_pruned": sessions}
 
     return prune

@@ -27,7 +27,6 @@ from pawflow.server.auth import Principal, authenticate
 from pawflow.server.context import ServerContext, context_of
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.store import Store
-from pawflow.store.conversations import file_content
 
 router = APIRouter(prefix="/api/files", tags=["files"])
 
@@ -182,8 +181,8 @@ def download(
     # The uploader, or whoever may read a request it answers: one indexed lookup, so an
     # unknown id and someone else's answer alike (same body, same cost).
     ref = store.readable_file(file_id, user=principal.user)
-    with store.transaction(write=False) as tx:
-        content = file_content(tx, ref.id)
+    with store.unit(write=False) as u:
+        content = u.conversations.file_content(ref.id)
     # Served as an attachment, never rendered here: an upload must not run as this origin.
     return Response(
         content,

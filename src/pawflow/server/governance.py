@@ -21,7 +21,7 @@ from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import action_route
-from pawflow.store import Store, groups, outbox
+from pawflow.store import OutboxRow, Store
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
@@ -102,7 +102,7 @@ def _action(name: str, response: type[m.Out], summary: str) -> Callable[[_Handle
 _NOT_CONFIGURED = re.compile(r"^the \w+ channel is not configured on this server$")
 
 
-def delivery_text(row: outbox.OutboxRow, status: str) -> str:
+def delivery_text(row: OutboxRow, status: str) -> str:
     """One delivery in words, as a request's History says it: ``email to lee: failed — not
     configured``, ``slack to ada: sent, updated after the answer``, ``push to ada: sent``
     (``status``: the request's own)."""
@@ -125,8 +125,8 @@ def interaction_details(store: Store, found: dict[str, Any]) -> InteractionDetai
     """What ``get_interaction`` (and a claim, a release, a reassignment) answers: the store's
     details of a request (``store.accountability.interaction_details``) and its deliveries,
     each with its outcome in words."""
-    with store.transaction(write=False) as tx:
-        sent = outbox.deliveries(tx, found["interaction"].id)
+    with store.unit(write=False) as u:
+        sent = u.outbox.deliveries(found["interaction"].id)
     status = found["interaction"].status
     return InteractionDetails(
         **found,
@@ -251,18 +251,18 @@ def list_groups(
 @_action("add_to_group", Groups, "Add users to a group, made on first use (admins)")
 def add_to_group(body: GroupBody, principal: Caller, request: Request) -> Groups:
     admin = Admin(request, principal)
-    with admin.store.transaction() as tx:
-        groups.add_members(tx, body.name, body.users, admin.store.now())
-        admin.audit(tx, "group.add", f"group:{body.name}", users=body.users)
+    with admin.store.unit() as u:
+        u.groups.add_members(body.name, body.users, admin.store.now())
+        admin.audit(u.tx, "group.add", f"group:{body.name}", users=body.users)
     return Groups(groups=admin.store.accountability.list_groups())
 
 
 @_action("remove_from_group", Groups, "Take users out of a group, or remove it (admins)")
 def remove_from_group(body: GroupBody, principal: Caller, request: Request) -> Groups:
     admin = Admin(request, principal)
-    with admin.store.transaction() as tx:
-        groups.remove_members(tx, body.name, body.users)
-        admin.audit(tx, "group.remove", f"group:{body.name}", users=body.users)
+    with admin.store.unit() as u:
+        u.groups.remove_members(body.name, body.users)
+        admin.audit(u.tx, "group.remove", f"group:{body.name}", users=body.users)
     return Groups(groups=admin.store.accountability.list_groups())
 
 
@@ -273,9 +273,9 @@ def delegate(body: DelegateBody, principal: Caller, request: Request) -> Delegat
     until = parse_deadline(body.until)
     if whom != principal.user:  # for someone else: an admin's action, audited
         admin = Admin(request, principal)
-        with store.transaction() as tx:
-            groups.delegate(tx, whom, body.to, until, store.now())
-            admin.audit(tx, "delegation.add", whom, to=body.to, until=body.until)
+        with store.unit() as u:
+            u.groups.delegate(whom, body.to, until, store.now())
+            admin.audit(u.tx, "delegation.add", whom, to=body.to, until=body.until)
     else:
         store.accountability.delegate(whom, to=body.to, until=until)
     mine = [d for d in store.accountability.list_delegations() if d["principal"] == whom]

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from pawflow import loops
 from pawflow.errors import StoreUnavailable
-from pawflow.store import Store, clocks
+from pawflow.store import Store, clock_health
 
 from .models import Out
 
@@ -46,7 +46,7 @@ def check(store: Store) -> tuple[int, dict[str, Any]]:
     failing = any(state.startswith("failing") for state in states.values())
     status = "unavailable" if problem is not None or stopped else "degraded" if failing else "ok"
     body = {"status": status, "store": problem or "ok", "loops": states}
-    body.update(clocks.health(store.clock))
+    body.update(clock_health(store.clock))
     return (503 if status == "unavailable" else 200), body
 
 

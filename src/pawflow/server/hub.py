@@ -28,8 +28,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
-from pawflow.store import Store
-from pawflow.store.events import EVENT_NOTICE, user_key
+from pawflow.store import EVENT_NOTICE, Store, user_key
 
 AUTH_NOTICE = "auth"
 SHARED_FOR = 0.25

@@ -39,8 +39,7 @@ from prometheus_client.registry import Collector
 from pawflow import telemetry
 from pawflow.server import tallies
 from pawflow.server.settings import ServerSettings
-from pawflow.store import Store, clocks
-from pawflow.store.metrics import StoreGauges, zero_counters
+from pawflow.store import CLOCK_FAMILIES, Store, StoreGauges, clock_samples, zero_counters
 from pawflow.telemetry import Family, Sample
 
 PATH = "/metrics"
@@ -61,9 +60,9 @@ class PawFlowCollector(Collector):
         for instrument in list(telemetry.INSTRUMENTS):
             yield from _metrics([instrument.family], counted.get(instrument.family.name, []))
         yield from _metrics(self.gauges.families(), self.gauges.samples())
-        clock = clocks.samples(self.store.clock)
+        clock = clock_samples(self.store.clock)
         if clock:  # only where the server keeps the database's time
-            yield from _metrics(clocks.FAMILIES, clock)
+            yield from _metrics(CLOCK_FAMILIES, clock)
 
 
 def _metrics(families: Iterable[Family], samples: Iterable[Sample]) -> Iterator[Metric]:

@@ -29,7 +29,6 @@ from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.channel_models import Deleted
 from pawflow.server.context import context_of
 from pawflow.server.errors import action_route
-from pawflow.store import web_push
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
@@ -121,9 +120,9 @@ def get_push(
     body: Annotated[GetPush, Body()] = GetPush(),  # noqa: B008
 ) -> PushSettings:
     ctx = context_of(request)
-    with ctx.store.transaction(write=False) as tx:
-        keys = web_push.keys(tx) if ctx.settings.push else None
-        devices = web_push.of_user(tx, principal.user)
+    with ctx.store.unit(write=False) as u:
+        keys = u.web_push.keys() if ctx.settings.push else None
+        devices = u.web_push.of_user(principal.user)
     mine = body.endpoint is not None and any(d.endpoint == body.endpoint for d in devices)
     return PushSettings(
         enabled=keys is not None,
@@ -139,22 +138,22 @@ def subscribe_push(body: SubscribePush, principal: Caller, request: Request) -> 
     p256dh = _key(body.keys.p256dh, "keys.p256dh", 65)
     auth = _key(body.keys.auth, "keys.auth", 16)
     endpoint = _allowed_endpoint(request, body.endpoint)
-    with ctx.store.transaction() as tx:
-        added = web_push.subscribe(
-            tx, principal.user, endpoint, p256dh, auth, body.device, ctx.store.now()
+    with ctx.store.unit() as u:
+        added = u.web_push.subscribe(
+            principal.user, endpoint, p256dh, auth, body.device, ctx.store.now()
         )
     return PushDevice(**added.to_dict())
 
 
 @_action("unsubscribe_push", Deleted, "Send no more pushes to this browser")
 def unsubscribe_push(body: UnsubscribePush, principal: Caller, request: Request) -> Deleted:
-    with context_of(request).store.transaction() as tx:
-        web_push.unsubscribe(tx, principal.user, endpoint=body.endpoint)
+    with context_of(request).store.unit() as u:
+        u.web_push.unsubscribe(principal.user, endpoint=body.endpoint)
     return Deleted(deleted=True)
 
 
 @_action("remove_push_device", Deleted, "Send no more pushes to one of your devices")
 def remove_push_device(body: RemovePushDevice, principal: Caller, request: Request) -> Deleted:
-    with context_of(request).store.transaction() as tx:
-        web_push.unsubscribe(tx, principal.user, device_id=body.device_id)
+    with context_of(request).store.unit() as u:
+        u.web_push.unsubscribe(principal.user, device_id=body.device_id)
     return Deleted(deleted=True)

@@ -12,8 +12,7 @@ from urllib.parse import urlsplit
 
 from pawflow.durations import setting_duration, setting_seconds
 from pawflow.errors import ConfigError, InvalidInput
-from pawflow.store import default_url
-from pawflow.store.store import DEFAULT_FILE_CAP
+from pawflow.store import DEFAULT_FILE_CAP, default_url
 
 ENV_PREFIX = "PAWFLOW_"
 MAY_BE_NONE = frozenset({"wait_for_db"})

@@ -26,7 +26,7 @@ from pawflow.server.context import ServerContext, context_of
 from pawflow.server.credentials import BrowserLogin, create_login, drop_login, redeem_signin
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.store import Transaction as Tx
-from pawflow.store import roles
+from pawflow.store import Unit
 
 router = APIRouter(tags=["session"])
 
@@ -39,7 +39,8 @@ LINK_SIGNIN = "link_signin"
 
 
 def link_signin_on(tx: Tx) -> bool:
-    return roles.option(tx, LINK_SIGNIN) != "off"
+    u = Unit(tx)
+    return u.roles.option(LINK_SIGNIN) != "off"
 
 
 def _choices(request: Request, links: bool) -> str:
@@ -57,9 +58,9 @@ def _choices(request: Request, links: bool) -> str:
 @router.get("/signin", include_in_schema=False)
 def signin_form(request: Request, token: str = "") -> HTMLResponse:
     store = context_of(request).store
-    with store.transaction(write=False) as tx:
-        links = link_signin_on(tx)
-        user = signin_page.link_user(tx, token, now=store.now()) if token and links else None
+    with store.unit(write=False) as u:
+        links = link_signin_on(u.tx)
+        user = signin_page.link_user(u.tx, token, now=store.now()) if token and links else None
     if not token:
         return _page("Sign in", _choices(request, links))
     if not links:
@@ -74,8 +75,8 @@ def signin_form(request: Request, token: str = "") -> HTMLResponse:
 def open_browser_login(ctx: ServerContext, user: str) -> Response:
     """A new browser login for ``user``: the redirect to the chat that sets its cookies."""
     store = ctx.store
-    with store.transaction() as tx:
-        cookie, session = create_login(tx, user, ttl=ctx.settings.session_ttl, now=store.now())
+    with store.unit() as u:
+        cookie, session = create_login(u.tx, user, ttl=ctx.settings.session_ttl, now=store.now())
     return _with_login(ctx, cookie, session)
 
 
@@ -101,14 +102,14 @@ def signin(request: Request, token: Annotated[str, Form(max_length=200)] = "") -
     store = ctx.store
     address = client_address(request)
     ctx.auth_failures.check(address)
-    with store.transaction() as tx:
-        if not link_signin_on(tx):
+    with store.unit() as u:
+        if not link_signin_on(u.tx):
             return _page("Sign in", signin_page.LINKS_OFF, status=403)
-        user = redeem_signin(tx, token, now=store.now())
+        user = redeem_signin(u.tx, token, now=store.now())
         if user is None:
             ctx.auth_failures.failed(address)
             return _page("Sign in", signin_page.UNUSABLE, status=400)
-        cookie, session = create_login(tx, user, ttl=ctx.settings.session_ttl, now=store.now())
+        cookie, session = create_login(u.tx, user, ttl=ctx.settings.session_ttl, now=store.now())
     return _with_login(ctx, cookie, session)
 
 
@@ -122,8 +123,8 @@ def signout(request: Request, principal: Annotated[Principal, Depends(authentica
     cookie = request.cookies.get(SESSION_COOKIE)
     if principal.via == "session" and cookie:
         store = context_of(request).store
-        with store.transaction() as tx:
-            drop_login(tx, cookie)
+        with store.unit() as u:
+            drop_login(u.tx, cookie)
     response = Response(status_code=204)
     response.delete_cookie(SESSION_COOKIE)
     response.delete_cookie(CSRF_COOKIE)
@@ -140,8 +141,8 @@ def session(
     request: Request, principal: Annotated[Principal, Depends(authenticate)]
 ) -> JSONResponse:
     ctx = context_of(request)
-    with ctx.store.transaction(write=False) as tx:
-        admin = principal.user in ctx.settings.admins or roles.is_admin(tx, principal.user)
+    with ctx.store.unit(write=False) as u:
+        admin = principal.user in ctx.settings.admins or u.roles.is_admin(principal.user)
     return JSONResponse(
         {
             "user": principal.user,

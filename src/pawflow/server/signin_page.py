@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from pawflow.errors import SignInProblem
 from pawflow.server.credentials import MAX_SECRET, digest
 from pawflow.store import Transaction as Tx
-from pawflow.store import credentials
+from pawflow.store import Unit
 
 # same-origin, not no-referrer: under no-referrer a browser posts the form with "Origin: null",
 # which the origin check must refuse; the secret in the URL still never leaves this origin.
@@ -46,9 +46,10 @@ def page(title: str, body: str, status: int = 200) -> HTMLResponse:
 
 def link_user(tx: Tx, secret: str, *, now: datetime) -> str | None:
     """Whom a sign-in secret is for, without using it up (None: unknown, used or expired)."""
+    u = Unit(tx)
     if not secret or len(secret) > MAX_SECRET:
         return None
-    return credentials.signin_link_user(tx, digest(secret), now=now)
+    return u.credentials.signin_link_user(digest(secret), now=now)
 
 
 HOW_TO_GET_A_LINK = (

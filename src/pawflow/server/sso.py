@@ -27,10 +27,8 @@ from pawflow.server.context import ServerContext, context_of
 from pawflow.server.credentials import digest, validate_user_name
 from pawflow.server.oidc import OidcConfig, OpenIDProvider
 from pawflow.server.signin import open_browser_login
+from pawflow.store import RoleOrigin, SignInAttempt, Unit, usable_group_names
 from pawflow.store import Transaction as Tx
-from pawflow.store import roles, sign_in
-from pawflow.store.conversations import ensure_user, user_exists
-from pawflow.store.credentials import user_enabled
 
 log = logging.getLogger("pawflow.server.sso")
 
@@ -59,11 +57,12 @@ def _text(claims: dict[str, Any], name: str) -> str | None:
 
 def admit(tx: Tx, config: OidcConfig, claims: dict[str, Any], *, now: datetime) -> Admitted:
     """Who ``claims`` (a checked ID token's) sign in as; :class:`SignInProblem` if nobody."""
+    u = Unit(tx)
     subject = str(claims["sub"])
     email = _text(claims, config.email_claim)
     verified = claims.get("email_verified") is not False
     raw_groups = claims.get(config.groups_claim)
-    groups = sign_in.usable_group_names(raw_groups) if isinstance(raw_groups, list) else []
+    groups = usable_group_names(raw_groups) if isinstance(raw_groups, list) else []
     domain = email.rpartition("@")[2].lower() if email and verified and "@" in email else ""
     gated = bool(config.allowed_domains or config.allowed_groups)
     allowed = (
@@ -77,7 +76,7 @@ def admit(tx: Tx, config: OidcConfig, claims: dict[str, Any], *, now: datetime) 
             f"Your account ({who}) is in none of the email domains or groups allowed here"
             " (PAWFLOW_OIDC_ALLOWED_DOMAINS, PAWFLOW_OIDC_ALLOWED_GROUPS). Ask an admin."
         )
-    user = sign_in.identity_user(tx, config.issuer, subject)
+    user = u.sign_in.identity_user(config.issuer, subject)
     created = False
     if user is None:
         name = _text(claims, config.user_claim)
@@ -92,52 +91,52 @@ def admit(tx: Tx, config: OidcConfig, claims: dict[str, Any], *, now: datetime) 
             user = validate_user_name(name)
         except InvalidInput:
             raise SignInProblem(f"{name[:80]!r} cannot be a user name here.") from None
-        if not user_exists(tx, user):
+        if not u.conversations.user_exists(user):
             if not gated and not allowed:
                 raise SignInProblem(
                     f"There is no user {user!r} here, and no email domain or group is allowed"
                     " to make one on first sign-in. Ask an admin to add you."
                 )
             created = True
-        ensure_user(tx, user, now)
-    if not created and not user_enabled(tx, user):
+        u.conversations.ensure_user(user, now)
+    if not created and not u.credentials.user_enabled(user):
         raise SignInProblem(
             f"Your account ({user}) is disabled here. Ask an admin to enable it again."
         )
-    sign_in.link_identity(tx, config.issuer, subject, user, now=now)
+    u.sign_in.link_identity(config.issuer, subject, user, now=now)
     if email is not None:
-        roles.set_email(tx, user, email)
+        u.roles.set_email(user, email)
     admitted = Admitted(user, created)
     if isinstance(raw_groups, list):
-        admitted.joined, admitted.left = sign_in.sync_groups(
-            tx, user, groups, issuer=config.issuer, now=now
+        admitted.joined, admitted.left = u.sign_in.sync_groups(
+            user, groups, issuer=config.issuer, now=now
         )
     _sync_role(tx, config, user, groups, now=now)
     return admitted
 
 
 def _sync_role(tx: Tx, config: OidcConfig, user: str, groups: list[str], *, now: datetime) -> None:
+    u = Unit(tx)
     if config.admin_group is None:
         return
-    found = roles.user(tx, user)
+    found = u.roles.user(user)
     if found is None:
         return
     if config.admin_group in groups and found.role != "admin":
-        roles.set_role(tx, user, "admin", source="provider")
+        u.roles.set_role(user, "admin", source="provider")
     elif config.admin_group not in groups and found.role_source == "provider":
         if found.role == "admin":
-            roles.set_role(tx, user, "member", source="provider")
+            u.roles.set_role(user, "member", source="provider")
     else:
         return
     role = "admin" if config.admin_group in groups else "member"
-    roles.record(
-        tx,
+    u.roles.record(
         PROVIDER_ACTOR,
         "user.role",
         now,
         target=user,
         detail={"role": role, "group": config.admin_group},
-        origin=roles.Origin(via="sign-in"),
+        origin=RoleOrigin(via="sign-in"),
     )
 
 
@@ -171,12 +170,11 @@ def start(request: Request) -> Response:
         return problem_page(problem)
     store = ctx.store
     now = store.now()
-    with store.transaction() as tx:
-        sign_in.prune_attempts(tx, now)
-        sign_in.add_attempt(
-            tx,
+    with store.unit() as u:
+        u.sign_in.prune_attempts(now)
+        u.sign_in.add_attempt(
             digest(trip.state),
-            sign_in.Attempt(trip.nonce, trip.code_verifier),
+            SignInAttempt(trip.nonce, trip.code_verifier),
             now=now,
             expires_at=now + timedelta(seconds=TRIP_SECONDS),
         )
@@ -216,8 +214,8 @@ def callback(
             request, ctx, "This sign-in was not started in this browser, or is over already."
         )
     store = ctx.store
-    with store.transaction() as tx:
-        attempt = sign_in.use_attempt(tx, digest(state), now=store.now())
+    with store.unit() as u:
+        attempt = u.sign_in.use_attempt(digest(state), now=store.now())
     if attempt is None:
         return _refused(request, ctx, "This sign-in is used up or expired. Start again.")
     try:
@@ -228,8 +226,8 @@ def callback(
             return problem_page(problem)
         return _refused(request, ctx, problem.reason)
     try:
-        with store.transaction() as tx:
-            admitted = admit(tx, provider.config, claims, now=store.now())
+        with store.unit() as u:
+            admitted = admit(u.tx, provider.config, claims, now=store.now())
     except SignInProblem as refusal:
         return _refused(request, ctx, refusal.reason)
     log.info(

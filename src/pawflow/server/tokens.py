@@ -33,8 +33,7 @@ from pawflow.server.credentials import (
 from pawflow.server.errors import action_route
 from pawflow.server.governance import Caller, UserName
 from pawflow.server.governance import _admin as admin_only
-from pawflow.store import Store
-from pawflow.store.credentials import TokenRow, disabled_at
+from pawflow.store import Store, TokenRow
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 _STATUSES = (400, 401, 403, 404, 413, 422, 429, 503)
@@ -135,8 +134,8 @@ def list_tokens_action(
     if body.all or (body.user is not None and body.user != principal.user):
         store = admin_only(request, principal)
         whose = None if body.all else body.user
-    with store.transaction(write=False) as tx:
-        found = list_tokens(tx, whose)
+    with store.unit(write=False) as u:
+        found = list_tokens(u.tx, whose)
     return Tokens(tokens=[TokenInfo.of(row) for row in found])
 
 
@@ -144,11 +143,11 @@ def list_tokens_action(
 def create_token_action(body: MakeToken, principal: Caller, request: Request) -> NewToken:
     ctx = context_of(request)
     store = ctx.store
-    with store.transaction() as tx:
+    with store.unit() as u:
         now = store.now()
         expires_at = token_expiry(now, body.expires, ctx.settings.token_max_age)
         secret, row = create_token(
-            tx, principal.user, name=body.name, now=now, expires_at=expires_at
+            u.tx, principal.user, name=body.name, now=now, expires_at=expires_at
         )
     return NewToken(token=secret, info=TokenInfo.of(row))
 
@@ -157,8 +156,8 @@ def create_token_action(body: MakeToken, principal: Caller, request: Request) ->
 def revoke_token_action(body: TokenRef, principal: Caller, request: Request) -> TokenInfo:
     store = context_of(request).store
     owner = _owner(request, principal)  # read before the write transaction opens
-    with store.transaction() as tx:
-        gone = revoke_token(tx, body.token_id, owner=owner)
+    with store.unit() as u:
+        gone = revoke_token(u.tx, body.token_id, owner=owner)
     if gone is None:
         raise NotFound("token")
     return TokenInfo.of(gone)
@@ -169,13 +168,13 @@ def rotate_token_action(body: RotateToken, principal: Caller, request: Request) 
     ctx = context_of(request)
     store = ctx.store
     owner = _owner(request, principal)  # read before the write transaction opens
-    with store.transaction() as tx:
+    with store.unit() as u:
         now = store.now()
         expires_at = None
         if body.expires is not None:
             expires_at = token_expiry(now, body.expires, ctx.settings.token_max_age)
         made = rotate_token(
-            tx,
+            u.tx,
             body.token_id,
             now=now,
             expires_at=expires_at,
@@ -189,9 +188,9 @@ def rotate_token_action(body: RotateToken, principal: Caller, request: Request) 
 
 def _set_disabled(request: Request, principal: Caller, user: str, disabled: bool) -> UserAccess:
     store = admin_only(request, principal)
-    with store.transaction() as tx:
-        changed = set_user_disabled(tx, user, disabled, now=store.now())
-        now_disabled = disabled_at(tx, user) is not None
+    with store.unit() as u:
+        changed = set_user_disabled(u.tx, user, disabled, now=store.now())
+        now_disabled = u.credentials.disabled_at(user) is not None
     return UserAccess(user=user, disabled=now_disabled, changed=changed)
 
 
@@ -212,6 +211,6 @@ def sign_out_everywhere_action(
     body: Annotated[SignOut, Body()] = SignOut(),  # noqa: B008
 ) -> SignedOut:
     store = context_of(request).store
-    with store.transaction() as tx:
-        ended = sign_out_everywhere(tx, principal.user)
+    with store.unit() as u:
+        ended = sign_out_everywhere(u.tx, principal.user)
     return SignedOut(ended=ended)

@@ -114,19 +114,13 @@ class Store:
 
     @contextlib.contextmanager
     def unit(self, *, write: bool = True, tx: Tx | None = None) -> Iterator[Unit]:
-        """One transaction with the store's tables bound to it and its clock
-        (``u.turns.enqueue(…)``, ``u.outbox.mark_sent(…)``, ``u.now()``): what they do
-        commits together when the block ends, or not at all. Within ``tx`` when the caller
-        already has one open (a delivery's): then nothing commits here."""
+        """One transaction (or ``tx``, a caller's) with the tables bound to it: ``u.turns``, …"""
         with self._within(tx, write) as inner:
             yield Unit(inner, self.now)
 
-    @contextlib.contextmanager
-    def transaction(self, *, write: bool = True) -> Iterator[Tx]:
-        """One transaction, to pass to the store's functions (``turns.enqueue(tx, …)``)
-        so that what they do commits together, or not at all."""
-        with self.db.transaction(write=write) as tx:
-            yield tx
+    def transaction(self, *, write: bool = True) -> contextlib.AbstractContextManager[Tx]:
+        """A bare transaction, for the store's own modules (above it, :meth:`unit`)."""
+        return self.db.transaction(write=write)
 
     # -- users, conversations, uploads ----------------------------------------------------
 

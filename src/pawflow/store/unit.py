@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from datetime import datetime
-from functools import cached_property
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from pawflow.store import (
@@ -134,10 +133,33 @@ class Table:
         self.tx = tx
 
 
+T = TypeVar("T", bound=Table)
+
+
+class _tables(Generic[T]):
+    """A table of the unit, made on first use and kept for the rest of the unit."""
+
+    def __init__(self, table: type[T]) -> None:
+        self.table = table
+
+    def __set_name__(self, owner: type[Any], name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, unit: None, owner: type[Any]) -> _tables[T]: ...
+
+    @overload
+    def __get__(self, unit: Unit, owner: type[Any]) -> T: ...
+
+    def __get__(self, unit: Unit | None, owner: type[Any]) -> _tables[T] | T:
+        if unit is None:
+            return self
+        made = unit.__dict__[self.name] = self.table(unit.tx)
+        return made
+
+
 class A2APushTable(Table):
     """Push notifications owed to A2A clients."""
-
-    __slots__ = ()
 
     enqueue = bound(_a2a_push.enqueue)
     claim_due = bound(_a2a_push.claim_due)
@@ -149,8 +171,6 @@ class A2APushTable(Table):
 
 class A2ATasksTable(Table):
     """A2A tasks and their push configurations."""
-
-    __slots__ = ()
 
     save = bound(_a2a_tasks.save)
     get = bound(_a2a_tasks.get)
@@ -165,8 +185,6 @@ class A2ATasksTable(Table):
 class AdministrationTable(Table):
     """The administrator's views across users (webhooks, rules, outbox)."""
 
-    __slots__ = ()
-
     webhooks = bound(_administration.webhooks)
     remove_webhook = bound(_administration.remove_webhook)
     approval_rules = bound(_administration.approval_rules)
@@ -177,8 +195,6 @@ class AdministrationTable(Table):
 class AnswerLinksTable(Table):
     """One-use answer links sent in messages."""
 
-    __slots__ = ()
-
     create = bound(_answer_links.create)
     find = bound(_answer_links.find)
     spend = bound(_answer_links.spend)
@@ -187,8 +203,6 @@ class AnswerLinksTable(Table):
 
 class ApprovalsTable(Table):
     """Approval rules of tools and their recorded executions."""
-
-    __slots__ = ()
 
     add_rule = bound(_approvals.add_rule)
     matching_rule = bound(_approvals.matching_rule)
@@ -202,16 +216,12 @@ class ApprovalsTable(Table):
 class AuditTable(Table):
     """The audit trail."""
 
-    __slots__ = ()
-
     trail = bound(_audit.trail)
     since = bound(_audit.since)
 
 
 class CheckpointsTable(Table):
     """Checkpoints of agent runs."""
-
-    __slots__ = ()
 
     put = bound(_checkpoints.put)
     get = bound(_checkpoints.get)
@@ -226,8 +236,6 @@ class CheckpointsTable(Table):
 class ContinuationsTable(Table):
     """Parked continuations and their signals."""
 
-    __slots__ = ()
-
     read_signal = bound(_continuations.read_signal)
     fire_signal = bound(_continuations.fire_signal)
     parked_for = bound(_continuations.parked_for)
@@ -241,8 +249,6 @@ class ContinuationsTable(Table):
 
 class ConversationsTable(Table):
     """Users, conversations, their members and files."""
-
-    __slots__ = ()
 
     ensure_user = bound(_conversations.ensure_user)
     user_exists = bound(_conversations.user_exists)
@@ -265,8 +271,6 @@ class ConversationsTable(Table):
 
 class CredentialsTable(Table):
     """API tokens, sign-in links and logins."""
-
-    __slots__ = ()
 
     add_token = bound(_credentials.add_token)
     check_token = bound(_credentials.check_token)
@@ -294,8 +298,6 @@ class CredentialsTable(Table):
 class DeploymentsTable(Table):
     """Flow deployments."""
 
-    __slots__ = ()
-
     get = bound(_deployments.get)
     all_deployments = bound(_deployments.all_deployments)
     set_status = bound(_deployments.set_status)
@@ -307,8 +309,6 @@ class DeploymentsTable(Table):
 class EventsTable(Table):
     """Each user's event log."""
 
-    __slots__ = ()
-
     last_seq = bound(_events.last_seq)
     events_after = bound(_events.events_after)
     prune_events = bound(_events.prune_events)
@@ -316,8 +316,6 @@ class EventsTable(Table):
 
 class GroupsTable(Table):
     """Groups and delegations."""
-
-    __slots__ = ()
 
     check_kept_here = bound(_groups.check_kept_here)
     add_members = bound(_groups.add_members)
@@ -335,16 +333,12 @@ class GroupsTable(Table):
 class InteractionsTable(Table):
     """Durable requests, read (answers go through the facade)."""
 
-    __slots__ = ()
-
     get = bound(_interactions.get)
     newest_pending = bound(_interactions.newest_pending)
 
 
 class LeasesTable(Table):
     """Named leases (one owner at a time, until a deadline)."""
-
-    __slots__ = ()
 
     acquire = bound(_leases.acquire)
     renew = bound(_leases.renew)
@@ -357,16 +351,12 @@ class LeasesTable(Table):
 class McpRoundsTable(Table):
     """Rounds of MCP tools that ask."""
 
-    __slots__ = ()
-
     record = bound(_mcp_rounds.record)
     actions = bound(_mcp_rounds.actions)
 
 
 class MessagesTable(Table):
     """Conversation history and live clients."""
-
-    __slots__ = ()
 
     append_message = bound(_messages.append_message)
     history = bound(_messages.history)
@@ -380,16 +370,12 @@ class MessagesTable(Table):
 class MetricsTable(Table):
     """Gauges read from the tables, counters staged with the transaction."""
 
-    __slots__ = ()
-
     read = bound(_metrics.read)
     asked = bound(_metrics.asked)
 
 
 class OutboxTable(Table):
     """Messages owed to channels, and each user's reach."""
-
-    __slots__ = ()
 
     get_reach = bound(_outbox.get_reach)
     set_reach = bound(_outbox.set_reach)
@@ -411,8 +397,6 @@ class OutboxTable(Table):
 class QueuesTable(Table):
     """Durable flow queues."""
 
-    __slots__ = ()
-
     fence = bound(_queues.fence)
     enqueue = bound(_queues.enqueue)
     take = bound(_queues.take)
@@ -425,8 +409,6 @@ class QueuesTable(Table):
 
 class RolesTable(Table):
     """Users' roles, emails and server options."""
-
-    __slots__ = ()
 
     role_of = bound(_roles.role_of)
     is_admin = bound(_roles.is_admin)
@@ -444,8 +426,6 @@ class RolesTable(Table):
 class SessionsTable(Table):
     """Session continuations (what a conversation waits on)."""
 
-    __slots__ = ()
-
     insert = bound(_sessions.insert)
     lock = bound(_sessions.lock)
     supersede_pending = bound(_sessions.supersede_pending)
@@ -460,8 +440,6 @@ class SessionsTable(Table):
 class SignInTable(Table):
     """Single sign-on attempts, identities and provider groups."""
 
-    __slots__ = ()
-
     add_attempt = bound(_sign_in.add_attempt)
     use_attempt = bound(_sign_in.use_attempt)
     prune_attempts = bound(_sign_in.prune_attempts)
@@ -474,8 +452,6 @@ class SignInTable(Table):
 
 class TurnsTable(Table):
     """The turn queue of conversations."""
-
-    __slots__ = ()
 
     assign_agent = bound(_turns.assign_agent)
     assigned_agent = bound(_turns.assigned_agent)
@@ -502,8 +478,6 @@ class TurnsTable(Table):
 class WebPushTable(Table):
     """Web Push keys and subscriptions."""
 
-    __slots__ = ()
-
     keys = bound(_web_push.keys)
     keep_keys = bound(_web_push.keep_keys)
     subscribe = bound(_web_push.subscribe)
@@ -515,8 +489,6 @@ class WebPushTable(Table):
 
 class WebhooksTable(Table):
     """Webhooks and their deliveries."""
-
-    __slots__ = ()
 
     create = bound(_webhooks.create)
     list_for = bound(_webhooks.list_for)
@@ -555,106 +527,29 @@ class Unit:
             raise RuntimeError("this unit was made without the store's clock")
         return self._clock()
 
-    @cached_property
-    def a2a_push(self) -> A2APushTable:
-        return A2APushTable(self.tx)
-
-    @cached_property
-    def a2a_tasks(self) -> A2ATasksTable:
-        return A2ATasksTable(self.tx)
-
-    @cached_property
-    def administration(self) -> AdministrationTable:
-        return AdministrationTable(self.tx)
-
-    @cached_property
-    def answer_links(self) -> AnswerLinksTable:
-        return AnswerLinksTable(self.tx)
-
-    @cached_property
-    def approvals(self) -> ApprovalsTable:
-        return ApprovalsTable(self.tx)
-
-    @cached_property
-    def audit(self) -> AuditTable:
-        return AuditTable(self.tx)
-
-    @cached_property
-    def checkpoints(self) -> CheckpointsTable:
-        return CheckpointsTable(self.tx)
-
-    @cached_property
-    def continuations(self) -> ContinuationsTable:
-        return ContinuationsTable(self.tx)
-
-    @cached_property
-    def conversations(self) -> ConversationsTable:
-        return ConversationsTable(self.tx)
-
-    @cached_property
-    def credentials(self) -> CredentialsTable:
-        return CredentialsTable(self.tx)
-
-    @cached_property
-    def deployments(self) -> DeploymentsTable:
-        return DeploymentsTable(self.tx)
-
-    @cached_property
-    def events(self) -> EventsTable:
-        return EventsTable(self.tx)
-
-    @cached_property
-    def groups(self) -> GroupsTable:
-        return GroupsTable(self.tx)
-
-    @cached_property
-    def interactions(self) -> InteractionsTable:
-        return InteractionsTable(self.tx)
-
-    @cached_property
-    def leases(self) -> LeasesTable:
-        return LeasesTable(self.tx)
-
-    @cached_property
-    def mcp_rounds(self) -> McpRoundsTable:
-        return McpRoundsTable(self.tx)
-
-    @cached_property
-    def messages(self) -> MessagesTable:
-        return MessagesTable(self.tx)
-
-    @cached_property
-    def metrics(self) -> MetricsTable:
-        return MetricsTable(self.tx)
-
-    @cached_property
-    def outbox(self) -> OutboxTable:
-        return OutboxTable(self.tx)
-
-    @cached_property
-    def queues(self) -> QueuesTable:
-        return QueuesTable(self.tx)
-
-    @cached_property
-    def roles(self) -> RolesTable:
-        return RolesTable(self.tx)
-
-    @cached_property
-    def sessions(self) -> SessionsTable:
-        return SessionsTable(self.tx)
-
-    @cached_property
-    def sign_in(self) -> SignInTable:
-        return SignInTable(self.tx)
-
-    @cached_property
-    def turns(self) -> TurnsTable:
-        return TurnsTable(self.tx)
-
-    @cached_property
-    def web_push(self) -> WebPushTable:
-        return WebPushTable(self.tx)
-
-    @cached_property
-    def webhooks(self) -> WebhooksTable:
-        return WebhooksTable(self.tx)
+    a2a_push = _tables(A2APushTable)
+    a2a_tasks = _tables(A2ATasksTable)
+    administration = _tables(AdministrationTable)
+    answer_links = _tables(AnswerLinksTable)
+    approvals = _tables(ApprovalsTable)
+    audit = _tables(AuditTable)
+    checkpoints = _tables(CheckpointsTable)
+    continuations = _tables(ContinuationsTable)
+    conversations = _tables(ConversationsTable)
+    credentials = _tables(CredentialsTable)
+    deployments = _tables(DeploymentsTable)
+    events = _tables(EventsTable)
+    groups = _tables(GroupsTable)
+    interactions = _tables(InteractionsTable)
+    leases = _tables(LeasesTable)
+    mcp_rounds = _tables(McpRoundsTable)
+    messages = _tables(MessagesTable)
+    metrics = _tables(MetricsTable)
+    outbox = _tables(OutboxTable)
+    queues = _tables(QueuesTable)
+    roles = _tables(RolesTable)
+    sessions = _tables(SessionsTable)
+    sign_in = _tables(SignInTable)
+    turns = _tables(TurnsTable)
+    web_push = _tables(WebPushTable)
+    webhooks = _tables(WebhooksTable)
