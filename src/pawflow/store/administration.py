@@ -9,8 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pawflow.clock import from_millis, iso, to_millis
+from pawflow.clock import from_millis, iso
 from pawflow.errors import NotFound
+from pawflow.store import approvals
 from pawflow.store import webhooks as hooks
 from pawflow.store.database import Tx, sql
 
@@ -59,14 +60,8 @@ def approval_rules(tx: Tx) -> list[dict[str, Any]]:
 
 
 def revoke_rule(tx: Tx, rule_id: str, by: str, now: datetime) -> str:
-    row = sql(tx).one(
-        "UPDATE approval_rules SET revoked_at = ?, revoked_by = ? WHERE id = ?"
-        " AND revoked_at IS NULL RETURNING user_id",
-        (to_millis(now), by, rule_id),
-    )
-    if row is None:
-        raise NotFound("approval rule")
-    return str(row["user_id"])
+    """Revoke anyone's live rule (:mod:`pawflow.store.approvals` writes it); its owner."""
+    return approvals.revoke_any_rule(tx, rule_id, by, now)
 
 
 def outbox_counts(tx: Tx) -> dict[str, dict[str, int]]:

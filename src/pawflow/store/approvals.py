@@ -148,6 +148,18 @@ def revoke_rule(tx: Tx, rule_id: str, user: str, now: datetime) -> ApprovalRule:
     return _get(tx, rule_id)
 
 
+def revoke_any_rule(tx: Tx, rule_id: str, by: str, now: datetime) -> str:
+    """An administrator's revocation of anyone's live rule; returns its owner."""
+    row = sql(tx).one(
+        "UPDATE approval_rules SET revoked_at = ?, revoked_by = ? WHERE id = ?"
+        " AND revoked_at IS NULL RETURNING user_id",
+        (to_millis(now), by, rule_id),
+    )
+    if row is None:
+        raise NotFound("approval rule")
+    return str(row["user_id"])
+
+
 def record_execution(
     tx: Tx,
     request_id: str,

@@ -270,3 +270,26 @@ def discard(tx: Tx, target: str, signal_id: str) -> int:
     return sql(tx).execute(
         "DELETE FROM continuations WHERE target = ? AND signal_id = ?", (target, signal_id)
     )
+
+
+def hold_back(tx: Tx, continuation_id: str, until: datetime, error: str) -> None:
+    """A resolved continuation its handler has no room for yet: offered again at ``until``,
+    without counting an attempt."""
+    sql(tx).execute(
+        "UPDATE continuations SET next_attempt_at = ?, last_error = ? WHERE id = ?",
+        (to_millis(until), error, continuation_id),
+    )
+
+
+def defer(tx: Tx, continuation_id: str, until: datetime, error: str) -> None:
+    """A resolved continuation its handler failed to take: one more attempt, at ``until``."""
+    sql(tx).execute(
+        "UPDATE continuations SET attempts = attempts + 1, next_attempt_at = ?,"
+        " last_error = ? WHERE id = ?",
+        (to_millis(until), error, continuation_id),
+    )
+
+
+def consume(tx: Tx, continuation_id: str) -> None:
+    """A resolved continuation its handler took: gone, once."""
+    sql(tx).send("DELETE FROM continuations WHERE id = ?", (continuation_id,))

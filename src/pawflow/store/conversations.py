@@ -130,12 +130,17 @@ def share_conversation(
     if with_user == user:
         raise Conflict("the owner already has every access")
     ensure_user(tx, with_user, now)
+    set_member(tx, conversation_id, with_user, access)
+    return get_conversation(tx, conversation_id, user=user)
+
+
+def set_member(tx: Tx, conversation_id: str, user: str, access: str) -> None:
+    """Make ``user`` a member of the conversation with ``access`` (or change theirs)."""
     sql(tx).execute(
         "INSERT INTO conversation_members (conversation_id, user_id, access) VALUES (?, ?, ?)"
         " ON CONFLICT (conversation_id, user_id) DO UPDATE SET access = excluded.access",
-        (conversation_id, with_user, access),
+        (conversation_id, user, access),
     )
-    return get_conversation(tx, conversation_id, user=user)
 
 
 def conversation_members(tx: Tx, conversation_id: str) -> dict[str, Access]:

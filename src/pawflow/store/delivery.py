@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pawflow import telemetry
 from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput, QueueFull
-from pawflow.store.continuations import RESOLVED_NOTICE, Continuation
+from pawflow.store.continuations import (
+    RESOLVED_NOTICE,
+    Continuation,
+    consume,
+    defer,
+    hold_back,
+)
 from pawflow.store.database import sql
 from pawflow.store.metrics import asked, count
 
@@ -205,21 +211,14 @@ def _hand_over(tx: Tx, handler: DeliveryHandler, row: dict[str, Any], now: datet
             with tx.savepoint("delivery"):
                 handler.deliver(Delivery(Continuation.from_row(row), tx))
         except QueueFull as exc:  # not a failure: it waits for room, and is asked for then
-            sql(tx).execute(
-                "UPDATE continuations SET next_attempt_at = ?, last_error = ? WHERE id = ?",
-                (to_millis(now + MAX_BACKOFF), str(exc)[:1000], row["id"]),
-            )
+            hold_back(tx, row["id"], now + MAX_BACKOFF, str(exc)[:1000])
             count(tx, telemetry.DELIVERIES, target=target.split(":", 1)[0], result="held")
             return False
         except Exception as exc:  # any handler failure means "retry later"
             log.info("delivery of %s deferred: %s", row["id"], exc)
-            sql(tx).execute(
-                "UPDATE continuations SET attempts = attempts + 1, next_attempt_at = ?,"
-                " last_error = ? WHERE id = ?",
-                (to_millis(now + backoff(int(row["attempts"]))), str(exc)[:1000], row["id"]),
-            )
+            defer(tx, row["id"], now + backoff(int(row["attempts"])), str(exc)[:1000])
             count(tx, telemetry.DELIVERIES, target=target.split(":", 1)[0], result="deferred")
             return False
-        sql(tx).send("DELETE FROM continuations WHERE id = ?", (row["id"],))
+        consume(tx, row["id"])
         count(tx, telemetry.DELIVERIES, target=target.split(":", 1)[0], result="delivered")
         return True

@@ -68,6 +68,21 @@ def add_members(tx: Tx, name: str, users: Iterable[str], now: datetime) -> list[
     return members(tx, name)
 
 
+def join(tx: Tx, name: str, user: str, now: datetime) -> None:
+    """Put ``user`` in group ``name`` as its provider says (no check of where it is kept)."""
+    sql(tx).execute(
+        "INSERT INTO user_groups (name, member, added_at) VALUES (?, ?, ?)",
+        (name, user, to_millis(now)),
+    )
+
+
+def leave(tx: Tx, name: str, user: str) -> bool:
+    """Take ``user`` out of group ``name``; whether they were in it."""
+    return (
+        sql(tx).execute("DELETE FROM user_groups WHERE name = ? AND member = ?", (name, user)) > 0
+    )
+
+
 def remove_members(tx: Tx, name: str, users: Iterable[str]) -> list[str]:
     """Take users out of a group (all of them when ``users`` is empty); returns who is left."""
     check_group_name(name)

@@ -18,6 +18,7 @@ from pawflow.records import Conversation
 from pawflow.store.conversations import (
     conversation_access,
     get_conversation,
+    set_member,
     share_conversation,
 )
 from pawflow.store.database import Tx, sql
@@ -100,11 +101,7 @@ def accept(tx: Tx, conversation_id: str, *, user: str, now: datetime) -> Convers
     )
     if row is None:
         raise NotFound("invitation")
-    sql(tx).execute(
-        "INSERT INTO conversation_members (conversation_id, user_id, access) VALUES (?, ?, ?)"
-        " ON CONFLICT (conversation_id, user_id) DO UPDATE SET access = excluded.access",
-        (conversation_id, user, row["access"]),
-    )
+    set_member(tx, conversation_id, user, str(row["access"]))
     return get_conversation(tx, conversation_id, user=user)
 
 

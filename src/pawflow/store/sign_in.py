@@ -17,7 +17,7 @@ from datetime import datetime
 
 from pawflow.clock import to_millis
 from pawflow.store.database import Tx, sql
-from pawflow.store.groups import _NAME, members
+from pawflow.store.groups import _NAME, join, leave, members
 
 
 @dataclass(frozen=True)
@@ -100,16 +100,10 @@ def sync_groups(
             (name, issuer, to_millis(now)),
         )
         if user not in members(tx, name):
-            sql(tx).execute(
-                "INSERT INTO user_groups (name, member, added_at) VALUES (?, ?, ?)",
-                (name, user, to_millis(now)),
-            )
+            join(tx, name, user, now)
             joined.append(name)
     left: list[str] = []
     for name in sorted(kept - set(wanted)):
-        gone = sql(tx).execute(
-            "DELETE FROM user_groups WHERE name = ? AND member = ?", (name, user)
-        )
-        if gone:
+        if leave(tx, name, user):
             left.append(name)
     return joined, left
