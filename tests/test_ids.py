@@ -13,7 +13,7 @@ from pawflow.agent import RunRequest, ToolContext
 from pawflow.flow import FlowFile
 from pawflow.flow import deployments as deps
 from pawflow.ids import new_id, new_ordered_id
-from pawflow.store import Store
+from pawflow.store import Question, Store
 
 WAIT_FLOW = "name: w\ntasks:\n  w: {type: durableWait, properties: {signal_id: s}}\n"
 
@@ -58,6 +58,7 @@ def test_ordered_ids_sort_as_they_were_made() -> None:
 def test_requests_made_in_one_instant_keep_their_order(store: Store) -> None:
     conversation = store.create_conversation("alice").id
     made = [
-        store.request_interaction("alice", conversation, "confirm", f"Q{n}?").id for n in range(20)
+        store.ask(Question("alice", conversation, "confirm", f"Q{n}?")).interaction.id
+        for n in range(20)
     ]
     assert made == sorted(made)

@@ -14,7 +14,7 @@ from pawflow.chat.service import ChatService
 from pawflow.interactions.tool_approval import make_surface
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import Store, answer_links
+from pawflow.store import Question, Store, answer_links
 from tests.agent.conftest import USER, Deleter, history, say, scheduled
 
 QUIET = ServerSettings(sweep_interval=3600, rate_limit=100_000, rate_burst=100_000)
@@ -174,7 +174,7 @@ def test_only_the_decisions_the_tool_offers_are_shown_and_taken(
         schema={"type": "object", "properties": {"environment": {"type": "string"}}},
         decisions=["approve", "reject"],
     )
-    asked = store.request_interaction(USER, chat.id, "confirm", "Deploy?", ui_surface=surface)
+    asked = store.ask(Question(USER, chat.id, "confirm", "Deploy?", ui_surface=surface)).interaction
     with store.transaction() as tx:
         token = answer_links.create(tx, asked.id, USER, now=store.now(), expires_at=None)
     link = f"{server.url}/a/{token}"

@@ -16,7 +16,7 @@ from pawflow.clock import FakeClock
 from pawflow.errors import Forbidden, InvalidInput
 from pawflow.interactions.tool_approval import make_surface
 from pawflow.records import Conversation
-from pawflow.store import Store
+from pawflow.store import Question, Store
 from tests.agent.conftest import HELPER_SCRIPT, USER, Deleter, say
 
 POLICY = {"assignees": ["ada"], "expires_in": "3d", "on_expire": {"answer": False}}
@@ -72,9 +72,9 @@ def test_a_quorum_on_a_tool_call_counts_decisions(store: Store) -> None:
     )
     policy = {"assignees": ["ada", "bob", "cy"], "required_approvals": 2, "reject": "majority"}
     asks = [
-        store.request_interaction(
-            USER, conversation, "confirm", "Allow?", ui_surface=surface, policy=policy
-        )
+        store.ask(
+            Question(USER, conversation, "confirm", "Allow?", ui_surface=surface, policy=policy)
+        ).interaction
         for _ in range(2)
     ]
     store.respond_interaction(asks[0].id, {"decision": "approve"}, user="ada")
@@ -98,9 +98,9 @@ def test_a_quorum_takes_votes_not_edits_and_the_deciding_no_keeps_its_reason(
         schema={"type": "object", "properties": {"path": {"type": "string"}}},
     )
     policy = {"assignees": ["ada", "bob", "cy"], "required_approvals": 2, "reject": "majority"}
-    ask = store.request_interaction(
-        USER, conversation, "confirm", "Allow?", ui_surface=surface, policy=policy
-    )
+    ask = store.ask(
+        Question(USER, conversation, "confirm", "Allow?", ui_surface=surface, policy=policy)
+    ).interaction
     for decision in (
         {"decision": "edit", "arguments": {"path": "/var/tmp"}},
         {"decision": "respond", "text": "done by hand"},

@@ -15,7 +15,7 @@ from pawflow.channels import Dispatcher, SlackChannel, SlackConfig
 from pawflow.clock import FakeClock
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import outbox
+from pawflow.store import Question, outbox
 from pawflow.testing import temporary_store
 from tests.channels.slack_api import SlackApi, sign, slack_api
 from tests.conftest import require_postgres
@@ -56,7 +56,9 @@ class Slack:
 
     def ask(self, kind: str, message: str, **kwargs: Any) -> str:
         conversation = self.store.create_conversation("ada", "slack")
-        return self.store.request_interaction("ada", conversation.id, kind, message, **kwargs).id
+        return self.store.ask(
+            Question("ada", conversation.id, kind, message, **kwargs)
+        ).interaction.id
 
     def status(self, request_id: str) -> str:
         return self.store.get_interaction(request_id, user="ada").status

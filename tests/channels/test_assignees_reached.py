@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.clock import FakeClock
-from pawflow.store import Store, outbox
+from pawflow.store import Question, Store, outbox
 from tests.channels.smtp import smtp_server
 
 
@@ -20,17 +20,19 @@ def test_assignees_are_mailed_reminded_and_escalated_to(store: Store, clock: Fak
     _reachable(store, "alice", "bob", "lee", "cto")
     store.accountability.add_to_group("leads", ["lee"])
     conversation = store.create_conversation("alice", "Releases")
-    asked = store.request_interaction(
-        "alice",
-        conversation.id,
-        "confirm",
-        "Ship 2.0?",
-        policy={
-            "assignees": ["bob", "group:leads"],
-            "remind_every": "1h",
-            "escalate": [{"after": "3h", "to": ["cto"]}],
-        },
-    )
+    asked = store.ask(
+        Question(
+            "alice",
+            conversation.id,
+            "confirm",
+            "Ship 2.0?",
+            policy={
+                "assignees": ["bob", "group:leads"],
+                "remind_every": "1h",
+                "escalate": [{"after": "3h", "to": ["cto"]}],
+            },
+        )
+    ).interaction
     with smtp_server() as (inbox, url):
         sender = Dispatcher(
             store, [EmailChannel(SmtpConfig.from_url(url, None))], base_url="http://x", owner="d"

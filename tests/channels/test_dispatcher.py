@@ -10,7 +10,7 @@ from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.channels.dispatcher import LEASE
 from pawflow.clock import FakeClock
 from pawflow.server.settings import ServerSettings
-from pawflow.store import Store, outbox
+from pawflow.store import Question, Store, outbox
 from pawflow.store.leases import Hold, LeaseTerms
 from tests.channels.smtp import smtp_server
 
@@ -21,7 +21,7 @@ def _asked(store: Store, user: str, count: int = 1) -> list[str]:
         outbox.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
     conversation = store.create_conversation(user, "d")
     return [
-        store.request_interaction(user, conversation.id, "confirm", f"Go {n}?").id
+        store.ask(Question(user, conversation.id, "confirm", f"Go {n}?")).interaction.id
         for n in range(count)
     ]
 
@@ -84,7 +84,7 @@ def test_a_channel_this_server_lacks_fails_with_the_reason(store: Store) -> None
     with store.transaction() as tx:
         outbox.set_reach(tx, "di", slack="U0123ABCD", now=store.now())
     conversation = store.create_conversation("di", "d")
-    asked = store.request_interaction("di", conversation.id, "confirm", "Slack?")
+    asked = store.ask(Question("di", conversation.id, "confirm", "Slack?")).interaction
     Dispatcher(store, [], base_url="http://x", owner="t").step()
     with store.transaction(write=False) as tx:
         (row,) = outbox.deliveries(tx, asked.id)

@@ -17,7 +17,7 @@ from pawflow.redaction import redact
 from pawflow.server.credentials import revoke_tokens
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import Store, outbox
+from pawflow.store import Question, Store, outbox
 from pawflow.store.database import sql
 from pawflow.testing import temporary_store
 from tests.channels.smtp import Inbox, html_of, smtp_server, text_of
@@ -48,7 +48,7 @@ def _ask(store: Store, kind: str, message: str, **kwargs: object) -> str:
     with store.transaction() as tx:
         outbox.set_reach(tx, "ada", email="ada@example.org", now=store.now())
     conversation = store.create_conversation("ada", "mail")
-    return store.request_interaction("ada", conversation.id, kind, message, **kwargs).id  # type: ignore[arg-type]
+    return store.ask(Question("ada", conversation.id, kind, message, **kwargs)).interaction.id  # type: ignore[arg-type]
 
 
 def _links(mail_text: str) -> list[str]:
@@ -185,9 +185,11 @@ def test_every_kind_has_controls_and_a_refusal_keeps_the_link(
 def test_notify_lists_choose_the_rows(store: Store) -> None:
     store.ensure_user("bo")
     conversation = store.create_conversation("bo", "n")
-    none = store.request_interaction("bo", conversation.id, "text", "Quiet?", notify=[])
-    default = store.request_interaction("bo", conversation.id, "text", "Anyone?")
-    missing = store.request_interaction("bo", conversation.id, "text", "Mail?", notify=["email"])
+    none = store.ask(Question("bo", conversation.id, "text", "Quiet?", notify=[])).interaction
+    default = store.ask(Question("bo", conversation.id, "text", "Anyone?")).interaction
+    missing = store.ask(
+        Question("bo", conversation.id, "text", "Mail?", notify=["email"])
+    ).interaction
     with store.transaction() as tx:
         assert outbox.deliveries(tx, none.id) == outbox.deliveries(tx, default.id) == []
         (row,) = outbox.deliveries(tx, missing.id)
@@ -195,7 +197,7 @@ def test_notify_lists_choose_the_rows(store: Store) -> None:
         outbox.set_reach(
             tx, "bo", email="bo@example.org", notify=["email", "slack"], now=store.now()
         )
-    asked = store.request_interaction("bo", conversation.id, "text", "Now?")
+    asked = store.ask(Question("bo", conversation.id, "text", "Now?")).interaction
     with store.transaction() as tx:
         channels = {(r.channel, r.status) for r in outbox.deliveries(tx, asked.id)}
     assert channels == {("email", "queued"), ("slack", "failed")}
@@ -210,7 +212,7 @@ def test_an_unreachable_mail_server_is_retried_with_backoff(store: Store, clock:
     with store.transaction() as tx:
         outbox.set_reach(tx, "cy", email="cy@example.org", now=store.now())
     conversation = store.create_conversation("cy", "r")
-    asked = store.request_interaction("cy", conversation.id, "confirm", "Retry?")
+    asked = store.ask(Question("cy", conversation.id, "confirm", "Retry?")).interaction
     with smtp_server() as (_, url):
         closed = SmtpConfig.from_url(url, None)  # the server stops: its port is closed
     dispatcher = Dispatcher(store, [EmailChannel(closed)], base_url="http://x", owner="t")
@@ -267,7 +269,7 @@ def _share_and_ask(store: Store, **policy: object) -> str:
             outbox.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
     room = store.create_conversation("req", "mail")
     store.share_conversation(room.id, user="req", with_user="ada", access="write")
-    return store.request_interaction("req", room.id, "confirm", "Ship?", policy=policy).id
+    return store.ask(Question("req", room.id, "confirm", "Ship?", policy=policy)).interaction.id
 
 
 def test_a_refused_or_invalid_post_keeps_no_upload(
@@ -375,15 +377,17 @@ def test_a_mail_says_who_asks_where_and_by_when_in_both_parts(
     with store.transaction() as tx:
         outbox.set_reach(tx, "ada", email="ada@example.org", now=store.now())
     conversation = store.create_conversation("ada", "deploys")
-    asked = store.request_interaction(
-        "ada",
-        conversation.id,
-        "confirm",
-        "Deploy to production?",
-        title="Deploy",
-        requester={"type": "agent", "name": "deployer"},
-        expires_in="2h",
-    )
+    asked = store.ask(
+        Question(
+            "ada",
+            conversation.id,
+            "confirm",
+            "Deploy to production?",
+            title="Deploy",
+            requester={"type": "agent", "name": "deployer"},
+            expires_in="2h",
+        )
+    ).interaction
     assert dispatcher.step() == 1
     (mail,) = inbox.received()
     assert mail["Subject"] == "Deploy — the agent deployer asks"

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from pawflow import open_store
-from pawflow.store import answer_links, webhooks
+from pawflow.store import Question, answer_links, webhooks
 from pawflow.testing import eventually
 from tests.channels.receiver import receiver
 from tests.served import Served
@@ -22,7 +22,7 @@ def test_the_access_log_masks_an_answer_link(tmp_path: Path) -> None:
     with open_store(url) as store:
         store.ensure_user("ada")
         conversation = store.create_conversation("ada", "logs")
-        asked = store.request_interaction("ada", conversation.id, "confirm", "Logged?")
+        asked = store.ask(Question("ada", conversation.id, "confirm", "Logged?")).interaction
         with store.transaction() as tx:
             secret = answer_links.create(tx, asked.id, "ada", now=store.now(), expires_at=None)
     served = Served(url, tmp_path, env={"PAWFLOW_LOG_LEVEL": "info"})
@@ -50,7 +50,7 @@ def test_a_webhook_is_logged_by_its_host_alone(tmp_path: Path) -> None:
                 webhooks.create(
                     tx, "ada", inbox.url + secret_path, ("interaction.created",), store.now()
                 )
-            store.request_interaction("ada", conversation.id, "confirm", "Logged?")
+            store.ask(Question("ada", conversation.id, "confirm", "Logged?"))
         served = Served(
             url,
             tmp_path,

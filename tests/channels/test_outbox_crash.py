@@ -16,7 +16,7 @@ import pytest
 
 from pawflow import FakeClock, Store, SystemClock
 from pawflow.channels.email import message_id
-from pawflow.store import outbox
+from pawflow.store import Question, outbox
 from pawflow.testing import eventually
 from tests.channels.smtp import smtp_server
 from tests.served import Served
@@ -37,7 +37,7 @@ def test_sigkill_mid_dispatch_loses_and_duplicates_no_mail(
         outbox.set_reach(tx, "ada", email="ada@example.org", now=store.now())
     conversation = store.create_conversation("ada", "crash")
     asked = [
-        store.request_interaction("ada", conversation.id, "confirm", f"Deploy {n}?").id
+        store.ask(Question("ada", conversation.id, "confirm", f"Deploy {n}?")).interaction.id
         for n in range(ROWS)
     ]
 

@@ -17,7 +17,7 @@ from pawflow.egress import EgressRule
 from pawflow.errors import ConfigError
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import live_server
-from pawflow.store import Store, lanes, outbox, web_push
+from pawflow.store import Question, Store, lanes, outbox, web_push
 from tests.channels.push_service import Device, PushService, b64, push_service
 
 LOOPBACK = EgressRule.parse("127.0.0.1")
@@ -47,7 +47,7 @@ def _dispatcher(store: Store, base_url: str = "http://pawflow.test") -> Dispatch
 
 def _ask(store: Store, user: str, kind: str = "confirm", **extra: object) -> str:
     conversation = store.create_conversation(user, "phone")
-    return store.request_interaction(user, conversation.id, kind, "Deploy?", **extra).id  # type: ignore[arg-type]
+    return store.ask(Question(user, conversation.id, kind, "Deploy?", **extra)).interaction.id  # type: ignore[arg-type]
 
 
 def _rows(store: Store, request_id: str) -> list[outbox.OutboxRow]:
@@ -222,7 +222,7 @@ def test_a_long_question_in_any_script_fits_a_push(store: Store, service: PushSe
     _subscribe(store, "ada", service.device("phone"))
     conversation = store.create_conversation("ada", "phone")
     words = "発送してよろしいですか" * 400
-    store.request_interaction("ada", conversation.id, "confirm", words, title="確認" * 200)
+    store.ask(Question("ada", conversation.id, "confirm", words, title="確認" * 200))
     _dispatcher(store).step()
     (push,) = service.received()
     assert service.refused == []
@@ -253,14 +253,16 @@ def test_each_person_s_pushes_are_a_destination_of_their_own(
 def test_a_push_says_who_asks_where_and_by_when(store: Store, service: PushService) -> None:
     _subscribe(store, "ada", service.device("phone"))
     conversation = store.create_conversation("ada", "Releases")
-    asked = store.request_interaction(
-        "ada",
-        conversation.id,
-        "text",
-        "Release notes?",
-        requester={"type": "flow", "name": "nightly"},
-        expires_in="2h",
-    )
+    asked = store.ask(
+        Question(
+            "ada",
+            conversation.id,
+            "text",
+            "Release notes?",
+            requester={"type": "flow", "name": "nightly"},
+            expires_in="2h",
+        )
+    ).interaction
     _dispatcher(store).step()
     (push,) = service.received()
     expires = asked.expires_at

@@ -11,7 +11,7 @@ from pawflow import reading
 from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.channels.replies import ImapConfig, ReplyReader
 from pawflow.records import Interaction
-from pawflow.store import Store, outbox
+from pawflow.store import Question, Store, outbox
 from tests.channels.imap import imap_server
 from tests.channels.smtp import smtp_server
 from tests.logs import tracebacks
@@ -40,11 +40,11 @@ def test_a_reply_answers_its_request_through_the_readers(store: Store) -> None:
     with store.transaction() as tx:
         outbox.set_reach(tx, "ada", email="ada@example.org", now=store.now())
     conversation = store.create_conversation("ada", "replies")
-    deploy = store.request_interaction("ada", conversation.id, "confirm", "Deploy?")
-    pick = store.request_interaction(
-        "ada", conversation.id, "choice", "Which region?", options=["eu", "us", "ap"]
-    )
-    count = store.request_interaction("ada", conversation.id, "integer", "How many?")
+    deploy = store.ask(Question("ada", conversation.id, "confirm", "Deploy?")).interaction
+    pick = store.ask(
+        Question("ada", conversation.id, "choice", "Which region?", options=["eu", "us", "ap"])
+    ).interaction
+    count = store.ask(Question("ada", conversation.id, "integer", "How many?")).interaction
     with smtp_server() as (inbox, smtp_url):
         channel = EmailChannel(SmtpConfig.from_url(smtp_url, "pawflow@example.org"))
         Dispatcher(store, [channel], base_url="http://127.0.0.1:1", owner="t").step()
@@ -99,16 +99,24 @@ def test_a_reply_that_is_not_the_senders_to_give_is_refused_without_a_traceback(
             outbox.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
     room = store.create_conversation("req", "replies")
     store.share_conversation(room.id, user="req", with_user="ada", access="write")
-    handed_on = store.request_interaction(
-        "req", room.id, "confirm", "Deploy?", policy={"assignees": ["ada"], "reassign_to": ["bea"]}
-    )
-    quorum = store.request_interaction(
-        "req",
-        room.id,
-        "confirm",
-        "Ship?",
-        policy={"assignees": ["ada", "bea"], "required_approvals": 2},
-    )
+    handed_on = store.ask(
+        Question(
+            "req",
+            room.id,
+            "confirm",
+            "Deploy?",
+            policy={"assignees": ["ada"], "reassign_to": ["bea"]},
+        )
+    ).interaction
+    quorum = store.ask(
+        Question(
+            "req",
+            room.id,
+            "confirm",
+            "Ship?",
+            policy={"assignees": ["ada", "bea"], "required_approvals": 2},
+        )
+    ).interaction
     with smtp_server() as (inbox, smtp_url):
         channel = EmailChannel(SmtpConfig.from_url(smtp_url, "pawflow@example.org"))
         Dispatcher(store, [channel], base_url="http://127.0.0.1:1", owner="t").step()

@@ -11,7 +11,7 @@ from pawflow.channels import AppriseChannel, Dispatcher, EmailChannel, SmtpConfi
 from pawflow.clock import FakeClock
 from pawflow.egress import EgressRule
 from pawflow.errors import InvalidInput
-from pawflow.store import Store, outbox, webhooks
+from pawflow.store import Question, Store, outbox, webhooks
 from pawflow.testing import eventually
 from tests.channels.receiver import receiver
 from tests.channels.smtp import smtp_server
@@ -26,7 +26,7 @@ def _hooked(store: Store, user: str, url: str) -> str:
     with store.transaction() as tx:
         webhooks.create(tx, user, url, EVENTS, store.now())
     conversation = store.create_conversation(user, "d")
-    return store.request_interaction(user, conversation.id, "confirm", "Go?").id
+    return store.ask(Question(user, conversation.id, "confirm", "Go?")).interaction.id
 
 
 def _log(store: Store, user: str) -> list[webhooks.WebhookDelivery]:
@@ -111,7 +111,7 @@ def test_past_the_pending_cap_a_delivery_is_recorded_dropped(
     _hooked(store, "ada", "https://hooks.example/")
     conversation = store.create_conversation("ada", "more")
     for n in range(2):
-        store.request_interaction("ada", conversation.id, "confirm", f"More {n}?")
+        store.ask(Question("ada", conversation.id, "confirm", f"More {n}?"))
     entries = sorted(_log(store, "ada"), key=lambda e: e.created_at)
     assert [e.status for e in entries].count("queued") == 2
     (dropped,) = [e for e in entries if e.status == "failed"]
@@ -124,7 +124,7 @@ def _notified(store: Store, user: str, **reach: str) -> str:
     with store.transaction() as tx:
         outbox.set_reach(tx, user, now=store.now(), **reach)
     conversation = store.create_conversation(user, "d")
-    return store.request_interaction(user, conversation.id, "confirm", "Go?").id
+    return store.ask(Question(user, conversation.id, "confirm", "Go?")).interaction.id
 
 
 def _row(store: Store, request: str) -> outbox.OutboxRow:

@@ -22,7 +22,7 @@ from pawflow.clock import FakeClock
 from pawflow.redaction import redact
 from pawflow.serve import dispatcher
 from pawflow.server.testing import live_server
-from pawflow.store import Store, outbox
+from pawflow.store import Question, Store, outbox
 from tests.channels.conftest import ADA, PATH, QUIET, SECRET, TOKEN, Slack, click
 from tests.channels.slack_api import sign
 from tests.logs import tracebacks
@@ -445,12 +445,12 @@ def test_an_assignee_and_her_delegate_answer_an_assigned_request_from_slack(slac
     store.accountability.add_to_group("leads", ["lee"])
     store.accountability.delegate("lee", to="bob", until=store.now() + timedelta(days=1))
     conversation = store.create_conversation("req", "deploys").id
-    first = store.request_interaction(
-        "req", conversation, "confirm", "Deploy?", policy={"assignees": ["group:leads"]}
-    ).id
-    second = store.request_interaction(
-        "req", conversation, "confirm", "Again?", policy={"assignees": ["group:leads"]}
-    ).id
+    first = store.ask(
+        Question("req", conversation, "confirm", "Deploy?", policy={"assignees": ["group:leads"]})
+    ).interaction.id
+    second = store.ask(
+        Question("req", conversation, "confirm", "Again?", policy={"assignees": ["group:leads"]})
+    ).interaction.id
     slack.dispatcher.step()
     assert slack.post(click(first, "pick", "0", user=lee)).status_code == 200
     record = store.get_interaction(first, user="req")
@@ -465,15 +465,17 @@ def test_an_assignee_and_her_delegate_answer_an_assigned_request_from_slack(slac
 
 def test_a_message_says_who_asks_where_and_by_when_beside_both_links(slack: Slack) -> None:
     conversation = slack.store.create_conversation("ada", "Deploys <prod>")
-    asked = slack.store.request_interaction(
-        "ada",
-        conversation.id,
-        "confirm",
-        "Ship it?",
-        title="Ship",
-        requester={"type": "agent", "name": "deployer"},
-        expires_in="2h",
-    )
+    asked = slack.store.ask(
+        Question(
+            "ada",
+            conversation.id,
+            "confirm",
+            "Ship it?",
+            title="Ship",
+            requester={"type": "agent", "name": "deployer"},
+            expires_in="2h",
+        )
+    ).interaction
     assert slack.dispatcher.step() == 1
     sent = slack.message(asked.id)
     assert sent["text"] == "Ship — the agent deployer asks"

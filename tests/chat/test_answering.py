@@ -20,7 +20,7 @@ from pawflow.clock import FakeClock
 from pawflow.demo.agents import DEMO_AGENT, demo_agent
 from pawflow.flow import FlowFile, FlowService
 from pawflow.records import Interaction, Message
-from pawflow.store import Store, turns
+from pawflow.store import Question, Store, turns
 from pawflow.testing import eventually
 from tests.agent.fake_openai import FakeOpenAI, fake_openai
 from tests.chat.brain import CHECKS, QUESTION, deployer_brain, resumes, system_prompts
@@ -186,13 +186,13 @@ def test_a_typed_answer_that_fits_one_request_of_several_takes_it_signed_by_a_na
         "title": "Merge?",
         "actions": [{"label": "Merge", "value": True}, {"label": "Wait", "value": False}],
     }
-    store.request_interaction(
-        USER, conversation, "choice", "Which region?", requester=API, options=["eu", "us"]
+    store.ask(
+        Question(USER, conversation, "choice", "Which region?", requester=API, options=["eu", "us"])
     )
     update = "Merge the dependency update?"
-    merge = store.request_interaction(
-        USER, conversation, "confirm", update, requester=API, ui_surface=card
-    )
+    merge = store.ask(
+        Question(USER, conversation, "confirm", update, requester=API, ui_surface=card)
+    ).interaction
 
     _, turn = say(service, conversation, "merge")
 
@@ -283,7 +283,9 @@ def test_every_kind_reads_its_answer_from_a_message(
 ) -> None:
     # A conversation without an agent: the answer needs nobody but the pipeline.
     conversation = store.create_conversation(USER, "Questions").id
-    asked = store.request_interaction(USER, conversation, kind, "Well?", requester=API, **extra)
+    asked = store.ask(
+        Question(USER, conversation, kind, "Well?", requester=API, **extra)
+    ).interaction
 
     message, turn = say(service, conversation, typed)
 
@@ -306,7 +308,9 @@ def test_every_kind_reads_its_answer_from_a_message(
 def test_free_text_never_answers_a_text_multiline_file_or_form(
     store: Store, service: ChatService, conversation: str, kind: str, extra: dict[str, Any]
 ) -> None:
-    asked = store.request_interaction(USER, conversation, kind, "Tell me", requester=API, **extra)
+    asked = store.ask(
+        Question(USER, conversation, kind, "Tell me", requester=API, **extra)
+    ).interaction
     for typed in ("production", "yes", "42", "2026-05-01"):
         _, turn = say(service, conversation, typed)
         assert turn.trace[-1] == "record"
@@ -316,14 +320,16 @@ def test_free_text_never_answers_a_text_multiline_file_or_form(
 def test_a_typed_answer_the_request_refuses_says_why_and_leaves_it_pending(
     store: Store, service: ChatService, conversation: str
 ) -> None:
-    asked = store.request_interaction(
-        USER,
-        conversation,
-        "integer",
-        "How many replicas?",
-        response_schema={"type": "integer", "minimum": 1, "maximum": 10},
-        requester=API,
-    )
+    asked = store.ask(
+        Question(
+            USER,
+            conversation,
+            "integer",
+            "How many replicas?",
+            response_schema={"type": "integer", "minimum": 1, "maximum": 10},
+            requester=API,
+        )
+    ).interaction
     _, turn = say(service, conversation, "42")
     assert turn.trace == ["intercept", "classify"]
     assert turn.reply is not None
@@ -413,7 +419,7 @@ def test_intercepts_that_resolve_confirmations_stay_shielded_while_a_request_wai
     ]
     with ChatService(store, [deployer(fake)], poll_interval=None, intercepts=intercepts) as chat:
         conversation = store.create_conversation(USER, "Shielded").id
-        asked = store.request_interaction(USER, conversation, "confirm", "Go?", requester=API)
+        asked = store.ask(Question(USER, conversation, "confirm", "Go?", requester=API)).interaction
         _, turn = say(chat, conversation, "hi")
         assert turn.reply == "hello there"  # resolving nothing, never shielded
         _, turn = say(chat, conversation, "yes")
@@ -429,7 +435,7 @@ def test_the_newest_of_a_continuation_and_a_request_is_what_the_chat_waits_on(
     sessions = SessionRegistry(store)
     older = sessions.ask(conversation, "planner", "approval", "Proceed with the plan?")
     clock.advance("1s")
-    request = store.request_interaction(USER, conversation, "confirm", "Go?", requester=API)
+    request = store.ask(Question(USER, conversation, "confirm", "Go?", requester=API)).interaction
     waiting = sessions.pending(conversation)
     assert waiting is not None and (waiting.kind, waiting.id) == ("request", request.id)
     assert waiting.owner == "api:tour" and waiting.request == request
@@ -493,9 +499,11 @@ def test_a_typed_answer_to_a_request_that_waits_for_others_is_not_taken(
     store: Store, service: ChatService
 ) -> None:
     conversation = store.create_conversation(USER, "Questions").id
-    asked = store.request_interaction(
-        USER, conversation, "confirm", "Ship?", requester=API, policy={"assignees": ["ada"]}
-    )
+    asked = store.ask(
+        Question(
+            USER, conversation, "confirm", "Ship?", requester=API, policy={"assignees": ["ada"]}
+        )
+    ).interaction
     _, turn = say(service, conversation, "yes")
     assert store.get_interaction(asked.id, user=USER).status == "pending"
     assert (
@@ -510,9 +518,9 @@ def test_a_second_typed_vote_is_not_taken_and_says_which_vote_stands(
     caplog.set_level(logging.INFO)
     conversation = store.create_conversation(USER, "Questions").id
     policy = {"assignees": [USER, "ada"], "required_approvals": 2}
-    asked = store.request_interaction(
-        USER, conversation, "confirm", "Ship?", requester=API, policy=policy
-    )
+    asked = store.ask(
+        Question(USER, conversation, "confirm", "Ship?", requester=API, policy=policy)
+    ).interaction
     _, first = say(service, conversation, "yes")
     assert first.reply == "Your vote on 'Ship?' was counted; the request waits for more approvals."
     assert store.get_interaction(asked.id, user=USER).status == "pending"

@@ -16,6 +16,7 @@ from pawflow import FakeClock, InvalidInput, Store, Undeliverable, telemetry
 from pawflow.flow import FlowDefinitionError, FlowFile, FlowInstance, FlowService, parse_flow
 from pawflow.flow import deployments as deps
 from pawflow.records import Interaction
+from pawflow.store import Question
 from pawflow.store.database import sql
 from pawflow.testing import eventually, temporary_store
 from tests.conftest import require_postgres
@@ -218,7 +219,7 @@ def test_durable_notify_refuses_interaction_signals(
     flow = deploy(
         service, DURABLE_NOTIFY.replace("release-${batch}", "confirmation:${batch}"), conversation
     )
-    question = store.request_interaction("alice", conversation, "confirm", "Really?")
+    question = store.ask(Question("alice", conversation, "confirm", "Really?")).interaction
     flow.instance.inject(FlowFile.create(attributes={"batch": question.id, "who": "x"}))
     [ending] = flow.wait_endings(1, "fire", "failure")
     assert "fires only when its request" in ending.flowfile.attributes["failure.reason"]
@@ -229,7 +230,7 @@ def test_wait_refuses_the_signal_of_another_users_request(
     store: Store, service: FlowService, conversation: str
 ) -> None:
     theirs = store.create_conversation("mallory", "theirs")
-    question = store.request_interaction("mallory", theirs.id, "confirm", "Theirs?")
+    question = store.ask(Question("mallory", theirs.id, "confirm", "Theirs?")).interaction
     flow = deploy(service, "name: spy\ntasks:\n  wait: {type: durableWait}\n", conversation)
     flow.instance.inject(FlowFile.create(attributes={"confirmation.signal_id": question.signal_id}))
     [ending] = flow.wait_endings(1, "wait", "failure")

@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from pawflow.server import metrics
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import free_port, live_server
-from pawflow.store import Store
+from pawflow.store import Question, Store
 from pawflow.testing import eventually
 
 
@@ -26,7 +26,7 @@ def test_the_app_serves_metrics_behind_their_token(sqlite_store: Store) -> None:
     settings = ServerSettings(metrics=True, metrics_token="m-token-0123456789")
     with live_server(sqlite_store, settings=settings, endpoints=[metrics.mount]) as server:
         conversation = sqlite_store.create_conversation("ada").id
-        sqlite_store.request_interaction("ada", conversation, "choice", "Which?", options=["a"])
+        sqlite_store.ask(Question("ada", conversation, "choice", "Which?", options=["a"]))
         assert httpx.get(f"{server.url}/metrics").status_code == 401
         wrong = {"Authorization": "Bearer m-token-0123456789x"}
         assert httpx.get(f"{server.url}/metrics", headers=wrong).status_code == 401

@@ -12,6 +12,7 @@ from pawflow.cli import app
 from pawflow.client import Client
 from pawflow.clock import FakeClock
 from pawflow.server.testing import live_server
+from pawflow.store import Question
 from pawflow.testing import temporary_store
 from tests.server.conftest import QUIET
 
@@ -27,17 +28,17 @@ def test_twenty_confirms_in_one_go_with_the_refused_one_reported(
     ):
         conversation = store.create_conversation("ann", title="Deploys").id
         asked = [
-            store.request_interaction("ann", conversation, "confirm", f"Deploy {n}?").id
+            store.ask(Question("ann", conversation, "confirm", f"Deploy {n}?")).interaction.id
             for n in range(19)
         ]
-        theirs = store.request_interaction(
-            "ann", conversation, "confirm", "Theirs?", policy={"assignees": ["lee"]}
-        ).id
-        done = store.request_interaction("ann", conversation, "confirm", "Done?").id
+        theirs = store.ask(
+            Question("ann", conversation, "confirm", "Theirs?", policy={"assignees": ["lee"]})
+        ).interaction.id
+        done = store.ask(Question("ann", conversation, "confirm", "Done?")).interaction.id
         store.respond_interaction(done, False, user="ann")
-        choice = store.request_interaction(
-            "ann", conversation, "choice", "Which?", options=["a", "b"]
-        ).id
+        choice = store.ask(
+            Question("ann", conversation, "choice", "Which?", options=["a", "b"])
+        ).interaction.id
         ids = [*asked[:10], theirs, *asked[10:], done, choice]
         common = ["--server", server.url]
         ann = {"PAWFLOW_TOKEN": server.token("ann")}

@@ -16,7 +16,7 @@ from typer.testing import CliRunner, Result
 from pawflow.cli import app
 from pawflow.clock import FakeClock
 from pawflow.server.testing import live_server
-from pawflow.store import open_store
+from pawflow.store import Question, open_store
 from pawflow.testing import temporary_store
 from tests.logs import tracebacks
 from tests.server.conftest import QUIET
@@ -42,13 +42,15 @@ def test_groups_delegation_inbox_claim_and_the_audit_export(tmp_path: Path) -> N
     clock = FakeClock()
     with open_store(db, clock=clock) as store, live_server(store, settings=QUIET) as server:
         conversation = store.create_conversation("req")
-        asked = store.request_interaction(
-            "req",
-            conversation.id,
-            "confirm",
-            "Ship?",
-            policy={"assignees": ["alice", "group:leads"]},
-        )
+        asked = store.ask(
+            Question(
+                "req",
+                conversation.id,
+                "confirm",
+                "Ship?",
+                policy={"assignees": ["alice", "group:leads"]},
+            )
+        ).interaction
         common = ["--server", server.url]
         bob = {"PAWFLOW_TOKEN": server.token("bob")}
         inbox = runner.invoke(app, ["inbox", "--assigned", "mine", "--json", *common], env=bob)
@@ -90,17 +92,19 @@ def test_a_refused_answer_from_the_command_line_says_why(
         live_server(store, settings=QUIET) as server,
     ):
         tokens = {user: server.token(user) for user in ("req", "alice", "bob", "dave")}
-        asked = store.request_interaction(
-            "req",
-            store.create_conversation("req").id,
-            "confirm",
-            "Ship?",
-            policy={
-                "assignees": ["alice", "dave"],
-                "required_approvals": 2,
-                "requester_may_answer": False,
-            },
-        )
+        asked = store.ask(
+            Question(
+                "req",
+                store.create_conversation("req").id,
+                "confirm",
+                "Ship?",
+                policy={
+                    "assignees": ["alice", "dave"],
+                    "required_approvals": 2,
+                    "requester_may_answer": False,
+                },
+            )
+        ).interaction
         store.accountability.delegate("alice", to="bob", until=store.now() + timedelta(days=1))
 
         def answer(user: str, value: str) -> Result:
@@ -138,10 +142,12 @@ def test_the_inbox_leads_with_what_waits_for_you_and_a_stranger_is_told_for_whom
         store.accountability.add_to_group("leads", ["lee"])
         conversation = store.create_conversation("req", title="Deploys").id
         store.share_conversation(conversation, user="req", with_user="carl", access="write")
-        theirs = store.request_interaction(
-            "req", conversation, "confirm", "Deploy?", policy={"assignees": ["group:leads"]}
-        ).id
-        own = store.request_interaction("req", conversation, "confirm", "Lunch?").id
+        theirs = store.ask(
+            Question(
+                "req", conversation, "confirm", "Deploy?", policy={"assignees": ["group:leads"]}
+            )
+        ).interaction.id
+        own = store.ask(Question("req", conversation, "confirm", "Lunch?")).interaction.id
 
         def run(user: str, *args: str) -> Result:
             common = ["--server", server.url]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pawflow import FakeClock, Store, SystemClock
+from pawflow.store import Question
 from pawflow.store.database import sql
 from pawflow.testing import eventually
 from tests.served import Served
@@ -38,17 +39,19 @@ EXPECTED = ["escalated", "escalated", "reminded"]
 def _ask(store: Store, clock: FakeClock, conversation_id: str, n: int) -> str:
     # The server runs on the wall clock: the requests were asked 30 hours before it.
     clock.set(SystemClock().now() - timedelta(hours=30))
-    return store.request_interaction(
-        "carol",
-        conversation_id,
-        "confirm",
-        f"Ship {n}?",
-        policy={
-            "assignees": ["ada"],
-            "remind_every": "1d",
-            "escalate": [{"after": "4h", "to": ["lee"]}, {"after": "1d", "to": ["cto"]}],
-        },
-    ).id
+    return store.ask(
+        Question(
+            "carol",
+            conversation_id,
+            "confirm",
+            f"Ship {n}?",
+            policy={
+                "assignees": ["ada"],
+                "remind_every": "1d",
+                "escalate": [{"after": "4h", "to": ["lee"]}, {"after": "1d", "to": ["cto"]}],
+            },
+        )
+    ).interaction.id
 
 
 def _done(store: Store, count: int) -> bool:

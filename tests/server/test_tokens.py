@@ -25,7 +25,7 @@ from pawflow.server.credentials import (
     set_user_disabled,
 )
 from pawflow.server.testing import LiveServer
-from pawflow.store import answer_links
+from pawflow.store import Question, answer_links
 from pawflow.store import credentials as rows
 from tests.server.conftest import unique
 
@@ -166,7 +166,7 @@ def test_disabling_a_user_stops_their_tokens_sessions_streams_and_links_at_once(
     user = unique("gone")
     token = live.token(user)
     conversation = store.create_conversation(user)
-    asked = store.request_interaction(user, conversation.id, "confirm", "Ship?")
+    asked = store.ask(Question(user, conversation.id, "confirm", "Ship?")).interaction
     with store.transaction() as tx:
         link = answer_links.create(tx, asked.id, user, now=store.now(), expires_at=None)
     browser = _browser(live, user)

@@ -8,7 +8,7 @@ import pytest
 from pawflow.errors import InvalidAnswer, NotFound
 from pawflow.interactions.tool_approval import make_surface
 from pawflow.records import Requester
-from pawflow.store import Store, approvals
+from pawflow.store import Question, Store, approvals
 
 CALL = {"environment": "staging", "version": "1.2"}
 
@@ -102,14 +102,16 @@ def test_an_always_allow_is_kept_with_the_decision_that_asked_for_it(store: Stor
         arguments=CALL,
         schema={"type": "object", "properties": {"environment": {"enum": ["staging"]}}},
     )
-    asked = store.request_interaction(
-        "alice",
-        chat,
-        "confirm",
-        "Allow ops to run deploy?",
-        ui_surface=surface,
-        requester=Requester(type="agent", name="ops"),
-    )
+    asked = store.ask(
+        Question(
+            "alice",
+            chat,
+            "confirm",
+            "Allow ops to run deploy?",
+            ui_surface=surface,
+            requester=Requester(type="agent", name="ops"),
+        )
+    ).interaction
     with pytest.raises(InvalidAnswer) as refused:
         store.respond_interaction(
             asked.id,

@@ -27,6 +27,9 @@ def test_ask_publishes_and_parks_in_one_go(store: Store, conversation_id: str) -
     assert store.ask(Question("alice", conversation_id, "confirm", "Again?")).continuation is None
 
 
+@pytest.mark.filterwarnings(
+    "ignore:Store\\.(request_interaction|ask_and_park) is deprecated:DeprecationWarning"
+)
 def test_the_idempotency_key_holds_on_every_path(store: Store, conversation_id: str) -> None:
     """Asked again under its key, a question finds the first request, and what waits for it:
     no second request, no second continuation (the parking path used to drop the key)."""

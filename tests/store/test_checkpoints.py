@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pawflow import Store
+from pawflow.store import Question
 from pawflow.testing import eventually
 
 
@@ -16,7 +17,7 @@ def test_commits_leave_the_checkpoint_to_the_checkpointer(sqlite_store: Store) -
     before = db.checkpointed
     conversation = sqlite_store.create_conversation("alice", "Burst").id
     for n in range(20):
-        sqlite_store.request_interaction("alice", conversation, "confirm", f"#{n}")
+        sqlite_store.ask(Question("alice", conversation, "confirm", f"#{n}"))
     eventually(lambda: db.checkpointed > before, timeout=10)  # once the burst ended
     # Everything the burst wrote is in the database file: the log is checkpointed to its end.
     busy, logged, moved = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()

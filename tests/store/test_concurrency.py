@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pawflow import FakeClock, NotPending, Store, SystemClock, open_store
+from pawflow.store import Question
 from pawflow.store.database import sql
 
 RACER = Path(__file__).with_name("racer.py")
@@ -32,7 +33,9 @@ def test_sixteen_threads_and_four_processes_one_winner(
     conversation = store.create_conversation("alice")
     # The clock is the real one here: the racing processes run on the wall clock.
     clock.set(SystemClock().now())
-    asked = store.request_interaction("alice", conversation.id, "confirm", "Ship?", expires_in="1d")
+    asked = store.ask(
+        Question("alice", conversation.id, "confirm", "Ship?", expires_in="1d")
+    ).interaction
     url = store_url(store, tmp_path)
     go = tmp_path / "go"
     processes = [
@@ -94,7 +97,9 @@ def test_many_writers_never_see_a_raw_error(store: Store) -> None:
     def writer(n: int) -> None:
         try:
             for i in range(15):
-                asked = store.request_interaction("alice", conversation.id, "text", f"{n}/{i}")
+                asked = store.ask(
+                    Question("alice", conversation.id, "text", f"{n}/{i}")
+                ).interaction
                 store.park(f"none:{n}", signal_id=asked.signal_id)
                 store.respond_interaction(asked.id, "ok", user="alice")
                 store.notify_signal(f"s{n}", i)
@@ -119,9 +124,9 @@ def test_concurrent_asks_with_one_idempotency_key_make_one_request(store: Store)
     def ask() -> None:
         barrier.wait()
         try:
-            asked = store.request_interaction(
-                "alice", conversation.id, "confirm", "Once?", idempotency_key="once"
-            )
+            asked = store.ask(
+                Question("alice", conversation.id, "confirm", "Once?", idempotency_key="once")
+            ).interaction
             found.append(asked.id)
         except BaseException as exc:  # any error fails the test below
             failures.append(exc)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from pawflow import Delivery, Store
+from pawflow.store import Park, Question
 
 CYCLES = 12
 
@@ -108,8 +109,8 @@ def seen(store: Store) -> Iterator[Seen]:
 
 def _cycles(store: Store, conversation_id: str, count: int) -> None:
     for n in range(count):
-        asked, _ = store.ask_and_park(
-            "alice", conversation_id, "confirm", f"Go #{n}?", target=f"cost:{n}"
+        asked, _ = store.ask(
+            Question("alice", conversation_id, "confirm", f"Go #{n}?"), park=Park(f"cost:{n}")
         )
         store.respond_interaction(asked.id, True, user="alice")
 

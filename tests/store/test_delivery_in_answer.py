@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pawflow import Delivery, FakeClock, Store, Undeliverable
-from pawflow.store import database
+from pawflow.store import Park, Question, database
 from pawflow.store.database import sql
 from pawflow.testing import eventually
 
@@ -46,7 +46,7 @@ def test_the_handler_runs_inside_the_answering_transaction(
         seen.append((row["status"], delivery.continuation.value))
 
     store.register_handler("here", handler)
-    asked, _ = store.ask_and_park("ann", conversation, "confirm", "Ship?", target="here:x")
+    asked, _ = store.ask(Question("ann", conversation, "confirm", "Ship?"), park=Park("here:x"))
     writes = _count_write_transactions(monkeypatch, store)
     store.respond_interaction(asked.id, True, user="ann")
     # Delivered before respond_interaction returned, by the one write that answered.
@@ -68,7 +68,10 @@ def test_a_refused_delivery_keeps_the_answer_and_waits_for_the_sweeper(
         got.append(delivery.continuation.id)
 
     store.register_handler("here", handler)
-    asked, parked = store.ask_and_park("ann", conversation, "confirm", "Ship?", target="here:x")
+    asked, parked = store.ask(
+        Question("ann", conversation, "confirm", "Ship?"), park=Park("here:x")
+    )
+    assert parked is not None
     answered = store.respond_interaction(asked.id, False, user="ann")
     assert answered.status == "answered" and got == []
     kept = store.get_continuation(parked.id)
@@ -84,7 +87,8 @@ def test_a_refused_delivery_keeps_the_answer_and_waits_for_the_sweeper(
 def test_what_no_handler_here_takes_is_left_for_another_process(
     store: Store, conversation: str
 ) -> None:
-    asked, parked = store.ask_and_park("ann", conversation, "confirm", "Ship?", target="far:x")
+    asked, parked = store.ask(Question("ann", conversation, "confirm", "Ship?"), park=Park("far:x"))
+    assert parked is not None
     store.respond_interaction(asked.id, True, user="ann")
     assert store.get_continuation(parked.id).status == "resolved"
     got: list[str] = []
@@ -95,7 +99,7 @@ def test_what_no_handler_here_takes_is_left_for_another_process(
 def test_a_cancel_delivers_in_its_transaction_too(store: Store, conversation: str) -> None:
     got: list[Any] = []
     store.register_handler("here", lambda delivery: got.append(delivery.continuation.value))
-    asked, _ = store.ask_and_park("ann", conversation, "text", "Name?", target="here:x")
+    asked, _ = store.ask(Question("ann", conversation, "text", "Name?"), park=Park("here:x"))
     store.cancel_interaction(asked.id, user="ann")
     assert got == [{"status": "cancelled", "answer": None}]
 
@@ -106,15 +110,15 @@ def test_a_question_asked_inside_a_delivery_commits_with_it_or_not_at_all(
     fail = [True]
 
     def ask_next(delivery: Delivery) -> None:
-        store.ask_and_park(
-            "ann", conversation, "text", "And then?", target="next:x", tx=delivery.tx
+        store.ask(
+            Question("ann", conversation, "text", "And then?"), park=Park("next:x"), tx=delivery.tx
         )
         assert store.pending_continuations("next:x", tx=delivery.tx) == 1
         if fail[0]:
             raise Undeliverable("not now")  # takes the question back with it
 
     store.register_handler("here", ask_next)
-    asked, _ = store.ask_and_park("ann", conversation, "confirm", "Ship?", target="here:x")
+    asked, _ = store.ask(Question("ann", conversation, "confirm", "Ship?"), park=Park("here:x"))
     store.respond_interaction(asked.id, True, user="ann")
     assert store.list_interactions(user="ann", status="pending") == []
     assert store.pending_continuations("next:x") == 0

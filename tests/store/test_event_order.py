@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import pytest
 
 from pawflow import Store, open_store
-from pawflow.store import events
+from pawflow.store import Question, events
 from pawflow.store.database import Database, sql
 from pawflow.testing import eventually, throwaway_postgres
 from tests.conftest import require_postgres
@@ -96,7 +96,7 @@ def test_a_store_hears_others_once_and_itself_once() -> None:
 
 def test_interaction_events_show_the_request_as_asked_and_as_answered(store: Store) -> None:
     conversation = store.create_conversation("ann").id
-    asked = store.request_interaction("ann", conversation, "text", "Name?")
+    asked = store.ask(Question("ann", conversation, "text", "Name?")).interaction
     answered = store.respond_interaction(asked.id, "Ann", user="ann")
     request, answer = store.events_after("ann")[-2:]
     # Logged by reference, read back as the records were at each moment.

@@ -19,6 +19,7 @@ from pawflow import (
     NotPending,
     Store,
 )
+from pawflow.store import Question
 
 
 @pytest.fixture
@@ -27,15 +28,17 @@ def conversation_id(store: Store) -> str:
 
 
 def test_request_answer_record(store: Store, conversation_id: str) -> None:
-    asked = store.request_interaction(
-        "alice",
-        conversation_id,
-        "multi",
-        "Which regions?",
-        options=["eu", {"value": "us", "label": "United States"}, "ap"],
-        title="Regions",
-        requester={"type": "flow", "name": "rollout"},
-    )
+    asked = store.ask(
+        Question(
+            "alice",
+            conversation_id,
+            "multi",
+            "Which regions?",
+            options=["eu", {"value": "us", "label": "United States"}, "ap"],
+            title="Regions",
+            requester={"type": "flow", "name": "rollout"},
+        )
+    ).interaction
     record = asked.to_dict()
     assert record["contract"] == "pawflow.user-interaction.v1"
     assert record["status"] == "pending"
@@ -54,7 +57,7 @@ def test_request_answer_record(store: Store, conversation_id: str) -> None:
 def test_the_record_keeps_where_the_answer_came_from(
     store: Store, conversation_id: str, clock: FakeClock
 ) -> None:
-    typed = store.request_interaction("alice", conversation_id, "confirm", "Go?")
+    typed = store.ask(Question("alice", conversation_id, "confirm", "Go?")).interaction
     said = store.messages.append(conversation_id, "yes", author="alice")
     done = store.respond_interaction(typed.id, True, user="alice", via="chat", seq=said.seq)
     assert (done.answered_via, done.answered_seq) == ("chat", said.seq)
@@ -63,7 +66,7 @@ def test_the_record_keeps_where_the_answer_came_from(
     assert answered.type == "interaction_answered"
     assert (answered.data["answered_via"], answered.data["answered_seq"]) == ("chat", said.seq)
 
-    clicked = store.request_interaction("alice", conversation_id, "confirm", "Go?")
+    clicked = store.ask(Question("alice", conversation_id, "confirm", "Go?")).interaction
     for via, seq in (("bogus", None), ("", None), ("button", 3), ("chat", True)):
         with pytest.raises(InvalidInput, match="answered_"):
             store.respond_interaction(clicked.id, True, user="alice", via=via, seq=seq)
@@ -77,12 +80,14 @@ def test_the_newest_pending_request_is_what_a_conversation_waits_on(
     store: Store, conversation_id: str, clock: FakeClock
 ) -> None:
     assert store.pending_request(conversation_id) is None
-    first = store.request_interaction("alice", conversation_id, "confirm", "One?")
-    second = store.request_interaction("alice", conversation_id, "confirm", "Two?")  # same ms
+    first = store.ask(Question("alice", conversation_id, "confirm", "One?")).interaction
+    second = store.ask(Question("alice", conversation_id, "confirm", "Two?")).interaction  # same ms
     assert store.pending_request(conversation_id) == second
     store.respond_interaction(second.id, True, user="alice")
     assert store.pending_request(conversation_id) == first
-    brief = store.request_interaction("alice", conversation_id, "confirm", "Soon?", expires_in="1m")
+    brief = store.ask(
+        Question("alice", conversation_id, "confirm", "Soon?", expires_in="1m")
+    ).interaction
     assert store.pending_request(conversation_id) == brief
     clock.advance("2m")  # past its deadline it waits no more, swept or not
     assert store.pending_request(conversation_id) == first
@@ -91,25 +96,27 @@ def test_the_newest_pending_request_is_what_a_conversation_waits_on(
 def test_non_confirmation_kinds_use_the_interaction_signal(
     store: Store, conversation_id: str
 ) -> None:
-    asked = store.request_interaction("alice", conversation_id, "integer", "How many?")
+    asked = store.ask(Question("alice", conversation_id, "integer", "How many?")).interaction
     assert asked.signal_id == f"interaction:{asked.id}"
 
 
 def test_invalid_answer_keeps_the_request_pending(store: Store, conversation_id: str) -> None:
-    asked = store.request_interaction(
-        "alice",
-        conversation_id,
-        "form",
-        "Expense",
-        response_schema={
-            "type": "object",
-            "properties": {
-                "amount": {"type": "number", "minimum": 1},
-                "reason": {"type": "string"},
+    asked = store.ask(
+        Question(
+            "alice",
+            conversation_id,
+            "form",
+            "Expense",
+            response_schema={
+                "type": "object",
+                "properties": {
+                    "amount": {"type": "number", "minimum": 1},
+                    "reason": {"type": "string"},
+                },
+                "required": ["amount", "reason"],
             },
-            "required": ["amount", "reason"],
-        },
-    )
+        )
+    ).interaction
     with pytest.raises(InvalidAnswer) as caught:
         store.respond_interaction(asked.id, {"amount": "0.5", "extra": 1}, user="alice")
     paths = {error.path for error in caught.value.errors}
@@ -119,7 +126,7 @@ def test_invalid_answer_keeps_the_request_pending(store: Store, conversation_id:
 
 
 def test_exactly_one_way_out_of_pending(store: Store, conversation_id: str) -> None:
-    asked = store.request_interaction("alice", conversation_id, "confirm", "Go?")
+    asked = store.ask(Question("alice", conversation_id, "confirm", "Go?")).interaction
     store.cancel_interaction(asked.id, user="alice")
     with pytest.raises(NotPending) as caught:
         store.respond_interaction(asked.id, True, user="alice")
@@ -131,7 +138,7 @@ def test_exactly_one_way_out_of_pending(store: Store, conversation_id: str) -> N
 
 
 def test_reads_are_scoped_and_foreign_equals_unknown(store: Store, conversation_id: str) -> None:
-    asked = store.request_interaction("alice", conversation_id, "text", "Name?")
+    asked = store.ask(Question("alice", conversation_id, "text", "Name?")).interaction
     with pytest.raises(NotFound) as foreign:
         store.get_interaction(asked.id, user="mallory")
     with pytest.raises(NotFound) as unknown:
@@ -153,8 +160,8 @@ def test_write_collaborators_may_answer_read_collaborators_may_not(
 ) -> None:
     store.share_conversation(conversation_id, user="alice", with_user="bob", access="write")
     store.share_conversation(conversation_id, user="alice", with_user="carol", access="read")
-    first = store.request_interaction("alice", conversation_id, "confirm", "One?")
-    second = store.request_interaction("alice", conversation_id, "confirm", "Two?")
+    first = store.ask(Question("alice", conversation_id, "confirm", "One?")).interaction
+    second = store.ask(Question("alice", conversation_id, "confirm", "Two?")).interaction
     with pytest.raises(NotFound):
         store.respond_interaction(first.id, True, user="carol")
     assert store.respond_interaction(first.id, True, user="bob").answered_by == "bob"
@@ -169,7 +176,9 @@ def test_list_filters_and_pages(store: Store, conversation_id: str, clock: FakeC
     for n in range(5):
         clock.advance("1s")
         made.append(
-            store.request_interaction("alice", other if n % 2 else conversation_id, "text", f"Q{n}")
+            store.ask(
+                Question("alice", other if n % 2 else conversation_id, "text", f"Q{n}")
+            ).interaction
         )
     store.respond_interaction(made[0].id, "done", user="alice")
     pending = store.list_interactions(user="alice", status="pending")
@@ -192,8 +201,12 @@ def test_list_filters_and_pages(store: Store, conversation_id: str, clock: FakeC
 def test_expiry_by_sweeper_and_on_answer(
     store: Store, conversation_id: str, clock: FakeClock
 ) -> None:
-    swept = store.request_interaction("alice", conversation_id, "confirm", "A?", expires_in="1h")
-    late = store.request_interaction("alice", conversation_id, "confirm", "B?", expires_in="2h")
+    swept = store.ask(
+        Question("alice", conversation_id, "confirm", "A?", expires_in="1h")
+    ).interaction
+    late = store.ask(
+        Question("alice", conversation_id, "confirm", "B?", expires_in="2h")
+    ).interaction
     clock.advance("90m")
     assert store.sweep()["expired"] == 1
     assert store.get_interaction(swept.id, user="alice").status == "expired"
@@ -209,34 +222,38 @@ def test_expiry_by_sweeper_and_on_answer(
 
 def test_calendar_aware_expiry(store: Store, conversation_id: str, clock: FakeClock) -> None:
     clock.set(datetime(2026, 1, 31, 12, tzinfo=UTC))
-    asked = store.request_interaction("alice", conversation_id, "confirm", "?", expires_in="1mo")
+    asked = store.ask(
+        Question("alice", conversation_id, "confirm", "?", expires_in="1mo")
+    ).interaction
     assert asked.expires_at == datetime(2026, 2, 28, 12, tzinfo=UTC)
     with pytest.raises(InvalidDuration) as caught:
-        store.request_interaction("alice", conversation_id, "confirm", "?", expires_in="soon")
+        store.ask(Question("alice", conversation_id, "confirm", "?", expires_in="soon"))
     assert "90s" in str(caught.value)
 
 
 def test_bad_requests_are_clear(store: Store, conversation_id: str) -> None:
     with pytest.raises(InvalidInput, match="kind"):
-        store.request_interaction("alice", conversation_id, "essay", "?")
+        store.ask(Question("alice", conversation_id, "essay", "?"))
     with pytest.raises(InvalidInput):
-        store.request_interaction("alice", conversation_id, "choice", "?")  # no options
+        store.ask(Question("alice", conversation_id, "choice", "?"))  # no options
     with pytest.raises(InvalidInput):
-        store.request_interaction("alice", conversation_id, "text", "")
+        store.ask(Question("alice", conversation_id, "text", ""))
     with pytest.raises(NotFound):
-        store.request_interaction("mallory", conversation_id, "text", "?")
+        store.ask(Question("mallory", conversation_id, "text", "?"))
 
 
 def test_file_answers_reference_the_answerers_own_upload(
     store: Store, conversation_id: str
 ) -> None:
-    asked = store.request_interaction(
-        "alice",
-        conversation_id,
-        "file",
-        "Receipt?",
-        response_schema={"type": "object", "maxBytes": 100, "mediaTypes": ["image/*"]},
-    )
+    asked = store.ask(
+        Question(
+            "alice",
+            conversation_id,
+            "file",
+            "Receipt?",
+            response_schema={"type": "object", "maxBytes": 100, "mediaTypes": ["image/*"]},
+        )
+    ).interaction
     theirs = store.add_file("mallory", "x.png", "image/png", b"\x89PNG")
     with pytest.raises(InvalidAnswer):
         store.respond_interaction(asked.id, theirs.id, user="alice")
@@ -254,7 +271,7 @@ def test_file_answers_reference_the_answerers_own_upload(
 
 def test_events_are_logged_with_the_change(store: Store, conversation_id: str) -> None:
     store.share_conversation(conversation_id, user="alice", with_user="bob", access="write")
-    asked = store.request_interaction("alice", conversation_id, "confirm", "Go?")
+    asked = store.ask(Question("alice", conversation_id, "confirm", "Go?")).interaction
     store.respond_interaction(asked.id, "no", user="alice")
     for user in ("alice", "bob"):
         events = store.events_after(user)
@@ -271,15 +288,17 @@ def test_asking_again_with_an_idempotency_key_returns_the_first_request(
     def ask(
         message: str = "Ship it?", options: list[str] | None = None, key: str | None = "ship-42"
     ) -> Interaction:
-        return store.request_interaction(
-            "alice",
-            conversation_id,
-            "choice",
-            message,
-            options=options or ["yes", "no"],
-            expires_in="1d",
-            idempotency_key=key,
-        )
+        return store.ask(
+            Question(
+                "alice",
+                conversation_id,
+                "choice",
+                message,
+                options=options or ["yes", "no"],
+                expires_in="1d",
+                idempotency_key=key,
+            )
+        ).interaction
 
     first = ask()
     events = store.events_after("alice")
@@ -299,9 +318,9 @@ def test_asking_again_with_an_idempotency_key_returns_the_first_request(
 
     # A key is its owner's own: the same key by someone else is another request.
     store.share_conversation(conversation_id, user="alice", with_user="bob", access="write")
-    theirs = store.request_interaction(
-        "bob", conversation_id, "confirm", "Ship it?", idempotency_key="ship-42"
-    )
+    theirs = store.ask(
+        Question("bob", conversation_id, "confirm", "Ship it?", idempotency_key="ship-42")
+    ).interaction
     assert theirs.id != first.id
     # Without a key, asking twice asks twice.
     assert ask(key=None).id != first.id
@@ -313,13 +332,7 @@ def test_an_unusable_idempotency_key_is_refused(
     store: Store, conversation_id: str, key: object
 ) -> None:
     with pytest.raises(InvalidInput) as refused:
-        store.request_interaction(
-            "alice",
-            conversation_id,
-            "confirm",
-            "Go?",
-            idempotency_key=key,  # type: ignore[arg-type]
-        )
+        store.ask(Question("alice", conversation_id, "confirm", "Go?", idempotency_key=key))  # type: ignore[arg-type]
     assert [e.path for e in refused.value.errors] == ["idempotency_key"]
 
 
@@ -342,7 +355,7 @@ def test_text_no_database_can_keep_is_refused_alike_on_every_backend(
         message = question.pop("message")
         assert isinstance(message, str)
         with pytest.raises(InvalidInput) as caught:
-            store.request_interaction("alice", conversation_id, "text", message, **question)  # type: ignore[arg-type]
+            store.ask(Question("alice", conversation_id, "text", message, **question))  # type: ignore[arg-type]
         found = caught.value.errors[0]
         assert found.path == path, caught.value.errors
         assert "\x00" not in str(caught.value)

@@ -10,7 +10,7 @@ import pytest
 from pawflow import telemetry
 from pawflow.clock import FakeClock
 from pawflow.errors import InvalidInput
-from pawflow.store import Delivery, Store, outbox
+from pawflow.store import Delivery, Question, Store, outbox
 from pawflow.store.database import sql
 from pawflow.store.metrics import QUERIES, GaugeQuery, StoreGauges, add_gauges, read
 from pawflow.telemetry import Family, Sample
@@ -32,11 +32,11 @@ def test_gauges_count_the_waiting_work_by_kind_age_and_deadline(
     store: Store, clock: FakeClock
 ) -> None:
     conversation = store.create_conversation("ada").id
-    old = store.request_interaction("ada", conversation, "confirm", "Old?")
+    old = store.ask(Question("ada", conversation, "confirm", "Old?")).interaction
     clock.advance("2h")
-    store.request_interaction("ada", conversation, "text", "Name?", expires_in="10m")
-    store.request_interaction("ada", conversation, "text", "Other?")
-    done = store.request_interaction("ada", conversation, "text", "Done?")
+    store.ask(Question("ada", conversation, "text", "Name?", expires_in="10m"))
+    store.ask(Question("ada", conversation, "text", "Other?"))
+    done = store.ask(Question("ada", conversation, "text", "Done?")).interaction
     store.respond_interaction(done.id, "yes", user="ada")
     clock.advance("30m")  # "Name?" is past its deadline; no sweep has expired it yet
     store.park("job:1", signal_id="sig:1")
@@ -78,7 +78,7 @@ def test_a_scrape_reads_the_store_once_per_ttl(store: Store, clock: FakeClock) -
     conversation = store.create_conversation("ada").id
     gauges = StoreGauges(store, ttl=timedelta(seconds=5))
     assert nonzero(gauges.samples(), "pawflow_requests_pending") == {}
-    store.request_interaction("ada", conversation, "confirm", "Go?")
+    store.ask(Question("ada", conversation, "confirm", "Go?"))
     assert nonzero(gauges.samples(), "pawflow_requests_pending") == {}  # cached
     assert gauges.reads == 1
     clock.advance("5s")
@@ -114,10 +114,12 @@ def test_outcomes_are_counted_when_their_transaction_commits(store: Store) -> No
     answered = telemetry.REQUESTS_CLOSED.value(kind="integer", outcome="answered", via="cli")
     cancelled = telemetry.REQUESTS_CLOSED.value(kind="integer", outcome="cancelled", via="")
 
-    first = store.request_interaction("ada", conversation, "integer", "How many?")
-    second = store.request_interaction("ada", conversation, "integer", "How many more?")
-    again = store.request_interaction("ada", conversation, "integer", "Keyed?", idempotency_key="k")
-    store.request_interaction("ada", conversation, "integer", "Keyed?", idempotency_key="k")
+    first = store.ask(Question("ada", conversation, "integer", "How many?")).interaction
+    second = store.ask(Question("ada", conversation, "integer", "How many more?")).interaction
+    again = store.ask(
+        Question("ada", conversation, "integer", "Keyed?", idempotency_key="k")
+    ).interaction
+    store.ask(Question("ada", conversation, "integer", "Keyed?", idempotency_key="k"))
     assert telemetry.REQUESTS_CREATED.value(kind="integer") == created + 3  # a repeat is not new
 
     def refuse(tx: object, record: object) -> None:
@@ -184,7 +186,7 @@ def test_the_outbox_shows_what_waits_by_channel_and_counts_what_was_sent(
         outbox.set_reach(tx, "mia", email="mia@example.org", now=store.now())
     conversation = store.create_conversation("mia", "m")
     for n in range(2):
-        store.request_interaction("mia", conversation.id, "confirm", f"Ship {n}?")
+        store.ask(Question("mia", conversation.id, "confirm", f"Ship {n}?"))
     clock.advance("90s")
 
     def gauge(name: str) -> float:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pawflow import Delivery, FakeClock, Store, StoreUnavailable, open_store
+from pawflow.store import Question
 from pawflow.testing import eventually
 from tests.disks import SmallDisk
 from tests.pgcluster import PrivateCluster
@@ -61,7 +62,7 @@ def test_a_listener_whose_work_fails_goes_on_and_looks_again(store: Store, secon
         heard.clear()
         # ...and goes on hearing of other processes' commits.
         conversation = second.create_conversation("bob")
-        second.request_interaction("bob", conversation.id, "confirm", "Heard?")
+        second.ask(Question("bob", conversation.id, "confirm", "Heard?"))
         eventually(lambda: heard)
     finally:
         stop()

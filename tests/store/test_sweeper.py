@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pawflow import Delivery, FakeClock, Store, Sweeper, open_store
+from pawflow.store import Question
 from pawflow.store.database import sql
 from pawflow.testing import eventually
 from tests.store.test_concurrency import store_url
@@ -24,7 +25,9 @@ def second(store: Store, tmp_path: Path, clock: FakeClock) -> Iterator[Store]:
 
 def test_sweeper_thread_expires_and_stops(store: Store, clock: FakeClock) -> None:
     conversation = store.create_conversation("alice")
-    asked = store.request_interaction("alice", conversation.id, "confirm", "?", expires_in="5m")
+    asked = store.ask(
+        Question("alice", conversation.id, "confirm", "?", expires_in="5m")
+    ).interaction
     with Sweeper(store, interval=0.01) as sweeper:
         clock.advance("6m")
         eventually(lambda: store.get_interaction(asked.id, user="alice").status == "expired")

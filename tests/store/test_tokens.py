@@ -30,7 +30,7 @@ from pawflow.server.credentials import (
     sign_out_everywhere,
     token_expiry,
 )
-from pawflow.store import Store, answer_links, migrations
+from pawflow.store import Question, Store, answer_links, migrations
 from pawflow.store import credentials as rows
 from pawflow.store.database import sql
 from pawflow.testing import throwaway_postgres
@@ -183,7 +183,7 @@ def test_signing_out_everywhere_and_revoking_end_every_login(store: Store) -> No
 
 def test_a_disabled_user_is_refused_everywhere_until_enabled(store: Store) -> None:
     conversation = store.create_conversation("ana")
-    asked = store.request_interaction("ana", conversation.id, "confirm", "Ship?")
+    asked = store.ask(Question("ana", conversation.id, "confirm", "Ship?")).interaction
     secret, _ = _token(store, "ana")
     with store.transaction() as tx:
         now = store.now()

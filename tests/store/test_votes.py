@@ -12,18 +12,20 @@ import pytest
 
 from pawflow.errors import AlreadyVoted, Conflict
 from pawflow.records import Interaction
-from pawflow.store import Store
+from pawflow.store import Question, Store
 
 
 def _ask(store: Store, assignees: list[str], needed: int = 2, **policy: Any) -> Interaction:
     room = store.create_conversation("req", "Releases")
-    return store.request_interaction(
-        "req",
-        room.id,
-        "confirm",
-        "Ship release 42?",
-        policy={"assignees": assignees, "required_approvals": needed, **policy},
-    )
+    return store.ask(
+        Question(
+            "req",
+            room.id,
+            "confirm",
+            "Ship release 42?",
+            policy={"assignees": assignees, "required_approvals": needed, **policy},
+        )
+    ).interaction
 
 
 def _delegate(store: Store, principal: str, to: str) -> None:

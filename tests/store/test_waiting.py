@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from pawflow.errors import Forbidden, InvalidInput, NotFound
-from pawflow.store import Store, answering
+from pawflow.store import Question, Store, answering
 
 PEOPLE = ("req", "lee", "lou", "ada", "bob", "carl", "zed")
 
@@ -20,9 +20,9 @@ def _setup(store: Store) -> dict[str, str]:
     store.share_conversation(conversation, user="req", with_user="carl", access="write")
 
     def ask(message: str, **policy: object) -> str:
-        return store.request_interaction(
-            "req", conversation, "confirm", message, policy=policy or None
-        ).id
+        return store.ask(
+            Question("req", conversation, "confirm", message, policy=policy or None)
+        ).interaction.id
 
     return {
         "plain": ask("Plain?"),

@@ -14,7 +14,7 @@ from pawflow.agent.builtin_tools import builtin_tools
 from pawflow.agent.models.base import ToolCall
 from pawflow.errors import InvalidInput, NotFound
 from pawflow.records import Interaction
-from pawflow.store import Store
+from pawflow.store import Park, Question, Store
 
 
 @pytest.fixture
@@ -29,9 +29,10 @@ def test_ask_and_park_publishes_and_waits_in_one_call(store: Store, shared: str)
     def payload(asked: Interaction) -> bytes:
         return json.dumps({"request_id": asked.id}).encode()
 
-    asked, parked = store.ask_and_park(
-        "bob", shared, "confirm", "Ship it?", target="robot:ship", payload=payload
+    asked, parked = store.ask(
+        Question("bob", shared, "confirm", "Ship it?"), park=Park("robot:ship", payload)
     )
+    assert parked is not None
     assert (asked.owner, asked.status, asked.requester.type) == ("bob", "pending", "api")
     assert (parked.target, parked.signal_id, parked.status) == (
         "robot:ship",
@@ -47,12 +48,12 @@ def test_ask_and_park_publishes_and_waits_in_one_call(store: Store, shared: str)
 
 def test_a_reader_can_neither_publish_nor_post(store: Store, shared: str) -> None:
     attempts: list[Callable[[], Any]] = [
-        lambda: store.request_interaction("carol", shared, "confirm", "Mine?"),
-        lambda: store.ask_and_park("carol", shared, "confirm", "Mine?", target="robot:x"),
+        lambda: store.ask(Question("carol", shared, "confirm", "Mine?")).interaction,
+        lambda: store.ask(Question("carol", shared, "confirm", "Mine?"), park=Park("robot:x")),
         lambda: store.post_message(shared, "hello", user="carol"),
         # Who may not publish learns nothing, not even that the question is malformed.
-        lambda: store.request_interaction("carol", shared, "no-such-kind", ""),
-        lambda: store.request_interaction("dave", shared, "confirm", "Mine?"),
+        lambda: store.ask(Question("carol", shared, "no-such-kind", "")).interaction,
+        lambda: store.ask(Question("dave", shared, "confirm", "Mine?")).interaction,
     ]
     for attempt in attempts:
         with pytest.raises(NotFound, match="conversation not found"):
@@ -73,7 +74,7 @@ def test_an_agent_acting_for_a_reader_cannot_ask_there(store: Store, shared: str
 
 
 def test_answering_through_a_kind_filter(store: Store, shared: str) -> None:
-    text = store.request_interaction("alice", shared, "text", "Name?")
+    text = store.ask(Question("alice", shared, "text", "Name?")).interaction
     with pytest.raises(NotFound):
         store.respond_interaction(text.id, "x", user="alice", kinds=("confirm", "choice"))
     with pytest.raises(NotFound):

@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, Route, expect
 
 from pawflow.clock import FakeClock
 from pawflow.server.credentials import issue_signin_link
-from pawflow.store import Store, open_store
+from pawflow.store import Question, Store, open_store
 from tests.served import Served
 from tests.webchat.conftest import Person, block
 
@@ -123,14 +123,14 @@ def test_blocks_of_one_millisecond_keep_one_order_and_follow_their_message(
     frozen = FakeClock(datetime.now(UTC))
     with open_store(ann.served.db, clock=frozen) as same_instant:
         made = [
-            same_instant.request_interaction(ann.name, chat, "confirm", f"Question {n}?").id
+            same_instant.ask(Question(ann.name, chat, "confirm", f"Question {n}?")).interaction.id
             for n in range(5)
         ]
         # An agent asks first, then says what it asked: the block goes after its message.
         frozen.advance(timedelta(milliseconds=1))
-        picked = same_instant.request_interaction(
-            ann.name, chat, "choice", "Which region?", options=["eu", "us"]
-        )
+        picked = same_instant.ask(
+            Question(ann.name, chat, "choice", "Which region?", options=["eu", "us"])
+        ).interaction
         frozen.advance(timedelta(milliseconds=1))
         same_instant.messages.append(
             chat,

@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import APIResponse, Browser, Route, expect
 
 from pawflow.server.credentials import issue_signin_link
+from pawflow.store import Question
 from pawflow.store.events import prune_events
 from tests.served import Served
 from tests.webchat.conftest import TIMEZONE, Person, block, sign_in
@@ -81,8 +82,8 @@ def test_nothing_is_missed_while_the_stream_is_cut(
     served.kill()  # the stream is cut mid-flight; meanwhile another process writes
     store = ann.store
     store.messages.append(chat, "Written while you were away", role="assistant", author="bot")
-    asked = store.request_interaction(ann.name, chat, "confirm", "Still there?")
-    elsewhere = store.request_interaction(ann.name, other, "text", "And here?")
+    asked = store.ask(Question(ann.name, chat, "confirm", "Still there?")).interaction
+    elsewhere = store.ask(Question(ann.name, other, "text", "And here?")).interaction
     store.messages.notify_user(ann.name, "The backup failed", title="Backup", urgency="high")
     served.start()
 
@@ -111,7 +112,7 @@ def test_a_gap_in_the_log_makes_the_page_reload_what_it_could_not_replay(
     served.kill()
     store = ann.store
     store.messages.append(chat, "Logged, then pruned", role="assistant", author="bot")
-    asked = store.request_interaction(ann.name, chat, "integer", "How many?")
+    asked = store.ask(Question(ann.name, chat, "integer", "How many?")).interaction
     with store.transaction() as tx:  # the retention sweep drops everything logged so far
         prune_events(tx, store.now() + timedelta(days=1))
     served.start()

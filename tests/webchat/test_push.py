@@ -28,7 +28,7 @@ from pawflow.egress import EgressRule
 from pawflow.server.credentials import issue_signin_link
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import Store, web_push
+from pawflow.store import Question, Store, web_push
 from pawflow.testing import temporary_store
 from tests.channels.push_service import PushService, push_service
 from tests.webchat.conftest import sign_in
@@ -150,9 +150,9 @@ def test_a_pushed_confirm_is_answered_once_from_its_notification(
     expect(devices).to_contain_text("Chrome on Linux, since")
 
     conversation = store.create_conversation("ada", "Releases")
-    request = store.request_interaction(
-        "ada", conversation.id, "confirm", "Ship 2.4?", expires_in="2h"
-    )
+    request = store.ask(
+        Question("ada", conversation.id, "confirm", "Ship 2.4?", expires_in="2h")
+    ).interaction
     channel = PushChannel(
         store, server_keys(store), subject="mailto:ops@example.org", rule=LOOPBACK
     )

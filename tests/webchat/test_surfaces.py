@@ -11,7 +11,7 @@ from pawflow.demo.tour import EXAMPLES
 from pawflow.errors import InvalidInput
 from pawflow.interactions import Kind, normalize_options
 from pawflow.interactions.surfaces import check_surface
-from pawflow.store import Store
+from pawflow.store import Question, Store
 
 OPTIONS = normalize_options(["a", "b"])
 
@@ -120,13 +120,11 @@ def test_the_store_checks_surfaces_when_a_request_is_published(sqlite_store: Sto
     chat = sqlite_store.create_conversation("ann", "Surfaces").id
     for example in (e for e in EXAMPLES if "ui_surface" in e):
         fields = dict(example)
-        record = sqlite_store.request_interaction(
-            "ann", chat, fields.pop("kind"), fields.pop("message"), **fields
-        )
+        record = sqlite_store.ask(
+            Question("ann", chat, fields.pop("kind"), fields.pop("message"), **fields)
+        ).interaction
         assert record.ui_surface == example["ui_surface"]
     with pytest.raises(InvalidInput) as error:
-        sqlite_store.request_interaction(
-            "ann", chat, "choice", "Pick", options=["a"], ui_surface=table()
-        )
+        sqlite_store.ask(Question("ann", chat, "choice", "Pick", options=["a"], ui_surface=table()))
     assert "ui_surface.rows[1].value" in paths(error)
     assert sqlite_store.list_interactions(user="ann", conversation_id=chat, kind="choice")
