@@ -11,7 +11,8 @@ from pawflow import extras
 from pawflow.clock import Clock
 from pawflow.errors import InvalidInput
 from pawflow.redaction import remember_url
-from pawflow.store.database import Database, SqliteDatabase
+from pawflow.store.database import Database
+from pawflow.store.sqlite import SqliteDatabase
 from pawflow.store.store import DEFAULT_PAYLOAD_CAP, Store
 
 
