@@ -121,6 +121,18 @@ def test_oversized_headers_are_a_431(live: LiveServer) -> None:
     assert _raw_request(live.url, 4_000).startswith(b"HTTP/1.1 200 ")
 
 
+def test_a_query_parameter_given_twice_is_a_422_naming_it(live: LiveServer) -> None:
+    """Which of two values a route would take is a guess: neither is taken. Checked before
+    anything else (here, before the caller is known)."""
+    once = httpx.get(f"{live.url}/api/admin/audit?user=a&action=b")
+    assert once.status_code == 401
+    twice = httpx.get(f"{live.url}/api/admin/audit?user=a&action=b&user=c")
+    assert twice.status_code == 422
+    assert twice.json()["errors"] == [
+        {"path": "user", "message": "given more than once: give one value"}
+    ]
+
+
 def test_event_ids_count_only_the_users_own_events(live: LiveServer) -> None:
     alice, bob = unique("alice"), unique("bob")
     token = live.token(alice)

@@ -52,6 +52,7 @@ from pawflow.server.limits import (
     HeaderLimit,
     RateLimiter,
     SecurityHeaders,
+    SingleQueryValues,
 )
 from pawflow.server.oidc import OidcConfig, OpenIDProvider
 from pawflow.server.settings import ServerSettings
@@ -152,6 +153,7 @@ def create_app(
         middleware=[
             Middleware(SecurityHeaders),
             Middleware(HeaderLimit, limit=settings.max_header_bytes),
+            Middleware(SingleQueryValues),
             Middleware(BodyLimit, limit_for=body_limit),
         ],
     )

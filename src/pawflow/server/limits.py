@@ -7,9 +7,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pawflow.errors import FieldError
 from pawflow.server.errors import HTTPProblem, problem_response
 
 UPLOAD_OVERHEAD = 64 * 1024
@@ -125,6 +127,31 @@ class HeaderLimit:
                 )
                 await problem_response(problem)(scope, receive, send)
                 return
+        await self.app(scope, receive, send)
+
+
+class SingleQueryValues:
+    """Refuses, with a 422 naming it, a parameter given twice in the query of an API route:
+    every parameter of the API is one value, and which of two would be taken is a guess."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        query: bytes = (scope.get("query_string") or b"") if scope["type"] == "http" else b""
+        if b"&" in query and str(scope.get("path", "")).startswith("/api/"):
+            seen: set[str] = set()
+            for name, _ in parse_qsl(
+                query.decode("latin-1"), keep_blank_values=True, errors="replace"
+            ):
+                if name in seen:
+                    message = "given more than once: give one value"
+                    problem = HTTPProblem(
+                        422, f"{name}: {message}", errors=[FieldError(name, message)]
+                    )
+                    await problem_response(problem)(scope, receive, send)
+                    return
+                seen.add(name)
         await self.app(scope, receive, send)
 
 
