@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pawflow import open_store
 from pawflow.store.database import TOUCHED
-from pawflow.testing import eventually
+from pawflow.testing import eventually, temporary_store
 
 
 def test_own_commits_do_not_wake_the_watcher_and_others_do(tmp_path: Path) -> None:
@@ -46,3 +46,16 @@ def test_own_commits_do_not_wake_the_watcher_and_others_do(tmp_path: Path) -> No
     finally:
         stop()
         store.close()
+
+
+def test_closing_the_store_stops_the_listeners_left_running(backend: str, tmp_path: Path) -> None:
+    """A listener whose caller never stopped it ends with its store: it would otherwise try
+    to reach a database that is gone for as long as the process lives."""
+    names = {"pawflow-sqlite-watch", "pawflow-pg-listen"}
+    before = {t for t in threading.enumerate() if t.name in names}
+    with temporary_store(backend, tmp_path) as store:
+        store.db.listen(lambda notice: None)
+        started = {t for t in threading.enumerate() if t.name in names} - before
+        assert len(started) == 1
+    (listener,) = started
+    assert not listener.is_alive()

@@ -252,6 +252,8 @@ class Database:
 
     def __init__(self) -> None:
         self._local_listeners: list[Callable[[str], None]] = []
+        self._watchers: list[Callable[[], None]] = []
+        """How to stop each listener's loop still running: closing the database stops them."""
         self.availability = Availability()
 
     def run(self, cursor: Any, sql: str, params: Params) -> None:
@@ -296,9 +298,18 @@ class Database:
         def stop_listening() -> None:
             with contextlib.suppress(ValueError):
                 self._local_listeners.remove(callback)
+            with contextlib.suppress(ValueError):
+                self._watchers.remove(stop_listening)
             loop.stop()
 
+        self._watchers.append(stop_listening)
         return stop_listening
+
+    def _stop_watchers(self) -> None:
+        """Stop every listener's loop: a closed database is listened to no more (a listener
+        left running would try to reconnect to it for ever)."""
+        for stop in list(self._watchers):
+            stop()
 
     def _finish(self, tx: Tx) -> None:
         for callback in tx._after_commit:

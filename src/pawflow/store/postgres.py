@@ -278,6 +278,7 @@ class PostgresDatabase(Database):
 
     def close(self) -> None:
         self._closing.set()
+        self._stop_watchers()
         with self._renew_lock:
             self.pool.close()
 

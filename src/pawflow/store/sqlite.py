@@ -394,7 +394,8 @@ class SqliteDatabase(Database):
             self._poll_counter(loop, shm, callback, own, last)
         finally:
             with self._commit_lock:
-                self._counting.remove(own)
+                # By identity: two watchers' sets may be equal (list.remove compares).
+                self._counting = [found for found in self._counting if found is not own]
                 if not self._counting and self._shm is not None:
                     os.close(self._shm)
                     self._shm = None
@@ -478,6 +479,7 @@ class SqliteDatabase(Database):
                 conn.close()
 
     def close(self) -> None:
+        self._stop_watchers()
         with self._checkpoints:
             self._closed = True
             self._checkpoints.notify_all()
