@@ -29,7 +29,7 @@ from common import Run, percentile, postgres_db
 from pawflow import Question, open_store
 from pawflow.channels import Dispatcher, WebhookSender
 from pawflow.egress import EgressRule
-from pawflow.store import webhooks
+from pawflow.store.reach import webhooks
 
 SLOW = 6
 SLOW_SECONDS = 9.0

@@ -16,8 +16,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from pawflow import Question, open_store
 from pawflow.server.metrics import PawFlowCollector
-from pawflow.store.database import sql
-from pawflow.store.metrics import StoreGauges
+from pawflow.store.engine.database import sql
+from pawflow.store.engine.metrics import StoreGauges
 
 PENDING = 100
 SCRAPES = 20

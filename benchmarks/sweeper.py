@@ -15,7 +15,7 @@ from common import Run, ms, postgres_db, stopwatch
 
 from pawflow import FakeClock, SystemClock, open_store
 from pawflow.clock import to_millis
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 
 DUE = 100
 MONTH = 86_400_000 * 30

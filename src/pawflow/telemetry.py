@@ -12,7 +12,7 @@ spans *linked* to that ask.
 **Tallies** are counters and histograms kept in this process (a dictionary increment under a
 lock): requests created and closed, deliveries, answer → resume latency. Whatever serves
 ``/metrics`` renders them with the gauges it reads from the store
-(:mod:`pawflow.store.metrics`); another module adds its own with :class:`Counter` or
+(:mod:`pawflow.store.engine.metrics`); another module adds its own with :class:`Counter` or
 :class:`Histogram` (they register themselves in :data:`INSTRUMENTS`).
 
 **Log ids**: :func:`log_context` names the request, conversation, deployment or turn a

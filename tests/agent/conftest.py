@@ -12,7 +12,7 @@ from pawflow.chat.service import ChatService
 from pawflow.demo.agents import DEMO_AGENT, DEMO_SCRIPT, demo_agent
 from pawflow.records import Conversation, Message
 from pawflow.store import Store
-from pawflow.store.turns import Wakeup
+from pawflow.store.runtime.turns import Wakeup
 from pawflow.testing import eventually
 
 USER = "alice"

@@ -14,7 +14,8 @@ from pawflow.chat.service import ChatService
 from pawflow.interactions.tool_approval import make_surface
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import Question, Store, answer_links
+from pawflow.store import Question, Store
+from pawflow.store.reach import answer_links
 from tests.agent.conftest import USER, Deleter, history, say, scheduled
 
 QUIET = ServerSettings(sweep_interval=3600, rate_limit=100_000, rate_burst=100_000)

@@ -6,7 +6,8 @@ import pytest
 
 from pawflow.chat.service import ChatService
 from pawflow.records import Conversation
-from pawflow.store import Store, turns
+from pawflow.store import Store
+from pawflow.store.runtime import turns
 from tests.agent.conftest import USER, Deleter, history, say, scheduled
 
 

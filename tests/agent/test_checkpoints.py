@@ -10,7 +10,7 @@ from pawflow.agent import CheckpointStore
 from pawflow.clock import FakeClock
 from pawflow.errors import NotFound, PayloadTooLarge
 from pawflow.store import Store
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 
 
 @pytest.fixture

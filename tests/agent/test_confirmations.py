@@ -15,7 +15,7 @@ from pawflow.clock import FakeClock
 from pawflow.demo.agents import DEMO_AGENT
 from pawflow.records import Conversation
 from pawflow.store import Store, open_store
-from pawflow.store import turns as turn_queue
+from pawflow.store.runtime import turns as turn_queue
 from pawflow.testing import eventually, throwaway_postgres
 from tests.agent.conftest import USER, history, say, scheduled
 from tests.conftest import require_postgres

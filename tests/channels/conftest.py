@@ -15,7 +15,8 @@ from pawflow.channels import Dispatcher, SlackChannel, SlackConfig
 from pawflow.clock import FakeClock
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import Question, outbox
+from pawflow.store import Question
+from pawflow.store.reach import outbox
 from pawflow.testing import temporary_store
 from tests.channels.slack_api import SlackApi, sign, slack_api
 from tests.conftest import require_postgres

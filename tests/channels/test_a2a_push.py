@@ -11,8 +11,9 @@ import pytest
 
 from pawflow import serve
 from pawflow.clock import FakeClock
-from pawflow.store import Store, a2a_push, a2a_tasks
-from pawflow.store.a2a_tasks import PushConfig
+from pawflow.store import Store
+from pawflow.store.reach import a2a_push, a2a_tasks
+from pawflow.store.reach.a2a_tasks import PushConfig
 from pawflow.testing import temporary_store
 from tests.channels.receiver import receiver
 from tests.channels.test_email import QUIET

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.clock import FakeClock
-from pawflow.store import Question, Store, outbox
+from pawflow.store import Question, Store
+from pawflow.store.reach import outbox
 from tests.channels.smtp import smtp_server
 
 

@@ -10,8 +10,9 @@ from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.channels.dispatcher import LEASE
 from pawflow.clock import FakeClock
 from pawflow.server.settings import ServerSettings
-from pawflow.store import Question, Store, outbox
-from pawflow.store.leases import Hold, LeaseTerms
+from pawflow.store import Question, Store
+from pawflow.store.reach import outbox
+from pawflow.store.runtime.leases import Hold, LeaseTerms
 from tests.channels.smtp import smtp_server
 
 

@@ -17,8 +17,9 @@ from pawflow.redaction import redact
 from pawflow.server.credentials import revoke_tokens
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import Question, Store, outbox
-from pawflow.store.database import sql
+from pawflow.store import Question, Store
+from pawflow.store.engine.database import sql
+from pawflow.store.reach import outbox
 from pawflow.testing import temporary_store
 from tests.channels.smtp import Inbox, html_of, smtp_server, text_of
 from tests.conftest import require_postgres

@@ -9,7 +9,8 @@ import httpx
 import pytest
 
 from pawflow import open_store
-from pawflow.store import Question, answer_links, webhooks
+from pawflow.store import Question
+from pawflow.store.reach import answer_links, webhooks
 from pawflow.testing import eventually
 from tests.channels.receiver import receiver
 from tests.served import Served

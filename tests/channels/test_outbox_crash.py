@@ -16,7 +16,8 @@ import pytest
 
 from pawflow import FakeClock, Store, SystemClock
 from pawflow.channels.email import message_id
-from pawflow.store import Question, outbox
+from pawflow.store import Question
+from pawflow.store.reach import outbox
 from pawflow.testing import eventually
 from tests.channels.smtp import smtp_server
 from tests.served import Served

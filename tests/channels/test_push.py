@@ -17,7 +17,8 @@ from pawflow.egress import EgressRule
 from pawflow.errors import ConfigError
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import live_server
-from pawflow.store import Question, Store, lanes, outbox, web_push
+from pawflow.store import Question, Store
+from pawflow.store.reach import lanes, outbox, web_push
 from tests.channels.push_service import Device, PushService, b64, push_service
 
 LOOPBACK = EgressRule.parse("127.0.0.1")

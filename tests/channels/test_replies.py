@@ -11,7 +11,8 @@ from pawflow import reading
 from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.channels.replies import ImapConfig, ReplyReader
 from pawflow.records import Interaction
-from pawflow.store import Question, Store, outbox
+from pawflow.store import Question, Store
+from pawflow.store.reach import outbox
 from tests.channels.imap import imap_server
 from tests.channels.smtp import smtp_server
 from tests.logs import tracebacks

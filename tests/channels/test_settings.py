@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from pawflow.cli import app
 from pawflow.server.governance import delivery_text
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import open_store, outbox
+from pawflow.store import open_store
+from pawflow.store.reach import outbox
 from pawflow.testing import temporary_store
 from tests.channels.test_email import QUIET
 

@@ -11,7 +11,8 @@ from pawflow.channels import AppriseChannel, Dispatcher, EmailChannel, SmtpConfi
 from pawflow.clock import FakeClock
 from pawflow.egress import EgressRule
 from pawflow.errors import InvalidInput
-from pawflow.store import Question, Store, outbox, webhooks
+from pawflow.store import Question, Store
+from pawflow.store.reach import outbox, webhooks
 from pawflow.testing import eventually
 from tests.channels.receiver import receiver
 from tests.channels.smtp import smtp_server

@@ -22,7 +22,8 @@ from pawflow.clock import FakeClock
 from pawflow.redaction import redact
 from pawflow.serve import dispatcher
 from pawflow.server.testing import live_server
-from pawflow.store import Question, Store, outbox
+from pawflow.store import Question, Store
+from pawflow.store.reach import outbox
 from tests.channels.conftest import ADA, PATH, QUIET, SECRET, TOKEN, Slack, click
 from tests.channels.slack_api import sign
 from tests.logs import tracebacks

@@ -12,7 +12,8 @@ import pytest
 from pawflow import Question
 from pawflow.channels import AppriseChannel, Dispatcher, WebhookSender
 from pawflow.egress import EgressRule
-from pawflow.store import Store, open_store, outbox, webhooks
+from pawflow.store import Store, open_store
+from pawflow.store.reach import outbox, webhooks
 from pawflow.testing import eventually
 from tests.channels.receiver import Receiver, receiver
 

@@ -22,7 +22,8 @@ from pawflow.clock import FakeClock
 from pawflow.egress import EgressRule, Target
 from pawflow.errors import InvalidInput
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import open_store, outbox, webhooks
+from pawflow.store import open_store
+from pawflow.store.reach import outbox, webhooks
 from pawflow.testing import temporary_store
 from tests.channels.receiver import Receiver, receiver
 from tests.channels.test_email import QUIET

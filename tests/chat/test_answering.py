@@ -20,7 +20,8 @@ from pawflow.clock import FakeClock
 from pawflow.demo.agents import DEMO_AGENT, demo_agent
 from pawflow.flow import FlowFile, FlowService
 from pawflow.records import Interaction, Message
-from pawflow.store import Question, Store, turns
+from pawflow.store import Question, Store
+from pawflow.store.runtime import turns
 from pawflow.testing import eventually
 from tests.agent.fake_openai import FakeOpenAI, fake_openai
 from tests.chat.brain import CHECKS, QUESTION, deployer_brain, resumes, system_prompts

@@ -13,7 +13,7 @@ import pytest
 from pawflow.records import Interaction
 from pawflow.server.credentials import issue_token
 from pawflow.store import open_store
-from pawflow.store import turns as turn_queue
+from pawflow.store.runtime import turns as turn_queue
 from pawflow.testing import eventually, throwaway_postgres
 from tests.chat.processes import GatedModel, agents_file, gated_model, post, serving
 

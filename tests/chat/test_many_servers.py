@@ -12,8 +12,8 @@ import pytest
 
 from pawflow.server.credentials import issue_token
 from pawflow.store import Store, open_store
-from pawflow.store.database import sql
-from pawflow.store.leases import Lease
+from pawflow.store.engine.database import sql
+from pawflow.store.runtime.leases import Lease
 from pawflow.testing import eventually, throwaway_postgres
 from tests.chat.processes import agents_file, gated_model, post, serving
 from tests.conftest import require_postgres

@@ -12,7 +12,7 @@ from pawflow.agent.resume import OBSERVATION, decode, load_seed
 from pawflow.chat.service import ChatService
 from pawflow.clock import FakeClock
 from pawflow.store import Store
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from tests.chat.conftest import conversation, install, last_reply, pending, say
 
 ASKED = "Neo4j or Stardog?"

@@ -15,7 +15,7 @@ import threading
 
 from pawflow import Store, Sweeper, open_store
 from pawflow.flow import FlowService
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from tests.store.crash_child import arm
 
 

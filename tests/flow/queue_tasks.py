@@ -19,7 +19,7 @@ import threading
 import time
 
 from pawflow.flow import FlowFile, Property, TaskContext, flow_task
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 
 VISITS = (
     "CREATE TABLE IF NOT EXISTS visits (flowfile_id TEXT NOT NULL, task TEXT NOT NULL,"

@@ -17,7 +17,7 @@ from pawflow.flow import FlowDefinitionError, FlowFile, FlowInstance, FlowServic
 from pawflow.flow import deployments as deps
 from pawflow.records import Interaction
 from pawflow.store import Question
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from pawflow.testing import eventually, temporary_store
 from tests.conftest import require_postgres
 from tests.flow.conftest import deploy, parked

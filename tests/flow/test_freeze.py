@@ -24,7 +24,7 @@ from pawflow import Store, open_store
 from pawflow.flow import FlowFile
 from pawflow.flow import deployments as deps
 from pawflow.flow.status import deployment_status
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from pawflow.testing import eventually, throwaway_postgres
 from tests.conftest import require_postgres
 from tests.served import Served

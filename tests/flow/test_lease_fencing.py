@@ -22,7 +22,7 @@ from pawflow.flow.instance import FlowInstance
 from pawflow.flow.status import deployment_status
 from pawflow.flow.task import FlowScope
 from pawflow.store import Store
-from pawflow.store.leases import Hold, LeaseTerms
+from pawflow.store.runtime.leases import Hold, LeaseTerms
 from pawflow.testing import eventually
 
 TERMS = LeaseTerms(timedelta(seconds=6))

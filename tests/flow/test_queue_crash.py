@@ -27,7 +27,7 @@ import pytest
 from pawflow import NotFound, NotPending, Store
 from pawflow.flow import FlowFile
 from pawflow.flow import deployments as deps
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from pawflow.testing import eventually, temporary_store
 from tests.store.test_concurrency import store_url
 

@@ -14,7 +14,7 @@ import pytest
 from pawflow.server.credentials import revoke_tokens
 from pawflow.server.testing import LiveServer
 from pawflow.store import Store, open_store
-from pawflow.store.sqlite import SqliteDatabase
+from pawflow.store.engine.sqlite import SqliteDatabase
 from tests.server.conftest import Api
 
 UserApi = Callable[[str], tuple[Api, str]]

@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from pawflow.mcp import PENDING_URI
 from pawflow.server.testing import LiveServer
-from pawflow.store import mcp_rounds
+from pawflow.store.runtime import mcp_rounds
 from pawflow.testing import eventually
 from tests.logs import tracebacks
 from tests.mcp_interop.conftest import http_client, stdio_client, structured

@@ -15,7 +15,8 @@ from fastapi.testclient import TestClient
 from pawflow.server.app import create_app
 from pawflow.server.credentials import issue_token
 from pawflow.server.settings import ServerSettings
-from pawflow.store import roles, webhooks
+from pawflow.store.people import roles
+from pawflow.store.reach import webhooks
 from pawflow.testing import temporary_store
 
 CHANGES: list[tuple[str, dict[str, Any]]] = [

@@ -12,7 +12,7 @@ import pytest
 from pawflow.clock import FakeClock
 from pawflow.server.credentials import issue_signin_link, issue_token
 from pawflow.server.oidc import JWKS_REFRESH_GAP
-from pawflow.store import credentials, groups, roles, sign_in
+from pawflow.store.people import credentials, groups, roles, sign_in
 from tests.oidc.conftest import PEOPLE, App, Person, Provider, query_of
 from tests.oidc.conftest import sign_in as trip
 

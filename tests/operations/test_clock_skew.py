@@ -20,7 +20,7 @@ import pytest
 from pawflow import Store, open_store
 from pawflow.flow import deployments as deps
 from pawflow.server.credentials import issue_token
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from pawflow.testing import eventually, throwaway_postgres
 from tests.conftest import require_postgres
 from tests.served import Served

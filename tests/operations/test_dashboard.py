@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from pawflow import telemetry
-from pawflow.store.metrics import families as gauge_families
+from pawflow.store.engine.metrics import families as gauge_families
 
 ROOT = Path(__file__).parents[2]
 DASHBOARD = ROOT / "docs" / "dashboards" / "pawflow.json"

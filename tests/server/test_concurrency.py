@@ -8,7 +8,7 @@ from collections import Counter
 import httpx
 
 from pawflow.server.testing import LiveServer
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from tests.server.conftest import Api, unique
 
 ANSWERERS = 16

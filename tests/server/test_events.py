@@ -14,7 +14,7 @@ from pawflow.client import ServerEvent
 from pawflow.clock import FakeClock
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import Store, open_store
-from pawflow.store.events import user_key
+from pawflow.store.ledger.events import user_key
 from pawflow.testing import eventually
 from tests.server.conftest import QUIET, Api, unique
 from tests.server.sse import stream, take, until

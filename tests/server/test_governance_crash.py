@@ -12,7 +12,7 @@ import pytest
 
 from pawflow import FakeClock, Store, SystemClock
 from pawflow.store import Question
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from pawflow.testing import eventually
 from tests.served import Served
 from tests.store.test_concurrency import store_url

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from pawflow.server.testing import LiveServer
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from tests.server.conftest import Api
 
 MakeApi = Callable[[str], Api]

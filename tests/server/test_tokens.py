@@ -25,8 +25,9 @@ from pawflow.server.credentials import (
     set_user_disabled,
 )
 from pawflow.server.testing import LiveServer
-from pawflow.store import Question, answer_links
-from pawflow.store import credentials as rows
+from pawflow.store import Question
+from pawflow.store.people import credentials as rows
+from pawflow.store.reach import answer_links
 from tests.server.conftest import unique
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from pawflow import Delivery, Question, open_store
-from pawflow.store.database import Sql, sql
+from pawflow.store.engine.database import Sql, sql
 
 CREATE_LOG = (
     "CREATE TABLE IF NOT EXISTS delivered_log (continuation_id TEXT NOT NULL, signal_id TEXT)"

@@ -8,7 +8,8 @@ import pytest
 from pawflow.errors import InvalidAnswer, NotFound
 from pawflow.interactions.tool_approval import make_surface
 from pawflow.records import Requester
-from pawflow.store import Question, Store, approvals
+from pawflow.store import Question, Store
+from pawflow.store.governance import approvals
 
 CALL = {"environment": "staging", "version": "1.2"}
 

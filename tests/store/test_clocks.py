@@ -13,8 +13,8 @@ import pytest
 from pawflow.clock import FakeClock
 from pawflow.store import Store
 from pawflow.store.clocks import DatabaseClock, Reading, health, keep_database_time, samples
-from pawflow.store.database import sql
-from pawflow.store.leases import elapsed
+from pawflow.store.engine.database import sql
+from pawflow.store.runtime.leases import elapsed
 from pawflow.testing import temporary_store
 from tests.conftest import require_postgres
 

@@ -14,7 +14,7 @@ import pytest
 
 from pawflow import FakeClock, NotPending, Store, SystemClock, open_store
 from pawflow.store import Question
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 
 RACER = Path(__file__).with_name("racer.py")
 ROLES = ("answer", "cancel", "expire")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pawflow import FakeClock, Store, SystemClock
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from tests.store.crash_child import CREATE_LOG, record
 from tests.store.test_concurrency import store_url
 

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from pawflow import Delivery, FakeClock, Store, Undeliverable
-from pawflow.store import Park, Question, database
-from pawflow.store.database import sql
+from pawflow.store import Park, Question
+from pawflow.store.engine import database
+from pawflow.store.engine.database import sql
 from pawflow.testing import eventually
 
 

@@ -23,7 +23,7 @@ from pawflow import (
     Undeliverable,
     open_store,
 )
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from pawflow.testing import eventually
 
 

@@ -16,8 +16,9 @@ from datetime import UTC, datetime
 import pytest
 
 from pawflow import Store, open_store
-from pawflow.store import Question, events
-from pawflow.store.database import Database, sql
+from pawflow.store import Question
+from pawflow.store.engine.database import Database, sql
+from pawflow.store.ledger import events
 from pawflow.testing import eventually, throwaway_postgres
 from tests.conftest import require_postgres
 

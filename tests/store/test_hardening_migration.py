@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from pawflow import open_store
-from pawflow.store import Store, migrations
-from pawflow.store.database import sql
+from pawflow.store import Store
+from pawflow.store.engine import migrations
+from pawflow.store.engine.database import sql
 from pawflow.testing import throwaway_postgres
 from tests.conftest import require_postgres
 

@@ -10,8 +10,9 @@ import pytest
 
 from pawflow.clock import FakeClock
 from pawflow.errors import LeaseLost, StoreUnavailable
-from pawflow.store import Store, queues
-from pawflow.store.leases import Hold, LeaseTerms
+from pawflow.store import Store
+from pawflow.store.runtime import queues
+from pawflow.store.runtime.leases import Hold, LeaseTerms
 
 TTL = timedelta(seconds=15)
 

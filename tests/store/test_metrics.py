@@ -10,9 +10,10 @@ import pytest
 from pawflow import telemetry
 from pawflow.clock import FakeClock
 from pawflow.errors import InvalidInput
-from pawflow.store import Delivery, Question, Store, outbox
-from pawflow.store.database import sql
-from pawflow.store.metrics import QUERIES, GaugeQuery, StoreGauges, add_gauges, read
+from pawflow.store import Delivery, Question, Store
+from pawflow.store.engine.database import sql
+from pawflow.store.engine.metrics import QUERIES, GaugeQuery, StoreGauges, add_gauges, read
+from pawflow.store.reach import outbox
 from pawflow.telemetry import Family, Sample
 
 

@@ -14,9 +14,9 @@ import psycopg
 import pytest
 
 from pawflow import FakeClock, MigrationError, open_store
-from pawflow.store import migrations, postgres
-from pawflow.store.database import sql
-from pawflow.store.sqlite import SqliteDatabase
+from pawflow.store.engine import migrations, postgres
+from pawflow.store.engine.database import sql
+from pawflow.store.engine.sqlite import SqliteDatabase
 from pawflow.testing import POSTGRES_ADMIN_URL, throwaway_postgres
 from tests.conftest import require_postgres
 

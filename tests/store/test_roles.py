@@ -8,8 +8,10 @@ import pytest
 
 from pawflow.clock import FakeClock
 from pawflow.errors import Conflict, NotFound
-from pawflow.store import Store, administration, groups, roles, sign_in
-from pawflow.store.conversations import ensure_user
+from pawflow.store import Store
+from pawflow.store.governance import administration
+from pawflow.store.ledger.conversations import ensure_user
+from pawflow.store.people import groups, roles, sign_in
 
 
 def test_the_first_user_is_the_admin_and_the_next_are_members(store: Store) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from pawflow import Delivery, FakeClock, Store, Sweeper, open_store
 from pawflow.store import Question
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from pawflow.testing import eventually
 from tests.store.test_concurrency import store_url
 

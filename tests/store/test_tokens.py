@@ -30,9 +30,11 @@ from pawflow.server.credentials import (
     sign_out_everywhere,
     token_expiry,
 )
-from pawflow.store import Question, Store, answer_links, migrations
-from pawflow.store import credentials as rows
-from pawflow.store.database import sql
+from pawflow.store import Question, Store
+from pawflow.store.engine import migrations
+from pawflow.store.engine.database import sql
+from pawflow.store.people import credentials as rows
+from pawflow.store.reach import answer_links
 from pawflow.testing import throwaway_postgres
 from tests.conftest import require_postgres
 

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 
 from pawflow.errors import Forbidden, InvalidInput, NotFound
-from pawflow.store import Question, Store, answering
+from pawflow.store import Question, Store
+from pawflow.store.runtime import answering
 
 PEOPLE = ("req", "lee", "lou", "ada", "bob", "carl", "zed")
 

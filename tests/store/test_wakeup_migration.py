@@ -14,8 +14,9 @@ from pawflow import FakeClock, MigrationError, open_store
 from pawflow.agent import AgentSpec, ScriptedModel
 from pawflow.chat.service import ChatService
 from pawflow.clock import to_millis
-from pawflow.store import Store, migrations
-from pawflow.store.database import sql
+from pawflow.store import Store
+from pawflow.store.engine import migrations
+from pawflow.store.engine.database import sql
 from pawflow.testing import throwaway_postgres
 from tests.agent.conftest import HELPER_SCRIPT, USER
 from tests.conftest import require_postgres

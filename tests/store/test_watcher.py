@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from pawflow import open_store
-from pawflow.store.database import TOUCHED
+from pawflow.store.engine.database import TOUCHED
 from pawflow.testing import eventually, temporary_store
 
 

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from pawflow.records import Interaction
 from pawflow.server.testing import LiveServer
-from pawflow.store.database import sql
+from pawflow.store.engine.database import sql
 from pawflow.tui.inputs import ChoiceInput, ConfirmInput
 from pawflow.tui.surfaces import SurfaceCard, SurfaceTable, card_renderable
 

@@ -12,7 +12,7 @@ from playwright.sync_api import APIResponse, Browser, Route, expect
 
 from pawflow.server.credentials import issue_signin_link
 from pawflow.store import Question
-from pawflow.store.events import prune_events
+from pawflow.store.ledger.events import prune_events
 from tests.served import Served
 from tests.webchat.conftest import TIMEZONE, Person, block, sign_in
 

@@ -28,7 +28,8 @@ from pawflow.egress import EgressRule
 from pawflow.server.credentials import issue_signin_link
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
-from pawflow.store import Question, Store, web_push
+from pawflow.store import Question, Store
+from pawflow.store.reach import web_push
 from pawflow.testing import temporary_store
 from tests.channels.push_service import PushService, push_service
 from tests.webchat.conftest import sign_in

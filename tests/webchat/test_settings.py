@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 import pawflow
-from pawflow.store import outbox
+from pawflow.store.reach import outbox
 from tests.webchat.conftest import Person
 
 pytestmark = pytest.mark.slow

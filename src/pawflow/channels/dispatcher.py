@@ -9,13 +9,13 @@ renewed recently enough to trust; a dispatcher frozen or cut off past that sends
 more of its batch (the rows left go out after their backoff, from whoever holds the lease
 then). A pass claims a batch of due rows
 and, in the same transaction, makes each row's answer link; then sends each through its
-channel and records the outcome (:mod:`pawflow.store.outbox`). The claim commits before
+channel and records the outcome (:mod:`pawflow.store.reach.outbox`). The claim commits before
 the send, so a crash between the two sends that row again after its backoff, with the same
 idempotency key, and a crash after the send but before the record does the same: a row is
 never lost, and never sent as two different messages. Settled requests have their sent
 copies updated in the same pass, and the webhook deliveries that are due are sent the same
 way (:mod:`pawflow.channels.webhooks`), and so are the A2A push notifications
-(:mod:`pawflow.store.a2a_push`).
+(:mod:`pawflow.store.reach.a2a_push`).
 
 Deliveries go out side by side: each channel (mail, Slack, Apprise, Web Push, webhooks, A2A
 pushes, the updates of settled copies) is a lane of its own with up to ``concurrency``
@@ -26,7 +26,7 @@ never waits for a send to end. A slow receiver holds its own destination and one
 its lane, never another user's deliveries nor another channel.
 
 A pass runs every ``interval`` and also as soon as a delivery is committed: the transaction
-that queues one says so (:data:`pawflow.store.outbox.NOTICE`), heard at once in this process
+that queues one says so (:data:`pawflow.store.reach.outbox.NOTICE`), heard at once in this process
 and by LISTEN/NOTIFY in others on PostgreSQL; on SQLite another process's commit is seen by
 the store's change watcher, and the lease holder then looks (one read) for anything due.
 """

@@ -2,7 +2,7 @@
 
 A person turns it on per device from the web chat's settings ("Notify this device"): the
 browser subscribes at its push service with the server's VAPID public key, and the page
-hands the subscription to the server (``subscribe_push``; :mod:`pawflow.store.web_push`).
+hands the subscription to the server (``subscribe_push``; :mod:`pawflow.store.reach.web_push`).
 The ``push`` channel then sends each outbox row to every device of its recipient: a JSON
 payload encrypted to the device's keys as RFC 8291 has it (``aes128gcm``, by pywebpush),
 POSTed to the device's endpoint with a VAPID ``Authorization`` (RFC 8292, signed by

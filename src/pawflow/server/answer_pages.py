@@ -1,7 +1,7 @@
 """Answer links: ``GET /a/<token>`` shows a question, ``POST /a/<token>`` answers it.
 
 A link answers one request as one user, without signing in
-(:mod:`pawflow.store.answer_links`). Opening it never answers: mail scanners fetch every
+(:mod:`pawflow.store.reach.answer_links`). Opening it never answers: mail scanners fetch every
 link they see. The page shows the question with a control for its kind, labelled as in the
 web chat; a confirm's or a choice's one-click button from a mail opens
 ``/a/<token>/confirm?pick=N``, a page whose button posts that answer. A tool approval shows

@@ -3,7 +3,7 @@
 The exposition joins three sources: the tallies of this process (:mod:`pawflow.telemetry`:
 requests created and closed, deliveries, answer → resume latency), the gauges read from the
 store in one statement per scrape and kept ``metrics_cache`` seconds
-(:class:`pawflow.store.metrics.StoreGauges`), and the process's own (CPU, memory, open
+(:class:`pawflow.store.engine.metrics.StoreGauges`), and the process's own (CPU, memory, open
 files). Every metric is described in ``docs/operations.md``.
 
 :func:`mount` adds the route to an app made by ``create_app``; with ``metrics_port`` set,

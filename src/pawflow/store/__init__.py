@@ -8,30 +8,16 @@ records and terms those hand out. The modules of its tables are private to it.
 
 from __future__ import annotations
 
-from pawflow.store.a2a_push import PushDelivery
-from pawflow.store.a2a_tasks import PushConfig, StoredTask
-from pawflow.store.answer_links import AnswerLink
-from pawflow.store.checkpoints import Checkpoint
 from pawflow.store.clocks import FAMILIES as CLOCK_FAMILIES
 from pawflow.store.clocks import health as clock_health
 from pawflow.store.clocks import keep_database_time
 from pawflow.store.clocks import samples as clock_samples
-from pawflow.store.continuations import Continuation, SignalValue
-from pawflow.store.credentials import TOUCH_EVERY as TOKEN_TOUCH_EVERY
-from pawflow.store.credentials import TokenRow
-from pawflow.store.database import TOUCHED
-from pawflow.store.database import Tx as Transaction
-from pawflow.store.delivery import Delivery, DeliveryHandler
-from pawflow.store.deployments import CHANGED_NOTICE as DEPLOYMENT_CHANGED
-from pawflow.store.deployments import DeploymentRow
-from pawflow.store.deployments import Status as DeploymentStatus
-from pawflow.store.events import EVENT_NOTICE, user_key
-from pawflow.store.events import PRUNE_BATCH as EVENT_PRUNE_BATCH
-from pawflow.store.interactions import Asked, Park, Question
-from pawflow.store.lanes import destination as lane_destination
-from pawflow.store.leases import DEFAULT_TTL as LEASE_TTL
-from pawflow.store.leases import Hold, LeaseTerms, elapsed
-from pawflow.store.metrics import StoreGauges, resuming, zero_counters
+from pawflow.store.engine.database import TOUCHED
+from pawflow.store.engine.database import Tx as Transaction
+from pawflow.store.engine.metrics import StoreGauges, resuming, zero_counters
+from pawflow.store.governance.policies import POLICY_KEYS, read_policy
+from pawflow.store.ledger.events import EVENT_NOTICE, user_key
+from pawflow.store.ledger.events import PRUNE_BATCH as EVENT_PRUNE_BATCH
 from pawflow.store.opening import (
     data_dir,
     default_url,
@@ -39,7 +25,17 @@ from pawflow.store.opening import (
     postgres_available,
     throwaway_postgres,
 )
-from pawflow.store.outbox import (
+from pawflow.store.people.credentials import TOUCH_EVERY as TOKEN_TOUCH_EVERY
+from pawflow.store.people.credentials import TokenRow
+from pawflow.store.people.roles import AuditFilter as RoleAuditFilter
+from pawflow.store.people.roles import Origin as RoleOrigin
+from pawflow.store.people.sign_in import Attempt as SignInAttempt
+from pawflow.store.people.sign_in import usable_group_names
+from pawflow.store.reach.a2a_push import PushDelivery
+from pawflow.store.reach.a2a_tasks import PushConfig, StoredTask
+from pawflow.store.reach.answer_links import AnswerLink
+from pawflow.store.reach.lanes import destination as lane_destination
+from pawflow.store.reach.outbox import (
     EMAIL_PATTERN,
     NOTIFY_CHANNELS,
     SLACK_PATTERN,
@@ -47,23 +43,27 @@ from pawflow.store.outbox import (
     OutboxRow,
     Reach,
 )
-from pawflow.store.outbox import NOTICE as OUTBOX_NOTICE
-from pawflow.store.policies import POLICY_KEYS, read_policy
-from pawflow.store.queues import STATUSES as QUEUE_STATUSES
-from pawflow.store.queues import NewRow as NewQueueRow
-from pawflow.store.reports import SweepReport
-from pawflow.store.roles import AuditFilter as RoleAuditFilter
-from pawflow.store.roles import Origin as RoleOrigin
-from pawflow.store.sessions import SessionRow
-from pawflow.store.sign_in import Attempt as SignInAttempt
-from pawflow.store.sign_in import usable_group_names
+from pawflow.store.reach.outbox import NOTICE as OUTBOX_NOTICE
+from pawflow.store.reach.web_push import Subscription, VapidKeys
+from pawflow.store.reach.webhooks import EVENTS as WEBHOOK_EVENTS
+from pawflow.store.reach.webhooks import Webhook, WebhookDelivery
+from pawflow.store.runtime.checkpoints import Checkpoint
+from pawflow.store.runtime.continuations import Continuation, SignalValue
+from pawflow.store.runtime.delivery import Delivery, DeliveryHandler
+from pawflow.store.runtime.deployments import CHANGED_NOTICE as DEPLOYMENT_CHANGED
+from pawflow.store.runtime.deployments import DeploymentRow
+from pawflow.store.runtime.deployments import Status as DeploymentStatus
+from pawflow.store.runtime.interactions import Asked, Park, Question
+from pawflow.store.runtime.leases import DEFAULT_TTL as LEASE_TTL
+from pawflow.store.runtime.leases import Hold, LeaseTerms, elapsed
+from pawflow.store.runtime.queues import STATUSES as QUEUE_STATUSES
+from pawflow.store.runtime.queues import NewRow as NewQueueRow
+from pawflow.store.runtime.reports import SweepReport
+from pawflow.store.runtime.sessions import SessionRow
+from pawflow.store.runtime.turns import QueuedTurn, TurnKey, Wakeup
 from pawflow.store.store import DEFAULT_FILE_CAP, DEFAULT_PAYLOAD_CAP, Store, SweepStep
 from pawflow.store.sweeper import Sweeper
-from pawflow.store.turns import QueuedTurn, TurnKey, Wakeup
 from pawflow.store.unit import A2APushTable, Unit, WebhooksTable
-from pawflow.store.web_push import Subscription, VapidKeys
-from pawflow.store.webhooks import EVENTS as WEBHOOK_EVENTS
-from pawflow.store.webhooks import Webhook, WebhookDelivery
 
 __all__ = [
     "CLOCK_FAMILIES",

@@ -28,8 +28,8 @@ from typing import Any
 from pawflow.clock import Clock, FakeClock, iso
 from pawflow.errors import PawFlowError
 from pawflow.loops import Loop
-from pawflow.store.database import sql
-from pawflow.store.leases import elapsed
+from pawflow.store.engine.database import sql
+from pawflow.store.runtime.leases import elapsed
 from pawflow.store.store import Store
 from pawflow.telemetry import Family, Sample
 

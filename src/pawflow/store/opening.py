@@ -11,8 +11,8 @@ from pawflow import extras
 from pawflow.clock import Clock
 from pawflow.errors import InvalidInput
 from pawflow.redaction import remember_url
-from pawflow.store.database import Database
-from pawflow.store.sqlite import SqliteDatabase
+from pawflow.store.engine.database import Database
+from pawflow.store.engine.sqlite import SqliteDatabase
 from pawflow.store.store import DEFAULT_PAYLOAD_CAP, Store
 
 
@@ -55,7 +55,7 @@ def open_store(
         # psycopg is loaded only for a PostgreSQL store, never for the embedded default;
         # it is the `postgres` extra.
         extras.require("postgres", part="a PostgreSQL store")
-        from pawflow.store.postgres import PostgresDatabase  # noqa: PLC0415
+        from pawflow.store.engine.postgres import PostgresDatabase  # noqa: PLC0415
 
         db = PostgresDatabase(url) if timeout is None else PostgresDatabase(url, timeout=timeout)
     else:
@@ -74,7 +74,7 @@ def open_store(
 
 def postgres_available(admin_url: str) -> bool:
     """Whether the PostgreSQL server of ``admin_url`` answers."""
-    from pawflow.store import postgres  # noqa: PLC0415 (psycopg only when asked)
+    from pawflow.store.engine import postgres  # noqa: PLC0415 (psycopg only when asked)
 
     return postgres.available(admin_url)
 
@@ -84,6 +84,6 @@ def throwaway_postgres(
 ) -> contextlib.AbstractContextManager[str]:
     """Create a fresh database, yield its URL, drop it afterwards (for tests); with
     ``migrated``, one already at the newest schema."""
-    from pawflow.store import postgres  # noqa: PLC0415 (psycopg only when asked)
+    from pawflow.store.engine import postgres  # noqa: PLC0415 (psycopg only when asked)
 
     return postgres.throwaway(admin_url, migrated=migrated)

@@ -1,8 +1,7 @@
 """The store: one interface over SQLite and PostgreSQL for everything PawFlow keeps.
 
 Every method that changes state is one transaction. Records come back as pydantic models;
-backend errors never escape untranslated.
-"""
+backend errors never escape untranslated."""
 
 from __future__ import annotations
 
@@ -17,30 +16,32 @@ from pawflow import durations
 from pawflow.clock import Clock, SystemClock
 from pawflow.errors import InvalidInput, NotPending
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
-from pawflow.store import answering, asking, events, file_links, invitations, migrations, turns
-from pawflow.store import continuations as cont
-from pawflow.store import conversations as convs
-from pawflow.store import interactions as inter
-from pawflow.store.accountability import Accountability
-from pawflow.store.continuations import Continuation, Payload, SignalValue
-from pawflow.store.database import Database, Tx, sql
-from pawflow.store.delivery import Delivery, DeliveryHandler
-from pawflow.store.dispatch import Dispatcher
-from pawflow.store.interactions import Asked, Park, Question
-from pawflow.store.leases import Leases
-from pawflow.store.messages import History
-from pawflow.store.reports import SweepReport as SweepReport
-from pawflow.store.turns import TurnQueue
+from pawflow.store.engine import migrations
+from pawflow.store.engine.database import Database, Tx, sql
+from pawflow.store.governance.accountability import Accountability
+from pawflow.store.ledger import conversations as convs
+from pawflow.store.ledger import events
+from pawflow.store.ledger.messages import History
+from pawflow.store.people import invitations
+from pawflow.store.reach import file_links
+from pawflow.store.runtime import answering, asking, turns
+from pawflow.store.runtime import continuations as cont
+from pawflow.store.runtime import interactions as inter
+from pawflow.store.runtime.continuations import Continuation, Payload, SignalValue
+from pawflow.store.runtime.delivery import Delivery, DeliveryHandler
+from pawflow.store.runtime.dispatch import Dispatcher
+from pawflow.store.runtime.interactions import Asked, Park, Question
+from pawflow.store.runtime.leases import Leases
+from pawflow.store.runtime.reports import SweepReport as SweepReport
+from pawflow.store.runtime.turns import TurnQueue
 from pawflow.store.unit import Unit
 
 DEFAULT_PAYLOAD_CAP = 1024 * 1024
 DEFAULT_FILE_CAP = 10 * 1024 * 1024
 SWEEP_BATCH = 500
 
-
 SweepStep = Callable[["Store"], dict[str, int]]
 """An extra step of each sweeper pass; returns its counts by name."""
-
 
 DEPRECATED = "Store.{} is deprecated: use Store.ask(Question(...), park=Park(...))"
 """What the older spellings of :meth:`Store.ask` warn (they go in a later release)."""

@@ -18,85 +18,33 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
-from pawflow.store import (
-    a2a_push as _a2a_push,
-)
-from pawflow.store import (
-    a2a_tasks as _a2a_tasks,
-)
-from pawflow.store import (
-    administration as _administration,
-)
-from pawflow.store import (
-    answer_links as _answer_links,
-)
-from pawflow.store import (
-    approvals as _approvals,
-)
-from pawflow.store import (
-    audit as _audit,
-)
-from pawflow.store import (
-    checkpoints as _checkpoints,
-)
-from pawflow.store import (
-    continuations as _continuations,
-)
-from pawflow.store import (
-    conversations as _conversations,
-)
-from pawflow.store import (
-    credentials as _credentials,
-)
-from pawflow.store import (
-    deployments as _deployments,
-)
-from pawflow.store import (
-    events as _events,
-)
-from pawflow.store import (
-    groups as _groups,
-)
-from pawflow.store import (
-    interactions as _interactions,
-)
-from pawflow.store import (
-    leases as _leases,
-)
-from pawflow.store import (
-    mcp_rounds as _mcp_rounds,
-)
-from pawflow.store import (
-    messages as _messages,
-)
-from pawflow.store import (
-    metrics as _metrics,
-)
-from pawflow.store import (
-    outbox as _outbox,
-)
-from pawflow.store import (
-    queues as _queues,
-)
-from pawflow.store import (
-    roles as _roles,
-)
-from pawflow.store import (
-    sessions as _sessions,
-)
-from pawflow.store import (
-    sign_in as _sign_in,
-)
-from pawflow.store import (
-    turns as _turns,
-)
-from pawflow.store import (
-    web_push as _web_push,
-)
-from pawflow.store import (
-    webhooks as _webhooks,
-)
-from pawflow.store.database import Tx
+from pawflow.store.engine import metrics as _metrics
+from pawflow.store.engine.database import Tx
+from pawflow.store.governance import administration as _administration
+from pawflow.store.governance import approvals as _approvals
+from pawflow.store.ledger import audit as _audit
+from pawflow.store.ledger import conversations as _conversations
+from pawflow.store.ledger import events as _events
+from pawflow.store.ledger import messages as _messages
+from pawflow.store.people import credentials as _credentials
+from pawflow.store.people import groups as _groups
+from pawflow.store.people import roles as _roles
+from pawflow.store.people import sign_in as _sign_in
+from pawflow.store.reach import a2a_push as _a2a_push
+from pawflow.store.reach import a2a_tasks as _a2a_tasks
+from pawflow.store.reach import answer_links as _answer_links
+from pawflow.store.reach import outbox as _outbox
+from pawflow.store.reach import web_push as _web_push
+from pawflow.store.reach import webhooks as _webhooks
+from pawflow.store.runtime import checkpoints as _checkpoints
+from pawflow.store.runtime import continuations as _continuations
+from pawflow.store.runtime import deployments as _deployments
+from pawflow.store.runtime import interactions as _interactions
+from pawflow.store.runtime import leases as _leases
+from pawflow.store.runtime import mcp_rounds as _mcp_rounds
+from pawflow.store.runtime import queues as _queues
+from pawflow.store.runtime import sessions as _sessions
+from pawflow.store.runtime import turns as _turns
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -1,0 +1,493 @@
+"""The SQLite backend: the embedded default.
+
+One connection per thread, writers taking turns (``BEGIN IMMEDIATE``), and a watcher that
+hears other processes' commits by the WAL index's change counter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import sqlite3
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pawflow.errors import Conflict, InvalidInput, StoreError, StoreUnavailable
+from pawflow.loops import Loop
+from pawflow.store.engine.database import (
+    NUL_REFUSED,
+    TOUCHED,
+    Database,
+    Params,
+    Row,
+    Tx,
+)
+
+log = logging.getLogger("pawflow.store")
+
+POLL_SLOW = 0.02
+"""SQLite: seconds between looks at ``data_version`` while no other process writes."""
+POLL_FAST = 0.001
+POLL_FAST_FOR = 1.0
+"""After the file changed, look every ``POLL_FAST`` for this many seconds, then slow down
+step by step: a process answering another's questions is heard within about a
+millisecond, and an idle one costs no more than before. A look is a read of four bytes of
+the WAL index (its change counter), no statement; only another process's commit wakes the
+listeners. Where the counter cannot be read, ``PRAGMA data_version`` is the look, and a
+change that may be this process's own (it committed too) is announced as "touched": a
+listener that heard of its own commits directly looks for what it may hide of others' in
+one cheap read."""
+
+_CHANGE_COUNTER = struct.Struct("=I")
+"""SQLite's WAL index (the ``-shm`` file) begins with its header, whose third 32-bit word
+(``iChange``, native byte order) counts the commits that wrote to the WAL: one per
+commit, whichever process made it. A checkpoint leaves it as it is."""
+_CHANGE_AT = 8
+
+
+def _read_counter(shm: int) -> int | None:
+    """The WAL index's change counter, or None when the index cannot be read."""
+    try:
+        header = os.pread(shm, _CHANGE_AT + 4, 0)
+    except OSError:
+        return None
+    if len(header) < _CHANGE_AT + 4:
+        return None
+    value: int = _CHANGE_COUNTER.unpack_from(header, _CHANGE_AT)[0]
+    return value
+
+
+def _only_own(own: set[int], last: int | None, now: int | None) -> bool:
+    """Whether every commit that took the change counter from ``last`` to ``now`` was this
+    process's (``own``: the values its commits gave it); those seen are forgotten."""
+    if last is None or now is None:
+        own.clear()
+        return False
+    steps = (now - last) & 0xFFFFFFFF
+    if steps > len(own):  # more than we made: someone else's too (or the index was reset)
+        if steps > 1 << 16:
+            own.clear()
+        else:
+            own.difference_update((last + n) & 0xFFFFFFFF for n in range(1, steps + 1))
+        return False
+    seen = {(last + n) & 0xFFFFFFFF for n in range(1, steps + 1)}
+    mine = seen <= own
+    own -= seen
+    return mine
+
+
+def _sqlite_busy(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and (
+        "locked" in str(exc) or "busy" in str(exc)
+    )
+
+
+CHECKPOINT_IDLE = 0.05
+"""SQLite: seconds without a commit of this process after which its WAL is checkpointed:
+the checkpoint runs between bursts, on a thread of its own, never inside a commit."""
+CHECKPOINT_EVERY = 500
+"""…or after this many commits, for a burst that does not end."""
+
+FULL_BELOW = 1024 * 1024
+"""Bytes free under which an I/O error of SQLite is taken for a full disk (SQLite says "disk
+I/O error" when it cannot grow its shared-memory file, and "database or disk is full" only
+when a write of the database or its log fails)."""
+_UNAVAILABLE = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_READONLY")
+"""What SQLite says when the file cannot be written or opened: the store is unavailable
+(503) until that is mended, rather than failing (500)."""
+
+
+class SqliteDatabase(Database):
+    """One SQLite file in WAL mode; every write transaction starts ``BEGIN IMMEDIATE``.
+
+    Each thread keeps its own connection. The writers of one process queue on one lock
+    before ``BEGIN IMMEDIATE``, so they wait their turn woken by the one before them, not by
+    SQLite's busy handler, which sleeps (up to 100 ms a time) and lets a late comer jump the
+    queue; writers of other processes still meet at the file's lock.
+
+    Other processes learn of changes by watching ``PRAGMA data_version``, which moves whenever
+    another connection commits: polled every 20 ms, and every millisecond for a second after
+    the file changed — whoever changed it, since a change of another process's may come
+    right after one of ours.
+    """
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str, *, busy_timeout: float = 30.0) -> None:
+        super().__init__()
+        self.path = path
+        if path != ":memory:":
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                # Owner-only from the first byte; SQLite gives its -wal and -shm files the
+                # database file's mode.
+                os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+            except OSError as exc:
+                raise self.unavailable(exc, f"cannot open {path}", opening=True) from exc
+        self.busy_timeout = busy_timeout
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._local_commits = 0
+        self._commit_lock = threading.Lock()
+        self._shm: int | None = None
+        """A descriptor of the WAL index, while a watcher reads its change counter."""
+        self._counting: list[set[int]] = []
+        """Per watcher reading the WAL index's change counter: the values this process's
+        commits gave it that the watcher has not seen yet."""
+        self._writer = threading.Lock()
+        self._unchecked = 0
+        self._checkpoints = threading.Condition()
+        self._checkpointer: threading.Thread | None = None
+        self.checkpointed = 0
+        """How many checkpoints this process ran (its own, off the commit path)."""
+
+    def connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, timeout=self.busy_timeout, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise self.unavailable(exc, f"cannot open {self.path}", opening=True) from exc
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            # No checkpoint inside a commit: the checkpointer runs them between bursts.
+            conn.execute("PRAGMA wal_autocheckpoint = 0")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self.unavailable(exc, f"cannot open {self.path}", opening=True) from exc
+        return conn
+
+    def unavailable(
+        self, exc: BaseException, doing: str, *, opening: bool = False
+    ) -> StoreUnavailable:
+        """The error to raise for ``exc`` (what ``doing`` ran into): "disk full" with the
+        path when the disk is full, which the health check reports until a write succeeds
+        (unless it came of ``opening`` a connection: the caller reports that)."""
+        full = getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or (
+            isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        )
+        free = self._free_bytes()
+        if full or (free is not None and free < FULL_BELOW):
+            left = "" if free is None else f" ({free // 1024} KiB free)"
+            problem = f"disk full: {self.path}{left}"
+            if not opening:
+                self.availability.lost(problem)
+            return StoreUnavailable(problem)
+        return StoreUnavailable(f"{doing}: {exc}")
+
+    def _free_bytes(self) -> int | None:
+        if self.path == ":memory:":
+            return None
+        try:
+            found = os.statvfs(Path(self.path).parent)
+        except OSError:
+            return None
+        return found.f_bavail * found.f_frsize
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreUnavailable("the store is closed")
+            conn = self.connect()
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    def run(self, cursor: Any, sql: str, params: Params) -> None:
+        for value in params:  # SQLite would keep a NUL (PostgreSQL's driver refuses it)
+            if isinstance(value, str) and "\x00" in value:
+                raise InvalidInput(NUL_REFUSED)
+        try:
+            cursor.execute(sql, params)
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"constraint violated: {exc}") from exc
+        except sqlite3.Error as exc:
+            if _sqlite_busy(exc):
+                raise
+            if getattr(exc, "sqlite_errorname", "").startswith(_UNAVAILABLE):
+                raise self.unavailable(exc, "database unavailable") from exc
+            raise StoreError(f"database error: {exc}") from exc
+
+    def lock_key(self, tx: Tx, key: str) -> None:
+        """Nothing to do: ``BEGIN IMMEDIATE`` already serializes every writer."""
+
+    def peek(self, sql: str, params: Params = ()) -> Row | None:
+        cursor = self._connection().cursor()
+        try:
+            self.run(cursor, sql, params)
+            row = cursor.fetchone()
+        except sqlite3.Error as exc:  # busy, which only a write transaction waits out
+            raise StoreUnavailable(f"cannot read: {exc}") from exc
+        return None if row is None else dict(row)
+
+    @contextlib.contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[Tx]:
+        if not write:
+            with self._transaction(write=False) as tx:
+                yield tx
+            return
+        if not self._writer.acquire(timeout=self.busy_timeout):
+            raise StoreUnavailable("the database stayed busy: this process's writers queue")
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self._writer.release()
+
+        try:
+            with self._transaction(write=True, committed=release) as tx:
+                yield tx
+        finally:
+            release()
+
+    @contextlib.contextmanager
+    def _transaction(
+        self, *, write: bool, committed: Callable[[], None] | None = None
+    ) -> Iterator[Tx]:
+        conn = self._connection()
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                break
+            except sqlite3.Error as exc:
+                if not _sqlite_busy(exc):
+                    raise self.unavailable(exc, "cannot begin a transaction") from exc
+                # busy_timeout covers nearly every wait; this covers the rest (WAL recovery).
+                if time.monotonic() > deadline:
+                    raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
+                time.sleep(0.005)
+        changes = conn.total_changes
+        tx = Tx(self, conn.cursor())
+        try:
+            yield tx
+            tx._close()
+        except BaseException as exc:
+            # SQLite may have rolled back already (a full disk does that).
+            with contextlib.suppress(sqlite3.Error):
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            if _sqlite_busy(exc):
+                raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
+            raise
+        try:
+            if write:
+                # Counted under the lock the watcher reads data_version under, so it sees a
+                # commit of ours and its count together or neither.
+                with self._commit_lock:
+                    if self._counting and self._shm is not None:
+                        self._commit_counted(conn, self._shm, changes)
+                    else:
+                        conn.execute("COMMIT")
+                    self._local_commits += 1
+            else:
+                conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            raise self.unavailable(exc, "commit failed") from exc
+        if write:
+            if self.availability.problem is not None:
+                self.availability.back()  # a write went through: the disk has room again
+            self._committed()
+        if committed is not None:
+            committed()  # the next writer may start while this one's callbacks run
+        self._finish(tx)
+
+    def _commit_counted(self, conn: sqlite3.Connection, shm: int, changes: int) -> None:
+        """COMMIT, noting for the watchers the change counter's value this commit gives it
+        (under the commit lock): read before, while this transaction holds the write lock
+        (nobody else can commit), plus one if the transaction changed rows since
+        ``changes`` (a commit that wrote nothing leaves the counter as it was)."""
+        before = _read_counter(shm)
+        conn.execute("COMMIT")
+        if before is not None and conn.total_changes != changes:
+            for own in self._counting:
+                own.add((before + 1) & 0xFFFFFFFF)
+
+    def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        # In this process, commits call listeners directly; other processes' commits are
+        # seen by polling the WAL index's change counter, which tells this process's own
+        # commits (noted as they commit) from others'. Where it cannot be read, by polling
+        # data_version on a connection of the watcher's own, which moves on this process's
+        # commits too: when this process also committed since the last poll, the change
+        # may be ours alone, and is announced as "touched" (a listener that already heard
+        # of its own commits may ignore it) rather than "changed".
+
+        def watch(loop: Loop) -> None:
+            conn = self.connect()
+            shm = self._open_shm(conn)
+            if shm is not None:
+                try:
+                    self._watch_counter(loop, shm, callback)
+                finally:
+                    os.close(shm)
+                    conn.close()
+                return
+            try:
+                with self._commit_lock:
+                    last = conn.execute("PRAGMA data_version").fetchone()[0]
+                    seen = self._local_commits
+                callback("changed")  # anything committed before the baseline was read
+                loop.failures.succeeded()
+                interval = POLL_SLOW
+                quiet_until = 0.0
+                while not loop.stopping(interval):
+                    with self._commit_lock:
+                        version = conn.execute("PRAGMA data_version").fetchone()[0]
+                        local = self._local_commits
+                    if version != last:
+                        last = version
+                        callback("changed" if local == seen else TOUCHED)
+                        # Someone is at work: look again soon (a change of another process's
+                        # may come right after one of ours: an answer to what we just asked).
+                        interval = POLL_FAST
+                        quiet_until = time.monotonic() + POLL_FAST_FOR
+                    elif interval < POLL_SLOW and time.monotonic() > quiet_until:
+                        interval = min(interval * 2, POLL_SLOW)
+                    seen = local
+            finally:
+                conn.close()
+
+        return self._watch(callback, watch, "sqlite-watch")
+
+    def _open_shm(self, conn: sqlite3.Connection) -> int | None:
+        """A descriptor of the WAL index whose change counter the watcher reads (``conn``,
+        open meanwhile, keeps the file), or None where there is none to read."""
+        if self.path == ":memory:":
+            return None
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # maps the index
+            shm = os.open(f"{self.path}-shm", os.O_RDONLY)
+        except (OSError, sqlite3.Error):
+            return None
+        if _read_counter(shm) is None:
+            os.close(shm)
+            return None
+        return shm
+
+    def _watch_counter(self, loop: Loop, shm: int, callback: Callable[[str], None]) -> None:
+        own: set[int] = set()
+        with self._commit_lock:
+            last = _read_counter(shm)
+            self._counting.append(own)
+            if self._shm is None:
+                self._shm = os.dup(shm)  # what committers read the counter by
+        try:
+            self._poll_counter(loop, shm, callback, own, last)
+        finally:
+            with self._commit_lock:
+                # By identity: two watchers' sets may be equal (list.remove compares).
+                self._counting = [found for found in self._counting if found is not own]
+                if not self._counting and self._shm is not None:
+                    os.close(self._shm)
+                    self._shm = None
+
+    def _poll_counter(
+        self,
+        loop: Loop,
+        shm: int,
+        callback: Callable[[str], None],
+        own: set[int],
+        last: int | None,
+    ) -> None:
+        callback("changed")  # anything committed before the baseline was read
+        loop.failures.succeeded()
+        interval = POLL_SLOW
+        quiet_until = 0.0
+        while not loop.stopping(interval):
+            with self._commit_lock:
+                now = _read_counter(shm)
+                moved = now != last
+                foreign = moved and not _only_own(own, last, now)
+                last = now
+            if moved:
+                if foreign:  # another process committed: what it did may concern us
+                    callback("changed")
+                # Someone is at work: look again soon (a change of another process's may
+                # come right after one of ours: an answer to what we just asked).
+                interval = POLL_FAST
+                quiet_until = time.monotonic() + POLL_FAST_FOR
+            elif interval < POLL_SLOW and time.monotonic() > quiet_until:
+                interval = min(interval * 2, POLL_SLOW)
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def _committed(self) -> None:
+        """Count a commit for the checkpointer (started with the first one)."""
+        if self.path == ":memory:":
+            return
+        with self._checkpoints:
+            self._unchecked += 1
+            if self._checkpointer is None and not self._closed:
+                self._checkpointer = threading.Thread(
+                    target=self._checkpoint_between_bursts,
+                    name="pawflow-sqlite-checkpoint",
+                    daemon=True,
+                )
+                self._checkpointer.start()
+            self._checkpoints.notify()
+
+    def _checkpoint_between_bursts(self) -> None:
+        """Checkpoint the WAL once this process's commits pause for ``CHECKPOINT_IDLE``
+        seconds (or every ``CHECKPOINT_EVERY`` commits), on a connection of its own:
+        ``PASSIVE``, so no writer or reader ever waits for it."""
+        conn: sqlite3.Connection | None = None
+        try:
+            while True:
+                with self._checkpoints:
+                    while not self._closed and self._unchecked == 0:
+                        self._checkpoints.wait()
+                    while not self._closed:  # a burst: wait for it to end
+                        seen = self._unchecked
+                        self._checkpoints.wait(CHECKPOINT_IDLE)
+                        if self._unchecked in (seen, 0) or self._unchecked >= CHECKPOINT_EVERY:
+                            break
+                    if self._closed:
+                        return
+                    self._unchecked = 0
+                if conn is None:
+                    conn = self.connect()
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    self.checkpointed += 1
+                except sqlite3.Error as exc:  # the next pause tries again
+                    log.debug("checkpoint skipped: %s", exc)
+        except Exception:  # a commit starts the next checkpointer
+            log.warning("the SQLite checkpointer stopped", exc_info=True)
+            with self._checkpoints:
+                self._checkpointer = None
+        finally:
+            if conn is not None:
+                conn.close()
+
+    def close(self) -> None:
+        self._stop_watchers()
+        with self._checkpoints:
+            self._closed = True
+            self._checkpoints.notify_all()
+            checkpointer = self._checkpointer
+        if checkpointer is not None and checkpointer is not threading.current_thread():
+            checkpointer.join(5)
+        with self._lock:
+            for conn in self._connections:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._connections.clear()

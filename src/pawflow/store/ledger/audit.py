@@ -1,0 +1,95 @@
+"""The audit trail of requests: one append-only row per step, written in the transaction of
+the step it records, so the trail never says more or less than what happened.
+
+Actions: ``created`` (by the requester, for the assignees), ``delivered`` (a channel),
+``claimed``, ``released``, ``reassigned``, ``reminded``, ``escalated``, ``extended``,
+``voted``, ``answered`` (by whom, via which client or channel), ``defaulted`` (the
+``on_expire`` policy answered), ``expired`` and ``cancelled``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, Literal
+
+from pawflow.clock import from_millis, iso, to_millis
+from pawflow.store.engine.database import Tx, sql
+
+Action = Literal[
+    "created",
+    "delivered",
+    "claimed",
+    "released",
+    "reassigned",
+    "reminded",
+    "escalated",
+    "extended",
+    "voted",
+    "answered",
+    "defaulted",
+    "expired",
+    "cancelled",
+]
+ACTIONS: tuple[str, ...] = Action.__args__  # type: ignore[attr-defined]
+
+
+def record(
+    tx: Tx,
+    request_id: str,
+    action: Action,
+    now: datetime,
+    *,
+    actor: str | None = None,
+    via: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    """Append one step to the request's trail (``actor`` None: the system or a policy)."""
+    sql(tx).send(
+        "INSERT INTO request_audit (request_id, at, action, actor, via, detail)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            request_id,
+            to_millis(now),
+            action,
+            actor,
+            via,
+            None if not detail else json.dumps(detail, sort_keys=True),
+        ),
+    )
+
+
+def _entry(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "seq": int(row["seq"]),
+        "request_id": row["request_id"],
+        "at": iso(from_millis(int(row["at"]))),
+        "action": row["action"],
+        "actor": row["actor"],
+        "via": row["via"],
+        "detail": json.loads(row["detail"]) if row["detail"] else {},
+    }
+
+
+def trail(tx: Tx, request_id: str) -> list[dict[str, Any]]:
+    """Every step of one request, oldest first."""
+    rows = sql(tx).all(
+        "SELECT * FROM request_audit WHERE request_id = ? ORDER BY seq", (request_id,)
+    )
+    return [_entry(row) for row in rows]
+
+
+def since(tx: Tx, start: datetime, *, batch: int = 1000) -> Iterator[dict[str, Any]]:
+    """Every step recorded at or after ``start``, oldest first (read a batch at a time)."""
+    after = 0
+    while True:
+        rows = sql(tx).all(
+            "SELECT * FROM request_audit WHERE at >= ? AND seq > ? ORDER BY seq LIMIT ?",
+            (to_millis(start), after, batch),
+        )
+        for row in rows:
+            yield _entry(row)
+        if len(rows) < batch:
+            return
+        after = int(rows[-1]["seq"])
