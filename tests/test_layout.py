@@ -43,7 +43,7 @@ def test_the_terminal_client_contract_names_every_other_package() -> None:
     forbids every other module of the package, one added later included."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     contracts = config["tool"]["importlinter"]["contracts"]
-    [layers] = [c for c in contracts if c["type"] == "layers"]
+    [layers] = [c for c in contracts if c.get("containers") == ["pawflow"]]
     [tui] = [c for c in contracts if c.get("source_modules") == ["pawflow.tui"]]
     bottom = {name.strip() for row in layers["layers"][-2:] for name in row.split(":")}
     package = ROOT / "src" / "pawflow"
@@ -54,6 +54,22 @@ def test_the_terminal_client_contract_names_every_other_package() -> None:
     # pawflow.reading: the one reader of typed answers, on the contract floor.
     allowed = {"__init__", "__main__", "tui", "client", "extras", "reading"} | bottom
     assert {m.removeprefix("pawflow.") for m in tui["forbidden_modules"]} == modules - allowed
+
+
+def test_the_one_door_contract_names_every_part_of_the_store() -> None:
+    """Above the store only ``pawflow.store`` itself may be imported: the one-door contract
+    forbids each module at its top and each of its wings, one added later included, and
+    the wings' contract places every one of them."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    [door] = [c for c in contracts if c["name"].startswith("One door into the store")]
+    [wings] = [c for c in contracts if c.get("containers") == ["pawflow.store"]]
+    store = ROOT / "src" / "pawflow" / "store"
+    parts = {p.stem for p in store.glob("*.py")} - {"__init__"}
+    parts |= {p.name for p in store.iterdir() if (p / "__init__.py").is_file()}
+    assert {m.removeprefix("pawflow.store.") for m in door["forbidden_modules"]} == parts
+    placed = {name.strip() for row in wings["layers"] for name in row.split("|")}
+    assert placed == parts
 
 
 def test_above_the_store_transactions_open_only_as_units() -> None:

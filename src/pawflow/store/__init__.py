@@ -3,7 +3,9 @@
 Packages above the store import only the names below: the :class:`Store` (its methods compose
 several rules: ask, respond, cancel, post a message, deliver, sweep), ``Store.unit()`` for
 everything else (the tables bound to one transaction, :mod:`pawflow.store.unit`), and the
-records and terms those hand out. The modules of its tables are private to it.
+records and terms those hand out. The modules of its tables are private to it: they sit in
+its wings, each importing only those under it (``engine``, ``ledger``, ``people`` and
+``reach``, ``governance``, ``runtime``; docs/architecture.md, "The wings of the store").
 """
 
 from __future__ import annotations

@@ -5,5 +5,5 @@
 ``delivery`` and ``dispatch`` (handing what resolved to its handler, once), ``turns`` (the
 durable turn queue), ``queues`` (a deployed flow's FlowFiles), ``leases``,
 ``checkpoints``, ``sessions``, ``deployments``, ``idempotency``, ``mcp_rounds`` and
-``reports`` (what a sweep reports). It may import every other wing; none imports it.
+``reports`` (what a sweep reports). It may import every other wing; no wing imports it.
 """
