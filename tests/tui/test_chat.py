@@ -243,3 +243,81 @@ def test_what_arrives_live_while_a_read_is_on_its_way_is_not_drawn_over(user: Us
             client.close()
 
     asyncio.run(scenario())
+
+
+def test_a_resync_redraws_only_what_changed(user: User) -> None:
+    """A resync (what a reconnect or a ``reset`` makes) reconciles the open conversation
+    with what it read: the answer being typed in a pending request stays, with the focus in
+    it; what did not change keeps its widget; what changed while the stream was down is
+    updated, and what was said meanwhile is added in its place."""
+    user.client.send_message(user.conversation, "Before")
+    typed = user.ask("text", "Name?")
+    other = user.ask("confirm", "Ship?")
+
+    async def scenario() -> None:
+        app = make_app(user)
+        async with running(app) as pilot:
+            await until(pilot, lambda: app.connection is Connection.LIVE)
+            block = await ready_block(pilot, app, typed.id)
+            await pilot.press(*"Ada Love")
+            field = app.focused
+            assert isinstance(field, Input) and field.value == "Ada Love"
+            before = app.query_one(MessageItem)
+
+            # The stream stops listening (as a dropped connection) while the server moves on.
+            app.live.stop()
+            await asyncio.to_thread(user.client.respond_interaction, other.id, True)
+            said = await asyncio.to_thread(user.client.send_message, user.conversation, "Later")
+            asked = await asyncio.to_thread(user.ask, "confirm", "And this?")
+
+            hydrations = app.hydrations
+            app.post_message(Resync())
+            await until(pilot, lambda: app.hydrations > hydrations)
+            assert app.focused is field and field.value == "Ada Love"
+            shown = [child.id for child in app.view.history.children]
+            assert shown == [
+                f"message-{before.message.id}",
+                f"request-{typed.id}",
+                f"request-{other.id}",
+                f"message-{said.id}",
+                f"request-{asked.id}",
+            ]
+            assert app.query_one(f"#message-{before.message.id}") is before
+            assert block_of(app, typed.id) is block
+            assert shown_status(app, other.id) == "answered"
+            assert not block_of(app, other.id).query(".controls")
+
+            await pilot.press(*"lace", "enter")
+            assert (await answered_in_store(user, typed.id)).answer == "Ada Lovelace"
+
+    asyncio.run(scenario())
+
+
+def test_a_resync_keeps_what_is_typed_in_the_pending_inbox(user: User) -> None:
+    """The pending inbox, refilled by a resync, keeps the blocks still pending as they are
+    (what is typed, the focus) and drops the ones answered meanwhile."""
+    typed = user.ask("text", "Name?")
+    other = user.ask("confirm", "Ship?")
+
+    async def scenario() -> None:
+        app = make_app(user)
+        async with running(app) as pilot:
+            await until(pilot, lambda: app.hydrations > 0 and app.connection is Connection.LIVE)
+            await pilot.press("ctrl+p")
+            inbox = await until(pilot, app.inbox)
+            await until(pilot, lambda: len(inbox.blocks()) == 2)
+            await ready_block(pilot, app, typed.id)
+            await pilot.press(*"Ada")
+            field = app.focused
+            assert isinstance(field, Input) and field.value == "Ada"
+
+            app.live.stop()
+            await asyncio.to_thread(user.client.respond_interaction, other.id, True)
+            hydrations = app.hydrations
+            app.post_message(Resync())
+            await until(pilot, lambda: app.hydrations > hydrations)
+            assert [b.record.id for b in inbox.blocks()] == [typed.id]
+            assert app.focused is field and field.value == "Ada"
+            assert "1 waiting" in str(inbox.query_one("#inbox-title", Static).render())
+
+    asyncio.run(scenario())

@@ -1,7 +1,7 @@
 """The terminal chat drawn as the web chat is: a request block after the agent reply that
 introduced it, no empty rows inside a block, a form's yes/no field shown whole, "by you"
 for the reader's own answers, amounts in the one money format, a tool approval tagged as
-one whose Approve says when it carries edits."""
+one whose Approve says when it carries edits; a redraw that keeps what it can."""
 
 from __future__ import annotations
 
@@ -10,15 +10,17 @@ from typing import Any
 
 from tests.tui.conftest import User, block_of, make_app, running, until
 from tests.tui.test_finish import text_of
+from textual.app import App
+from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Button, Checkbox, Input
+from textual.widgets import Button, Checkbox, Input, Static
 
 from pawflow.interactions.tool_approval import make_surface
 from pawflow.records import Message
 from pawflow.server.testing import LiveServer
 from pawflow.tui import ChatApp
 from pawflow.tui.blocks import RequestBlock
-from pawflow.tui.views import MessageItem
+from pawflow.tui.views import MessageItem, arrange
 
 
 def _order(app: ChatApp) -> list[str]:
@@ -148,5 +150,35 @@ def test_a_tool_approval_is_tagged_so_and_says_when_it_carries_edits(user: User)
             await until(pilot, lambda: str(approve.label) == "Approve with my edits")
             field.value = "production"
             await until(pilot, lambda: str(approve.label) == "Approve")
+
+    asyncio.run(scenario())
+
+
+def test_arrange_keeps_the_widgets_it_is_given_and_their_focus() -> None:
+    """What a resync draws with: the children become exactly the ones wanted, in order; the
+    ones kept are moved, never remounted (the text typed and the focus stay)."""
+
+    class Box(App[None]):
+        def compose(self) -> Any:
+            yield VerticalScroll(id="box")
+
+    async def scenario() -> None:
+        app = Box()
+        async with app.run_test() as pilot:
+            box = app.query_one("#box", VerticalScroll)
+            a, b, c, d = (Static(name, id=name) for name in "abcd")
+            field = Input(id="field")
+            await arrange(box, [a, field, b, c, d])
+            field.focus()
+            await pilot.press(*"typed")
+            fresh = [Static(name, id=name) for name in ("first", "middle", "last")]
+            assert await arrange(box, [fresh[0], c, field, fresh[1], a, fresh[2]])
+            assert [child.id for child in box.children] == [
+                "first", "c", "field", "middle", "a", "last",
+            ]  # fmt: skip
+            assert app.focused is field and field.value == "typed"
+            assert not b.is_attached and not d.is_attached
+            assert not await arrange(box, [a, field])  # nothing mounted
+            assert list(box.children) == [a, field] and app.focused is field
 
     asyncio.run(scenario())

@@ -1,6 +1,7 @@
 """The live connection across a server crash and restart: the state shows the drop, and on
 reconnect the pending requests are re-read from the server (what was answered while the
-app was cut off closes, what was asked appears), whatever the app held in memory."""
+app was cut off closes, what was asked appears), whatever the app held in memory; an answer
+being typed meanwhile stays where it is, with the focus."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import threading
 
 import pytest
 from tests.served import Served
-from tests.tui.conftest import block_of, running, shown_status, until
+from tests.tui.conftest import block_of, ready_block, running, shown_status, until
+from textual.widgets import Input
 
 from pawflow.client import Client, ServerEvent
 from pawflow.store import Question, open_store
@@ -24,6 +26,7 @@ def test_restart_rehydrates_pending_from_the_server(served: Served) -> None:
     client = Client(served.url, token)
     conversation = client.create_conversation("Ops").id
     first = client.request_interaction(conversation, "confirm", "First?")
+    typing = client.request_interaction(conversation, "text", "Name?")
 
     async def scenario() -> None:
         app = ChatApp(client, conversation_id=conversation)
@@ -31,6 +34,10 @@ def test_restart_rehydrates_pending_from_the_server(served: Served) -> None:
             await until(
                 pilot, lambda: app.connection is Connection.LIVE and block_of(app, first.id)
             )
+            await ready_block(pilot, app, typing.id)
+            await pilot.press(*"Ada")
+            field = app.focused
+            assert isinstance(field, Input) and field.value == "Ada"
             hydrations = app.hydrations
 
             await asyncio.to_thread(served.kill)
@@ -47,9 +54,10 @@ def test_restart_rehydrates_pending_from_the_server(served: Served) -> None:
             await until(pilot, lambda: app.hydrations > hydrations)
             await until(pilot, lambda: block_of(app, second.id))
             await until(pilot, lambda: shown_status(app, first.id) == "answered")
-            assert [r.id for r in app.state.pending()] == [second.id]
+            assert [r.id for r in app.state.pending()] == [typing.id, second.id]
+            assert app.focused is field and field.value == "Ada"
             # The header follows the state once the lists are refreshed.
-            await until(pilot, lambda: "Pending  1 " in str(app.status.render()))
+            await until(pilot, lambda: "Pending  2 " in str(app.status.render()))
 
     try:
         asyncio.run(scenario())

@@ -18,7 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message as TextualMessage
 from textual.widgets import Footer, Input, ListView, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from pawflow.client import Client, ServerEvent
 from pawflow.errors import PawFlowError, TokenRefused
@@ -56,11 +56,11 @@ class Resync(TextualMessage):
 
 
 class Hydrated(TextualMessage):
-    """What re-read number ``read`` found, for the app to draw on its own loop."""
+    """What the read ``worker`` found, for the app to draw on its own loop."""
 
     def __init__(
         self,
-        read: int,
+        worker: Worker[Any],
         user: str,
         conversations: list[Conversation],
         records: list[Interaction],
@@ -69,7 +69,7 @@ class Hydrated(TextualMessage):
     ) -> None:
         super().__init__()
         self.waiting = waiting or []
-        self.read = read
+        self.worker = worker
         self.user = user
         self.conversations = conversations
         self.records = records
@@ -77,11 +77,11 @@ class Hydrated(TextualMessage):
 
 
 class ReadFailed(TextualMessage):
-    """Re-read number ``read`` could not read from the server (and said so)."""
+    """The read ``worker`` could not read from the server (and said so)."""
 
-    def __init__(self, read: int) -> None:
+    def __init__(self, worker: Worker[Any]) -> None:
         super().__init__()
-        self.read = read
+        self.worker = worker
 
 
 class ChatApp(App[None]):
@@ -115,12 +115,11 @@ class ChatApp(App[None]):
         self.connection = Connection.CONNECTING
         self.connection_reason = ""
         self.hydrations = 0
-        # Re-reads started so far; while one is in flight, live events are held (``held``)
-        # and applied once what it read is drawn, so that a read begun before an event never
-        # draws over it.
-        self.reads = 0
-        self.held: list[ServerEvent] | None = None
+        # The latest read from the server; while one is in flight, live events are held
+        # (``held``) and applied once what it read is drawn, so that a read begun before an
+        # event never draws over it. What an earlier read found is not drawn.
         self.reading: Worker[Any] | None = None
+        self.held: list[ServerEvent] | None = None
         # The stream holds its connection for as long as it lives: a client of its own.
         self.owns_events_client = events_client is None
         self.events_client = events_client or Client(
@@ -222,15 +221,14 @@ class ChatApp(App[None]):
     def hydrate(self) -> Worker[Any]:
         """Read conversations, pending requests and the open conversation from the server
         (replacing a read in flight), and draw them."""
-        self.reads += 1
         if self.held is None:
             self.held = []
-        self.reading = self._read(self.reads)
+        self.reading = self._read()
         return self.reading
 
     @work(group="hydrate", exclusive=True)
-    async def _read(self, read_number: int) -> None:
-        client = self.client
+    async def _read(self) -> None:
+        client, worker = self.client, get_current_worker()
         try:
             user = self.state.user or await asyncio.to_thread(client.whoami)
             conversations = await asyncio.to_thread(client.list_conversations)
@@ -245,11 +243,11 @@ class ChatApp(App[None]):
             ]
         except TokenRefused as exc:
             self.token_refused(exc.message)
-            self.post_message(ReadFailed(read_number))
+            self.post_message(ReadFailed(worker))
             return
         except PawFlowError as exc:
             self.notify(f"Cannot read from the server: {exc}", severity="error")
-            self.post_message(ReadFailed(read_number))
+            self.post_message(ReadFailed(worker))
             return
         current = self.view.conversation_id or self.start_conversation
         if current is None and conversations:
@@ -259,10 +257,10 @@ class ChatApp(App[None]):
             read = await self.read_conversation(current)
             opened = None if read is None else (current, *read)
         records = [*pending, *stale]
-        self.post_message(Hydrated(read_number, user, conversations, records, opened, waiting))
+        self.post_message(Hydrated(worker, user, conversations, records, opened, waiting))
 
     async def on_hydrated(self, message: Hydrated) -> None:
-        if message.read != self.reads:
+        if message.worker is not self.reading:
             return  # a newer read is on its way, and draws what is current
         self.state.user = message.user
         self.state.set_conversations(message.conversations)
@@ -279,7 +277,7 @@ class ChatApp(App[None]):
         self.hydrations += 1
 
     async def on_read_failed(self, message: ReadFailed) -> None:
-        if message.read == self.reads:
+        if message.worker is self.reading:
             await self.release_held()
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -169,6 +169,8 @@ class RequestBlock(Vertical):
         self.plan = plan_surface(record, 80)
         self.choices = options_of(record.options)
         self.panel: ToolApprovalPanel | None = None
+        self.others: list[str] | None = None
+        """Whom the request waited for when drawn, if not the user (no controls then)."""
 
     # -- drawing ---------------------------------------------------------------------------
 
@@ -180,7 +182,7 @@ class RequestBlock(Vertical):
         yield Static(Markdown(record.message))
         yield Static(self._meta(), classes="meta")
         yield Line(classes="outcome")
-        others = self.host.waits_for_others(record)
+        others = self.others = self.host.waits_for_others(record) or None
         if others:
             yield Static(escape(f"Waiting for {', '.join(others)}"), classes="note")
         elif record.status == "pending":
@@ -284,9 +286,22 @@ class RequestBlock(Vertical):
         else:
             outcome.say(f"✕ {record.status.capitalize()}")
 
+    def takes(self, record: Interaction) -> bool:
+        """Show the server's newer ``record`` in this block, as it is drawn (what is typed in
+        it stays), if it can: False when the block must be drawn anew (its controls, or
+        whom it waits for, are not what the record now needs)."""
+        if record.status == "pending" and (
+            self.record.status != "pending"
+            or (self.host.waits_for_others(record) or None) != self.others
+        ):
+            return False
+        self.update_record(record)
+        return True
+
     def update_record(self, record: Interaction) -> None:
         """The server's newer record: a closed request loses its controls everywhere."""
         self.record = record
+        self.query_one(".meta", Static).update(self._meta())
         if record.status != "pending":
             for controls in self.query(".controls"):
                 controls.remove()

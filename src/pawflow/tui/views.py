@@ -8,6 +8,8 @@ request of its own that the server has not sent.
 from __future__ import annotations
 
 import asyncio
+import itertools
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rich.console import Group
@@ -18,6 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, ListItem, ListView, Static
 
 from pawflow.errors import PawFlowError
@@ -70,6 +73,49 @@ def introduced(message: Message) -> str | None:
     return found if message.role == "assistant" and isinstance(found, str) else None
 
 
+def kept_block(
+    shown: dict[str | None, Widget], record: Interaction, host: Host, *, in_inbox: bool = False
+) -> RequestBlock:
+    """The block shown for ``record`` brought up to date, or a new one when there is none or
+    it cannot show the record as it now is."""
+    block = shown.get(f"request-{record.id}")
+    if isinstance(block, RequestBlock) and block.takes(record):
+        return block
+    return RequestBlock(record, host, in_inbox=in_inbox)
+
+
+async def arrange(container: Widget, wanted: Sequence[Widget]) -> bool:
+    """Make ``container``'s children ``wanted``, in that order, touching what is already
+    there as little as possible: children not wanted are removed, the ones kept are moved
+    into place (never remounted, so what is typed in them and the focus stay) and the new
+    ones are mounted where they go. True when something was mounted."""
+    keep = set(wanted)
+    gone = [child for child in container.children if child not in keep]
+    if gone:
+        await container.remove_children(gone)
+    staying = [widget for widget in wanted if widget.parent is container]
+    if list(container.children) != staying:
+        for earlier, later in itertools.pairwise(staying):
+            container.move_child(later, after=earlier)
+    mounted = False
+    previous: Widget | None = None
+    run: list[Widget] = []
+    for item in [*wanted, None]:
+        if item is not None and item.parent is not container:
+            run.append(item)
+            continue
+        if run:
+            if previous is not None:
+                await container.mount_all(run, after=previous)
+            elif item is not None:
+                await container.mount_all(run, before=item)
+            else:
+                await container.mount_all(run)
+            mounted, run = True, []
+        previous = item
+    return mounted
+
+
 class ConversationView(Vertical):
     """One conversation: its messages and requests in the order they came, and a message box.
 
@@ -106,11 +152,18 @@ class ConversationView(Vertical):
     async def show(
         self, conversation_id: str, title: str, messages: list[Message], records: list[Interaction]
     ) -> None:
-        """Draw the conversation from what the server just returned."""
+        """Draw the conversation from what the server just returned.
+
+        The conversation already shown is reconciled with it, not redrawn: the messages and
+        blocks that did not change keep their widgets (what is being typed in a pending
+        request, and the focus, stay), a request that changed is updated in its block, what
+        is new is added in its place and what is gone is removed.
+        """
+        if conversation_id != self.conversation_id:
+            await self.history.remove_children()
         self.conversation_id = conversation_id
         self.query_one("#conversation-title", Static).update(f"[b]{escape(title)}[/b]")
         history = self.history
-        await history.remove_children()
         self.anchors = {}
         keys: dict[str, tuple[Any, int, int, str]] = {}
         for m in messages:
@@ -127,12 +180,17 @@ class ConversationView(Vertical):
             items.append((at, r))
         items.sort(key=lambda item: item[0])
         self.shown_messages = {m.id for m in messages}
-        widgets = [
-            MessageItem(thing) if isinstance(thing, Message) else RequestBlock(thing, self.host)
-            for _, thing in items
-        ]
-        await history.mount_all(widgets)
-        history.scroll_end(animate=False)
+        shown = {child.id: child for child in history.children}
+        widgets: list[Widget] = []
+        for _, thing in items:
+            if isinstance(thing, Message):
+                item = shown.get(f"message-{thing.id}")
+                same = isinstance(item, MessageItem) and item.message == thing
+                widgets.append(item if same and item is not None else MessageItem(thing))
+            else:
+                widgets.append(kept_block(shown, thing, self.host))
+        if await arrange(history, widgets):
+            history.scroll_end(animate=False)
 
     async def add_message(self, message: Message) -> None:
         if message.conversation_id != self.conversation_id or message.id in self.shown_messages:
@@ -268,18 +326,20 @@ class InboxScreen(Screen[None]):
                 break
 
     async def refill(self, pending: list[Interaction]) -> None:
-        """Show exactly ``pending`` (the server's list); closed ones stay until refilled."""
+        """Show exactly ``pending`` (the server's list); closed ones stay until refilled.
+        The blocks still pending are kept as they are (what is typed in them, the focus)."""
         inbox = self.query_one("#inbox", VerticalScroll)
-        await inbox.remove_children()
         self.set_count(len(pending))
+        shown = {child.id: child for child in inbox.children}
         if not pending:
-            await inbox.mount(Static("Nothing is waiting for you.", id="inbox-empty"))
+            empty = shown.get("inbox-empty")
+            await arrange(inbox, [empty or Static("Nothing is waiting for you.", id="inbox-empty")])
             return
         self.ticked = [i for i in self.ticked if i in {r.id for r in pending}]
-        blocks = [RequestBlock(r, self.host, in_inbox=True) for r in pending]
+        blocks = [kept_block(shown, r, self.host, in_inbox=True) for r in pending]
         for block in blocks:
             block.set_class(block.record.id in self.ticked, "ticked")
-        await inbox.mount_all(blocks)
+        await arrange(inbox, blocks)
 
     def set_count(self, count: int) -> None:
         self.query_one("#inbox-title", Static).update(
