@@ -36,6 +36,7 @@ from pawflow.server import (
     invitations,
     pages,
     push,
+    retention,
     signin,
     slack,
     sso,
@@ -117,6 +118,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         ctx.hub.start()
         stop_pruning = store.add_sweep_step(events.retention_step(settings.event_retention))
+        stop_forgetting = store.add_sweep_step(retention.settled_step(settings.settled_retention))
         sweeper = ctx.sweeper = Sweeper(store, interval=settings.sweep_interval)
         sweeper.start()
         ctx.executor = ThreadPoolExecutor(
@@ -140,6 +142,7 @@ def create_app(
             await anyio.to_thread.run_sync(sweeper.stop)
             ctx.sweeper = None
             stop_pruning()
+            stop_forgetting()
             ctx.hub.stop()
 
     app = FastAPI(

@@ -55,6 +55,10 @@ class ServerSettings:
     """Requests per user per minute (a token bucket)."""
     rate_burst: int = 120
     event_retention: timedelta = timedelta(days=7)
+    settled_retention: timedelta = timedelta(days=30)
+    """How long what is over is kept: a finished A2A task after its last update, a sent or
+    given-up delivery (notification, webhook, A2A push) after it was written, and a request's
+    notifications only once the request was settled this long ago."""
     keepalive: float = 15.0
     live_ttl: timedelta = timedelta(seconds=60)
     session_ttl: timedelta = timedelta(days=30)

@@ -115,6 +115,7 @@ class A2APushTable(Table):
     mark_sent = bound(_a2a_push.mark_sent)
     mark_failed = bound(_a2a_push.mark_failed)
     log = bound(_a2a_push.log)
+    prune_settled = bound(_a2a_push.prune_settled)
 
 
 class A2ATasksTable(Table):
@@ -128,6 +129,7 @@ class A2ATasksTable(Table):
     push_configs = bound(_a2a_tasks.push_configs)
     push_config = bound(_a2a_tasks.push_config)
     delete_push = bound(_a2a_tasks.delete_push)
+    prune_finished = bound(_a2a_tasks.prune_finished)
 
 
 class AdministrationTable(Table):
@@ -340,6 +342,7 @@ class OutboxTable(Table):
     settle_request = bound(_outbox.settle_request)
     request_of = bound(_outbox.request_of)
     find_by_key = bound(_outbox.find_by_key)
+    prune_settled = bound(_outbox.prune_settled)
 
 
 class QueuesTable(Table):
@@ -456,6 +459,7 @@ class WebhooksTable(Table):
     mark_failed = bound(_webhooks.mark_failed)
     record_failed = bound(_webhooks.record_failed)
     anything_due = bound(_webhooks.anything_due)
+    prune_settled = bound(_webhooks.prune_settled)
 
 
 class Unit:

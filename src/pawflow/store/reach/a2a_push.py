@@ -6,7 +6,8 @@ delivery is written for each push config the task has, its body fixed then (the 
 them exactly as it does webhook deliveries (:mod:`pawflow.store.reach.webhooks`: each claim counts
 an attempt and moves ``next_at`` past the backoff before anything is sent); the config is
 read again at each attempt, so a config deleted meanwhile stops its deliveries. The rows are
-the task's delivery log.
+the task's delivery log; one sent or given up is kept for a retention after it was written,
+then forgotten by the retention sweep (:func:`prune_settled`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pawflow.store.reach.webhooks import (
     Queue,
     claim_rows,
     insert_capped,
+    prune_rows,
     record_failed,
     record_sent,
 )
@@ -124,3 +126,9 @@ def log(tx: Tx, task_id: str, limit: int = LOG_LIMIT) -> list[PushDelivery]:
         (task_id, max(1, min(limit, LOG_LIMIT))),
     )
     return [PushDelivery.from_row(row) for row in rows]
+
+
+def prune_settled(tx: Tx, before: datetime, limit: int) -> int:
+    """Forget up to ``limit`` deliveries written before ``before`` that were sent or given
+    up; how many."""
+    return prune_rows(tx, TABLE, before, limit)

@@ -8,6 +8,9 @@ it); its context, its state and its time are kept beside it to list and order ta
 A push-notification config is a task's and its user's, keyed by the task and the config's id;
 its URL, token and ``Authorization`` scheme and credentials are kept beside the SDK's JSON of
 the whole config so the dispatcher can send without the SDK (:mod:`pawflow.store.reach.a2a_push`).
+
+A task that finished (:data:`FINISHED`) is kept for a retention after its last update, then
+forgotten with its configs by the retention sweep (:func:`prune_finished`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,15 @@ from pawflow.store.engine.database import Tx, sql
 
 LIST_LIMIT = 1000
 """The most tasks :func:`list_for` reads at once (newest first)."""
+FINISHED = (
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+)
+"""The states a task never leaves, by the SDK's names (as :func:`save` is given them); the
+index ``a2a_tasks_finished`` names the same, in this order."""
+_FINISHED = "state IN (" + ", ".join(f"'{state}'" for state in FINISHED) + ")"
 
 
 @dataclass(frozen=True)
@@ -97,6 +109,25 @@ def delete(tx: Tx, task_id: str, *, user: str, agent: str) -> bool:
     sql(tx).execute("DELETE FROM a2a_push_configs WHERE task_id = ?", (task_id,))
     sql(tx).execute("DELETE FROM a2a_tasks WHERE id = ?", (task_id,))
     return True
+
+
+def prune_finished(tx: Tx, before: datetime, limit: int) -> int:
+    """Forget up to ``limit`` tasks that finished before ``before`` (their last update), and
+    their push configs; how many. Their pushes, sent or given up, go by their own age
+    (:func:`pawflow.store.reach.a2a_push.prune_settled`); one still queued fails for want of its
+    config, then goes too."""
+    at = to_millis(before)
+    gone = sql(tx).all(
+        f"DELETE FROM a2a_tasks WHERE id IN (SELECT id FROM a2a_tasks WHERE {_FINISHED}"
+        f" AND updated_at < ? ORDER BY updated_at LIMIT ?) AND {_FINISHED} AND updated_at < ?"
+        " RETURNING id",
+        (at, limit, at),
+    )
+    ids = [row["id"] for row in gone]
+    if ids:
+        marks = ", ".join("?" for _ in ids)
+        sql(tx).execute(f"DELETE FROM a2a_push_configs WHERE task_id IN ({marks})", ids)
+    return len(ids)
 
 
 # -- push-notification configs ---------------------------------------------------------------

@@ -102,3 +102,14 @@ def revoke(tx: Tx, user: str, now: datetime) -> int:
         " AND revoked_at IS NULL",
         (to_millis(now), user),
     )
+
+
+def forget_outbox(tx: Tx, outbox_ids: list[str]) -> int:
+    """The links sent in the notifications ``outbox_ids`` no longer name them (the retention
+    sweep forgets those notifications; the links stay theirs to spend); how many."""
+    if not outbox_ids:
+        return 0
+    marks = ", ".join("?" for _ in outbox_ids)
+    return sql(tx).execute(
+        f"UPDATE answer_links SET outbox_id = NULL WHERE outbox_id IN ({marks})", outbox_ids
+    )

@@ -18,6 +18,9 @@ process that lost the row to a later claim records nothing. Each outcome is logg
 When the request leaves ``pending`` (:func:`settle_request`), its sent copies are due to be
 updated (``settle``: a channel that can change a sent message says who answered) and the
 rows not sent yet are ``skipped``: nobody is asked a question that was already settled.
+
+The rows are the request's delivery history (its details show them) until the retention
+sweep forgets them, once the request was settled longer ago (:func:`prune_settled`).
 """
 
 from __future__ import annotations
@@ -31,14 +34,16 @@ from functools import partial
 from typing import Any, Literal
 
 from pawflow import telemetry
-from pawflow.clock import from_millis, iso, to_millis
+from pawflow.clock import iso, to_millis
 from pawflow.errors import FieldError, InvalidInput
 from pawflow.ids import new_id
 from pawflow.records import Interaction
 from pawflow.store.engine.database import Tx, sql
 from pawflow.store.engine.metrics import GaugeQuery, Rows, add_gauges, count
+from pawflow.store.engine.rows import decode
 from pawflow.store.ledger import audit
 from pawflow.store.ledger.events import append_event
+from pawflow.store.reach import answer_links
 from pawflow.store.reach.lanes import Busy, destination, pick
 from pawflow.telemetry import Family, Sample
 
@@ -234,22 +239,7 @@ class OutboxRow:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> OutboxRow:
-        return cls(
-            id=row["id"],
-            request_id=row["request_id"],
-            channel=row["channel"],
-            recipient=row["recipient"],
-            address=row["address"],
-            status=row["status"],
-            attempts=int(row["attempts"]),
-            next_at=from_millis(int(row["next_at"])),
-            idempotency_key=row["idempotency_key"],
-            external_ref=row["external_ref"],
-            last_error=row["last_error"],
-            settle=row["settle"],
-            created_at=from_millis(int(row["created_at"])),
-            sent_at=None if row["sent_at"] is None else from_millis(int(row["sent_at"])),
-        )
+        return decode(cls, row)
 
     def to_dict(self) -> dict[str, Any]:
         """As ``get_interaction`` shows it (no address: the owner knows theirs)."""
@@ -539,6 +529,22 @@ def settle_request(tx: Tx, record: Interaction, now: datetime) -> bool:
     for row in skipped:
         _event(tx, OutboxRow.from_row(row), record.conversation_id, now)
     return any(row["channel"] == "webhook" and row["status"] == "sent" for row in rows)
+
+
+def prune_settled(tx: Tx, before: datetime, limit: int) -> int:
+    """Forget up to ``limit`` rows, oldest first, of requests settled before ``before``, each
+    done (not queued, no copy left to update); how many. Their answer links stay."""
+    at = to_millis(before)
+    rows = sql(tx).all(
+        "SELECT o.id FROM outbox AS o JOIN interactions AS i ON i.id = o.request_id"
+        " WHERE o.status <> 'queued' AND o.created_at < ? AND o.settle <> 'due'"
+        " AND i.status <> 'pending' AND i.answered_at < ? ORDER BY o.created_at LIMIT ?",
+        (at, at, limit),
+    )
+    ids = [row["id"] for row in rows]
+    answer_links.forget_outbox(tx, ids)
+    marks = ", ".join("?" for _ in ids)
+    return sql(tx).execute(f"DELETE FROM outbox WHERE id IN ({marks})", ids) if ids else 0
 
 
 def request_of(tx: Tx, request_id: str) -> Interaction:

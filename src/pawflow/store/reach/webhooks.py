@@ -11,7 +11,10 @@ then: the event's name, its time, and the request's record as it is at that mome
 ``id`` is the ``webhook-id`` every attempt carries, so a receiver that saw it once can
 ignore it again. The dispatcher claims due deliveries exactly as it claims outbox rows
 (each claim counts an attempt and moves ``next_at`` past the backoff before anything is
-sent) and records each outcome; the deliveries are the webhook's log.
+sent) and records each outcome; the deliveries are the webhook's log. A delivery sent or
+given up is kept for a retention after it was written, then forgotten by the retention sweep
+(:func:`prune_settled`), whether its request is settled or not: the log is the webhook's,
+and each event of a request is written once.
 """
 
 from __future__ import annotations
@@ -392,6 +395,22 @@ def record_failed(
             ),
         )
         > 0
+    )
+
+
+def prune_settled(tx: Tx, before: datetime, limit: int) -> int:
+    """Forget up to ``limit`` deliveries written before ``before`` that were sent or given
+    up; how many."""
+    return prune_rows(tx, DELIVERIES, before, limit)
+
+
+def prune_rows(tx: Tx, table: Queue, before: datetime, limit: int) -> int:
+    """Forget up to ``limit`` rows of ``table`` written before ``before`` and no longer
+    queued, oldest first (the partial index ``<table>_settled``); how many."""
+    return sql(tx).execute(
+        f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE status <> 'queued'"
+        " AND created_at < ? ORDER BY created_at LIMIT ?) AND status <> 'queued'",
+        (to_millis(before), limit),
     )
 
 

@@ -625,3 +625,15 @@ CREATE TABLE admin_audit (
 );
 CREATE INDEX admin_audit_at ON admin_audit (at, seq);
 CREATE INDEX admin_audit_actor ON admin_audit (actor, seq);
+
+-- 0027: indexes the retention sweep finds finished A2A tasks and settled deliveries by.
+CREATE INDEX a2a_tasks_finished ON a2a_tasks (updated_at)
+    WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED',
+                    'TASK_STATE_REJECTED');
+CREATE INDEX a2a_push_deliveries_settled ON a2a_push_deliveries (created_at)
+    WHERE status <> 'queued';
+CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (created_at)
+    WHERE status <> 'queued';
+CREATE INDEX outbox_settled ON outbox (created_at) WHERE status <> 'queued';
+-- A notification's answer links, found when it is forgotten (they stay, no longer naming it).
+CREATE INDEX answer_links_outbox ON answer_links (outbox_id);
