@@ -103,6 +103,24 @@ _UNAVAILABLE = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_READON
 (503) until that is mended, rather than failing (500)."""
 
 
+class _Pace:
+    """How long a watcher waits before its next look: ``POLL_SLOW`` while the file is still,
+    ``POLL_FAST`` for ``POLL_FAST_FOR`` after it changed, then slower step by step."""
+
+    def __init__(self) -> None:
+        self.interval = POLL_SLOW
+        self._quiet_until = 0.0
+
+    def looked(self, *, moved: bool) -> None:
+        if moved:
+            # Someone is at work: look again soon (a change of another process's may come
+            # right after one of ours: an answer to what we just asked).
+            self.interval = POLL_FAST
+            self._quiet_until = time.monotonic() + POLL_FAST_FOR
+        elif self.interval < POLL_SLOW and time.monotonic() > self._quiet_until:
+            self.interval = min(self.interval * 2, POLL_SLOW)
+
+
 class SqliteDatabase(Database):
     """One SQLite file in WAL mode; every write transaction starts ``BEGIN IMMEDIATE``.
 
@@ -347,21 +365,16 @@ class SqliteDatabase(Database):
                     seen = self._local_commits
                 callback("changed")  # anything committed before the baseline was read
                 loop.failures.succeeded()
-                interval = POLL_SLOW
-                quiet_until = 0.0
-                while not loop.stopping(interval):
+                pace = _Pace()
+                while not loop.stopping(pace.interval):
                     with self._commit_lock:
                         version = conn.execute("PRAGMA data_version").fetchone()[0]
                         local = self._local_commits
-                    if version != last:
+                    moved = version != last
+                    if moved:
                         last = version
                         callback("changed" if local == seen else TOUCHED)
-                        # Someone is at work: look again soon (a change of another process's
-                        # may come right after one of ours: an answer to what we just asked).
-                        interval = POLL_FAST
-                        quiet_until = time.monotonic() + POLL_FAST_FOR
-                    elif interval < POLL_SLOW and time.monotonic() > quiet_until:
-                        interval = min(interval * 2, POLL_SLOW)
+                    pace.looked(moved=moved)
                     seen = local
             finally:
                 conn.close()
@@ -410,23 +423,16 @@ class SqliteDatabase(Database):
     ) -> None:
         callback("changed")  # anything committed before the baseline was read
         loop.failures.succeeded()
-        interval = POLL_SLOW
-        quiet_until = 0.0
-        while not loop.stopping(interval):
+        pace = _Pace()
+        while not loop.stopping(pace.interval):
             with self._commit_lock:
                 now = _read_counter(shm)
                 moved = now != last
                 foreign = moved and not _only_own(own, last, now)
                 last = now
-            if moved:
-                if foreign:  # another process committed: what it did may concern us
-                    callback("changed")
-                # Someone is at work: look again soon (a change of another process's may
-                # come right after one of ours: an answer to what we just asked).
-                interval = POLL_FAST
-                quiet_until = time.monotonic() + POLL_FAST_FOR
-            elif interval < POLL_SLOW and time.monotonic() > quiet_until:
-                interval = min(interval * 2, POLL_SLOW)
+            if foreign:  # another process committed: what it did may concern us
+                callback("changed")
+            pace.looked(moved=moved)
 
     # -- checkpoints ------------------------------------------------------------------------
 
