@@ -38,7 +38,7 @@ from tests.server.conftest import QUIET
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # a hang guard, not a speed
 
 load_all_checks()
-EXAMPLES = 12
+EXAMPLES = 4
 CONTRACT_FIELDS = re.compile(
     r"(response_schema|ui_surface|options|on_expire)([.\[]|$)|(notify_)?url$|notify$|endpoint$|expires$"
 )
