@@ -66,8 +66,9 @@ def _timed(argv: Sequence[str], env: dict[str, str]) -> Sample:
     return time.perf_counter() - started, _children_cpu() - cpu
 
 
-def _samples(repeats: int, measure: Callable[[], Sample]) -> list[Sample]:
-    measure()  # a first run warms the disk cache, as a person's second command finds it
+def _samples(repeats: int, measure: Callable[[], Sample], *, warm: bool = True) -> list[Sample]:
+    if warm:
+        measure()  # a first run warms the disk cache, as a person's second command finds it
     return [measure() for _ in range(repeats)]
 
 
@@ -136,6 +137,7 @@ def _ask(db_url: str, user: str, count: int) -> list[str]:
 def section(run: Run) -> None:
     run.heading("Start-up: commands and the server")
     repeats = run.n(7, 1)
+    warm = not run.quick  # a smoke run's one sample may find a cold disk cache
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     cli_modules, _ = _modules("import pawflow.cli")
@@ -144,21 +146,21 @@ def section(run: Run) -> None:
         f"modules loaded: {cli_modules} by import pawflow.cli, {serve_modules} by import"
         f" pawflow.serve (load average {load})"
     )
-    help_ = _samples(repeats, lambda: _timed([*_command(), "--help"], env))
+    help_ = _samples(repeats, lambda: _timed([*_command(), "--help"], env), warm=warm)
     _row(run, "pawflow --help", help_, "help")
 
     db_url = f"sqlite:///{run.path('startup')}.db"
     with pawflow_serve(run, db_url) as server:
         pending = _ask(db_url, "bench", repeats + 1)
         client_env = {**env, "PAWFLOW_SERVER": server.url, "PAWFLOW_TOKEN": server.token}
-        inbox = _samples(repeats, lambda: _timed([*_command(), "inbox"], client_env))
+        inbox = _samples(repeats, lambda: _timed([*_command(), "inbox"], client_env), warm=warm)
         _row(run, "pawflow inbox (running server)", inbox, "inbox")
 
         def answer() -> Sample:
             return _timed([*_command(), "answer", pending.pop(), "yes"], client_env)
 
-        _row(run, "pawflow answer (running server)", _samples(repeats, answer), "answer")
+        _row(run, "pawflow answer (running server)", _samples(repeats, answer, warm=warm), "answer")
 
     run.figure("import pawflow.serve alone", serve_import, "s", against="one fresh interpreter")
-    serve = _samples(repeats, lambda: _serve_to_healthz(db_url, env))
+    serve = _samples(repeats, lambda: _serve_to_healthz(db_url, env), warm=warm)
     _row(run, "pawflow serve -> /healthz 200", serve, "serve")
