@@ -65,7 +65,10 @@ def test_a_row_becomes_contract_json_and_back() -> None:
 
 def test_stored_records_are_the_api_response_models(sqlite_store: Store) -> None:
     conversation = sqlite_store.create_conversation("alice", "Codec")
-    said = sqlite_store.messages.append(conversation.id, "hi", author="alice", data={"n": 1})
+    with sqlite_store.unit() as u:
+        said = u.messages.append_message(
+            conversation.id, content="hi", author="alice", data={"n": 1}
+        )
     assert Message.model_validate(said.to_dict()) == said
     schemas = create_app(sqlite_store).openapi()["components"]["schemas"]
     interaction = schemas["Interaction"]

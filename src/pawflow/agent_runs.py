@@ -113,7 +113,9 @@ class AgentThread:
                     conversation_id = conversation.id
             if conversation_id is None:
                 conversation_id = store.create_conversation(user, title).id
-            if store.turns.assigned(conversation_id) != agent:
+            with store.unit(write=False) as u:
+                assigned = u.turns.assigned_agent(conversation_id)
+            if assigned != agent:
                 agents.assign(conversation_id, agent)
             return conversation_id
 
@@ -249,7 +251,12 @@ class AgentThread:
 
     async def _busy(self) -> bool:
         store = self.ctx.store
-        return bool(await anyio.to_thread.run_sync(store.turns.open, self.conversation_id))
+
+        def busy() -> bool:
+            with store.unit(write=False) as u:
+                return bool(u.turns.open_turns(self.conversation_id))
+
+        return await anyio.to_thread.run_sync(busy)
 
     async def _history(self, after_seq: int) -> list[Message]:
         store = self.ctx.store
@@ -258,7 +265,8 @@ class AgentThread:
             found: list[Message] = []
             seq = after_seq
             while True:
-                page = store.messages.read(self.conversation_id, user=self.user, after_seq=seq)
+                with store.unit(write=False) as u:
+                    page = u.messages.history(self.conversation_id, user=self.user, after_seq=seq)
                 found += page
                 if len(page) < 500:
                     return found

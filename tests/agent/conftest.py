@@ -116,7 +116,8 @@ def conversation(store: Store, service: ChatService) -> Conversation:
 
 def say(store: Store, service: ChatService, conversation_id: str, text: str) -> Message:
     """Post a user message and run the turn it starts; the message stored."""
-    message = store.messages.append(conversation_id, text, role="user", author=USER)
+    with store.unit() as u:
+        message = u.messages.append_message(conversation_id, content=text, role="user", author=USER)
     service.handle_message(store, conversation_id, message)
     return message
 
@@ -136,4 +137,7 @@ def scheduled(service: ChatService, conversation_id: str, count: int = 1) -> lis
 
 
 def history(store: Store, conversation_id: str) -> list[tuple[str, str, str]]:
-    return [(m.role, m.author, m.content) for m in store.messages.read(conversation_id, user=USER)]
+    with store.unit(write=False) as u:
+        return [
+            (m.role, m.author, m.content) for m in u.messages.history(conversation_id, user=USER)
+        ]

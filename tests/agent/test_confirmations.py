@@ -125,7 +125,10 @@ def test_quick_answer_within_wait_seconds_stays_in_the_turn(
     # A poller thread runs too: it must find nothing to wake up for.
     with ChatService(store, [helper, deployer], poll_interval=0.02) as service:
         service.assign(conversation.id, "helper")
-        message = store.messages.append(conversation.id, "quick question", author=USER)
+        with store.unit() as u:
+            message = u.messages.append_message(
+                conversation.id, content="quick question", author=USER
+            )
         done = threading.Event()
 
         def turn() -> None:
@@ -241,7 +244,8 @@ def test_a_turn_cut_short_by_a_crash_runs_again_after_its_lease(
     [wakeup] = scheduled(service, conversation.id)
     # A process claims its turn and starts it (posting the wakeup message), and dies
     # before the turn ends.
-    claimed = store.turns.claim(wakeup.id, "dead-process", service.lease)
+    with store.unit() as u:
+        claimed = u.turns.claim(wakeup.id, "dead-process", service.lease)
     assert claimed is not None
     with store.transaction() as tx:
         assert turn_queue.start_wakeup(tx, claimed.key, store.now())
@@ -263,7 +267,8 @@ def test_a_wakeup_taken_over_after_a_crash_runs_before_the_messages_that_followe
     [wakeup] = scheduled(service, conversation.id)
     # A process claims the wakeup's turn, starts it a moment later, and dies; its lease
     # runs out.
-    claimed = store.turns.claim(wakeup.id, "dead-process", service.lease)
+    with store.unit() as u:
+        claimed = u.turns.claim(wakeup.id, "dead-process", service.lease)
     assert claimed is not None
     moment = timedelta(milliseconds=1)
     clock.advance(moment)

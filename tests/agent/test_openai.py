@@ -272,10 +272,12 @@ def test_a_model_failure_is_a_clear_message_in_the_conversation(
     with ChatService(store, [agent], poll_interval=None) as service:
         conversation = store.create_conversation("alice")
         service.assign(conversation.id, "remote")
-        message = store.messages.append(conversation.id, "hello", author="alice")
+        with store.unit() as u:
+            message = u.messages.append_message(conversation.id, content="hello", author="alice")
         turn = service.handle_message(store, conversation.id, message)
     assert turn is not None and turn.results[0].halt_reason == "model_error"
-    [_, reply] = store.messages.read(conversation.id, user="alice")
+    with store.unit(write=False) as u:
+        [_, reply] = u.messages.history(conversation.id, user="alice")
     assert reply.role == "assistant" and reply.author == "remote"
     assert "invalid api key" in reply.content and "(401)" in reply.content
     assert reply.data is not None and reply.data["error"] is True and "checkpoint" in reply.data
@@ -307,7 +309,10 @@ def test_a_real_provider_drives_request_confirmation(fake: FakeOpenAI, sqlite_st
     with ChatService(store, [agent], poll_interval=None) as service:
         conversation = store.create_conversation("alice")
         service.assign(conversation.id, "remote")
-        message = store.messages.append(conversation.id, "ship the release", author="alice")
+        with store.unit() as u:
+            message = u.messages.append_message(
+                conversation.id, content="ship the release", author="alice"
+            )
         service.handle_message(store, conversation.id, message)
         [request] = store.list_interactions(user="alice", status="pending")
         store.respond_interaction(request.id, True, user="alice")
@@ -324,5 +329,6 @@ def test_a_real_provider_drives_request_confirmation(fake: FakeOpenAI, sqlite_st
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "content": '{"status": "answered", "answer": true}', "tool_call_id": "c1"},
     ]
-    history = store.messages.read(conversation.id, user="alice")
+    with store.unit(write=False) as u:
+        history = u.messages.history(conversation.id, user="alice")
     assert [m.content for m in history][-1] == "Shipped."

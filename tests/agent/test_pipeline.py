@@ -31,7 +31,8 @@ def test_the_stages_run_in_the_one_order(service: ChatService) -> None:
 def test_a_full_turn_goes_through_every_stage(
     store: Store, service: ChatService, conversation: Conversation
 ) -> None:
-    message = store.messages.append(conversation.id, "hello there", author=USER)
+    with store.unit() as u:
+        message = u.messages.append_message(conversation.id, content="hello there", author=USER)
     turn = service.handle_message(store, conversation.id, message)
     assert turn is not None and turn.trace == list(STAGES)
     assert turn.intent == "chat" and turn.agent is not None and turn.agent.name == "deployer"
@@ -52,26 +53,33 @@ def test_an_intercept_settles_the_turn_and_skips_the_rest(
     store: Store, service: ChatService, conversation: Conversation
 ) -> None:
     pipeline = default_pipeline(service, [Greeter()])
-    turn = pipeline.run(
-        Turn.for_message(store, store.messages.append(conversation.id, "hi", author=USER))
-    )
+    with store.unit() as u:
+        turn = pipeline.run(
+            Turn.for_message(
+                store, u.messages.append_message(conversation.id, content="hi", author=USER)
+            )
+        )
     assert turn.trace == ["intercept"] and turn.answered_by == "greeter" and turn.results == []
     assert history(store, conversation.id)[-1] == (
         "assistant",
         "greeter",
         "Hi! (answered without the agent)",
     )
-    passed = pipeline.run(
-        Turn.for_message(store, store.messages.append(conversation.id, "deploy", author=USER))
-    )
+    with store.unit() as u:
+        passed = pipeline.run(
+            Turn.for_message(
+                store, u.messages.append_message(conversation.id, content="deploy", author=USER)
+            )
+        )
     assert passed.trace == list(STAGES)
 
 
 def test_a_conversation_without_an_agent_gets_no_reply(store: Store, service: ChatService) -> None:
     quiet = store.create_conversation(USER, "quiet")
-    turn = service.handle_message(
-        store, quiet.id, store.messages.append(quiet.id, "anyone?", author=USER)
-    )
+    with store.unit() as u:
+        turn = service.handle_message(
+            store, quiet.id, u.messages.append_message(quiet.id, content="anyone?", author=USER)
+        )
     assert turn is not None and turn.trace == ["intercept", "classify", "route"]
     assert len(history(store, quiet.id)) == 1
 
@@ -79,7 +87,10 @@ def test_a_conversation_without_an_agent_gets_no_reply(store: Store, service: Ch
 def test_only_user_messages_start_turns(
     store: Store, service: ChatService, conversation: Conversation
 ) -> None:
-    note = store.messages.append(conversation.id, "fyi", role="system", author="pawflow")
+    with store.unit() as u:
+        note = u.messages.append_message(
+            conversation.id, content="fyi", role="system", author="pawflow"
+        )
     assert service.handle_message(store, conversation.id, note) is None
     turn = service.handle_message(store, conversation.id, "deploy")  # stored first, as the owner's
     assert turn is not None and history(store, conversation.id)[-2] == ("user", USER, "deploy")

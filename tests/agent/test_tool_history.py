@@ -60,7 +60,8 @@ def chat(store: Store, recorded: ChatService) -> Conversation:
 def _asked(store: Store, service: ChatService, conversation_id: str) -> str:
     """Say "deploy"; the id of the request_confirmation call it makes."""
     say(store, service, conversation_id, "deploy")
-    reply = store.messages.read(conversation_id, user=USER)[-1]
+    with store.unit(write=False) as u:
+        reply = u.messages.history(conversation_id, user=USER)[-1]
     assert reply.data is not None
     [asking] = [m for m in reply.data[TRANSCRIPT] if m["role"] == "assistant"]
     [call] = asking["tool_calls"]
@@ -72,7 +73,8 @@ def test_a_turn_stores_its_tool_calls_and_their_results(
     store: Store, recorded: ChatService, chat: Conversation
 ) -> None:
     call_id = _asked(store, recorded, chat.id)
-    reply = store.messages.read(chat.id, user=USER)[-1]
+    with store.unit(write=False) as u:
+        reply = u.messages.history(chat.id, user=USER)[-1]
     assert reply.role == "assistant" and reply.data is not None
     transcript = reply.data[TRANSCRIPT]
     assert [m["role"] for m in transcript] == ["assistant", "tool"]
@@ -96,7 +98,8 @@ def test_the_next_turn_sees_the_calls_and_their_results(
     assert call.name == "rollback" and json.loads(call.arguments) == {"environment": "production"}
     assert result.tool_call_id == call.id and "needs the user's approval" in (result.content or "")
     # The old result says "not run", which a script rule answers: only "hello" is matched now.
-    assert "I am the demo deployer" in store.messages.read(chat.id, user=USER)[-1].content
+    with store.unit(write=False) as u:
+        assert "I am the demo deployer" in u.messages.history(chat.id, user=USER)[-1].content
 
 
 def test_a_wakeup_reaches_the_model_as_the_result_of_the_call_that_asked(
@@ -118,7 +121,8 @@ def test_a_wakeup_reaches_the_model_as_the_result_of_the_call_that_asked(
     )
     assert not any("[confirmation:" in (m.content or "") for m in woken)
     # People still read the wakeup in the conversation, and the demo goes on as before.
-    history = store.messages.read(chat.id, user=USER)
+    with store.unit(write=False) as u:
+        history = u.messages.history(chat.id, user=USER)
     assert history[2].role == "system" and '"staging"' in history[2].content
     assert re.search(r"Done: deployed build \d+ to staging\.", history[-1].content)
 
@@ -157,7 +161,8 @@ def test_an_answer_after_other_messages_comes_last(
     woken = model.requests[-1].messages
     assert [m.role for m in woken[-4:]] == ["user", "assistant", "assistant", "tool"]
     assert woken[-1] == ChatMessage("tool", '{"status": "cancelled"}', tool_call_id=call_id)
-    reply = store.messages.read(chat.id, user=USER)[-1].content
+    with store.unit(write=False) as u:
+        reply = u.messages.history(chat.id, user=USER)[-1].content
     assert "the question was cancelled: I have not deployed anything" in reply
 
 
@@ -180,13 +185,20 @@ def test_an_approved_call_runs_once_in_the_history(
 def test_wakeups_stored_before_calls_were_kept_still_read_as_before(store: Store) -> None:
     conversation = store.create_conversation(USER, "old")
     line = '[agent:deployer] [confirmation:x] The user answered "Go?": true'
-    old = [
-        store.messages.append(conversation.id, "go", role="user", author=USER),
-        store.messages.append(conversation.id, "I've asked.", role="assistant", author="deployer"),
-        store.messages.append(
-            conversation.id, line, role="system", author="agent:deployer", data={"wakeup": "w"}
-        ),
-    ]
+    with store.unit() as u:
+        old = [
+            u.messages.append_message(conversation.id, content="go", role="user", author=USER),
+            u.messages.append_message(
+                conversation.id, content="I've asked.", role="assistant", author="deployer"
+            ),
+            u.messages.append_message(
+                conversation.id,
+                content=line,
+                role="system",
+                author="agent:deployer",
+                data={"wakeup": "w"},
+            ),
+        ]
     assert model_messages(old) == [
         ChatMessage("user", "go"),
         ChatMessage("assistant", "I've asked."),
@@ -196,11 +208,12 @@ def test_wakeups_stored_before_calls_were_kept_still_read_as_before(store: Store
 
 def test_an_unreadable_transcript_falls_back_to_the_text(store: Store) -> None:
     conversation = store.create_conversation(USER, "odd")
-    said = store.messages.append(
-        conversation.id,
-        "Hello.",
-        role="assistant",
-        author="deployer",
-        data={TRANSCRIPT: [{"content": "no role"}]},
-    )
+    with store.unit() as u:
+        said = u.messages.append_message(
+            conversation.id,
+            content="Hello.",
+            role="assistant",
+            author="deployer",
+            data={TRANSCRIPT: [{"content": "no role"}]},
+        )
     assert model_messages([said]) == [ChatMessage("assistant", "Hello.")]

@@ -19,7 +19,8 @@ def _reachable(store: Store, *users: str) -> None:
 
 def test_assignees_are_mailed_reminded_and_escalated_to(store: Store, clock: FakeClock) -> None:
     _reachable(store, "alice", "bob", "lee", "cto")
-    store.accountability.add_to_group("leads", ["lee"])
+    with store.unit() as u:
+        u.groups.add_members("leads", ["lee"])
     conversation = store.create_conversation("alice", "Releases")
     asked = store.ask(
         Question(
@@ -67,7 +68,8 @@ def test_assignees_are_mailed_reminded_and_escalated_to(store: Store, clock: Fak
         ]
         assert mailed() == []  # each went once
 
-    trail = store.accountability.interaction_details(asked.id, user="alice")["audit"]
+    with store.unit(write=False) as u:
+        trail = u.accountability.details(asked.id, user="alice")["audit"]
     delivered = [e["detail"]["to"] for e in trail if e["action"] == "delivered"]
     assert sorted(delivered) == ["bob", "bob", "bob", "cto", "lee", "lee", "lee"]
     assert all(e["via"] == "email" for e in trail if e["action"] == "delivered")

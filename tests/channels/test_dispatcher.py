@@ -122,7 +122,8 @@ def test_a_dispatcher_frozen_between_two_sends_sends_nothing_more_of_its_batch(
 
         def taken_over() -> None:
             clock.advance("10s")
-            assert store.leases.acquire(LEASE, "two", two.lease_ttl)
+            with store.unit() as u:
+                assert u.leases.acquire(LEASE, "two", two.lease_ttl)
 
         # One mail in flight to the relay at a time: renewed by each claim, then by the record
         # of its send; frozen after the record of the second.

@@ -324,7 +324,8 @@ def test_a_link_not_its_users_to_use_says_whom_it_waits_for_and_keeps_nothing(
         if "ada@" in str(m["To"])
     }
     bea = next(m for m in inbox.received() if "bea@" in str(m["To"]) and quorum in str(m))
-    store.accountability.reassign_interaction(handed_on, ["bea"], user="ada")
+    with store.unit() as u:
+        u.accountability.reassign(handed_on, ["bea"], user="ada")
     store.respond_interaction(quorum, True, user="ada", via="chat")
     with httpx.Client(timeout=60) as http:
         refused = http.post(links[handed_on], data={"answer": "yes"})
@@ -338,7 +339,8 @@ def test_a_link_not_its_users_to_use_says_whom_it_waits_for_and_keeps_nothing(
         assert counted.status_code == 200
         assert "Your vote was counted; the request waits for more approvals." in counted.text
     assert store.get_interaction(handed_on, user="req").status == "pending"
-    policy = store.accountability.interaction_details(quorum, user="req")["policy"]
+    with store.unit(write=False) as u:
+        policy = u.accountability.details(quorum, user="req")["policy"]
     assert [(v["voter"], v["vote"], v["via"]) for v in policy["votes"]] == [
         ("ada", True, "chat"),
         ("bea", True, "link"),

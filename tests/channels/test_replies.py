@@ -122,7 +122,8 @@ def test_a_reply_that_is_not_the_senders_to_give_is_refused_without_a_traceback(
         channel = EmailChannel(SmtpConfig.from_url(smtp_url, "pawflow@example.org"))
         Dispatcher(store, [channel], base_url="http://127.0.0.1:1", owner="t").step()
     mails = {str(m["X-PawFlow-Request"]): m for m in inbox.received() if "ada@" in str(m["To"])}
-    store.accountability.reassign_interaction(handed_on.id, ["bea"], user="ada")
+    with store.unit() as u:
+        u.accountability.reassign(handed_on.id, ["bea"], user="ada")
     store.respond_interaction(quorum.id, True, user="ada")  # ada voted elsewhere already
     with imap_server() as imap:
         reader = ReplyReader(store, ImapConfig.from_url(imap.url), _read)
@@ -131,7 +132,8 @@ def test_a_reply_that_is_not_the_senders_to_give_is_refused_without_a_traceback(
         assert reader.step() == ["refused", "refused"]
         assert imap.seen() == [True, True]  # read once, not again on every pass
     assert store.get_interaction(handed_on.id, user="req").status == "pending"
-    policy = store.accountability.interaction_details(quorum.id, user="req")["policy"]
+    with store.unit(write=False) as u:
+        policy = u.accountability.details(quorum.id, user="req")["policy"]
     assert policy["progress"] == "1 of 2 approvals"
     assert [(v["voter"], v["vote"]) for v in policy["votes"]] == [("ada", True)]
     assert tracebacks(caplog.records) == []

@@ -376,7 +376,8 @@ def test_an_answer_not_the_clickers_is_explained_to_them_alone_and_logs_no_trace
     assert again.status_code == 200
     told = slack.api.called("chat.postEphemeral")[-1]
     assert "ada has already voted yes" in told["text"]
-    details = slack.store.accountability.interaction_details(quorum, user="ada")
+    with slack.store.unit(write=False) as u:
+        details = u.accountability.details(quorum, user="ada")
     assert details["interaction"].status == "pending"
     assert details["policy"]["progress"] == "1 of 2 approvals"
     assert tracebacks(caplog.records) == []
@@ -443,8 +444,9 @@ def test_an_assignee_and_her_delegate_answer_an_assigned_request_from_slack(slac
         store.ensure_user(user)
         with store.transaction() as tx:
             outbox.set_reach(tx, user, slack=slack_id, now=store.now())
-    store.accountability.add_to_group("leads", ["lee"])
-    store.accountability.delegate("lee", to="bob", until=store.now() + timedelta(days=1))
+    with store.unit() as u:
+        u.groups.add_members("leads", ["lee"])
+        u.groups.delegate("lee", to="bob", until=store.now() + timedelta(days=1))
     conversation = store.create_conversation("req", "deploys").id
     first = store.ask(
         Question("req", conversation, "confirm", "Deploy?", policy={"assignees": ["group:leads"]})

@@ -116,14 +116,16 @@ def conversation(store: Store, service: ChatService, title: str = "Planner") -> 
 
 
 def say(service: ChatService, conversation_id: str, text: str) -> Turn:
-    message = service.store.messages.append(conversation_id, text, role="user", author=USER)
+    with service.store.unit() as u:
+        message = u.messages.append_message(conversation_id, content=text, role="user", author=USER)
     turn = service.handle_message(service.store, conversation_id, message)
     assert turn is not None
     return turn
 
 
 def last_reply(store: Store, conversation_id: str) -> tuple[str, str]:
-    message = store.messages.read(conversation_id, user=USER)[-1]
+    with store.unit(write=False) as u:
+        message = u.messages.history(conversation_id, user=USER)[-1]
     assert message.role == "assistant", message
     return message.author, message.content
 

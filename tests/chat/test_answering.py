@@ -56,7 +56,8 @@ def conversation(store: Store, service: ChatService) -> str:
 
 
 def say(service: ChatService, conversation_id: str, text: str) -> tuple[Message, Turn]:
-    message = service.store.messages.append(conversation_id, text, role="user", author=USER)
+    with service.store.unit() as u:
+        message = u.messages.append_message(conversation_id, content=text, role="user", author=USER)
     turn = service.handle_message(service.store, conversation_id, message)
     assert turn is not None
     return message, turn
@@ -76,9 +77,12 @@ def wake(service: ChatService) -> None:
 
 
 def replies(store: Store, conversation_id: str) -> list[str]:
-    return [
-        m.content for m in store.messages.read(conversation_id, user=USER) if m.role == "assistant"
-    ]
+    with store.unit(write=False) as u:
+        return [
+            m.content
+            for m in u.messages.history(conversation_id, user=USER)
+            if m.role == "assistant"
+        ]
 
 
 # -- the deployer's own questions ---------------------------------------------------------
@@ -114,7 +118,8 @@ def test_a_typed_pick_answers_the_request_and_the_agent_resumes_once(
     record = store.get_interaction(asked.id, user=USER)
     assert (record.status, record.answer, record.answered_by) == ("answered", taken, USER)
     assert (record.answered_via, record.answered_seq) == ("chat", message.seq)
-    said = store.messages.read(conversation, user=USER)[-1]
+    with store.unit(write=False) as u:
+        said = u.messages.history(conversation, user=USER)[-1]
     assert (said.role, said.author, said.content) == ("assistant", DEMO_AGENT, turn.reply)
     assert said.data is not None and said.data["answered"]["request_id"] == asked.id
 
@@ -162,7 +167,8 @@ def test_yes_with_two_requests_pending_asks_which_one_and_takes_neither(
         "Which one? 'yes' could answer 2 requests waiting here: 'Ship alpha?' and"
         " 'Ship beta?'. Nothing was taken: answer the one you mean with its buttons."
     )
-    said = store.messages.read(conversation, user=USER)[-1]
+    with store.unit(write=False) as u:
+        said = u.messages.history(conversation, user=USER)[-1]
     assert said.data is not None and said.data["which"] == {
         "request_ids": [first.id, second.id],
         "text": "yes",
@@ -199,7 +205,8 @@ def test_a_typed_answer_that_fits_one_request_of_several_takes_it_signed_by_a_na
 
     assert turn.reply == "Taking *Merge* for 'Merge the dependency update?'"
     assert store.get_interaction(merge.id, user=USER).answer is True
-    assert store.messages.read(conversation, user=USER)[-1].author == "tour"
+    with store.unit(write=False) as u:
+        assert u.messages.history(conversation, user=USER)[-1].author == "tour"
 
 
 @pytest.mark.parametrize(("typed", "ran"), [("yes", True), ("nope, not now", False)])
@@ -294,7 +301,8 @@ def test_every_kind_reads_its_answer_from_a_message(
     assert (record.status, record.answer) == ("answered", taken)
     assert (record.answered_via, record.answered_seq) == ("chat", message.seq)
     assert turn.reply is not None and turn.reply.startswith("Taking *")
-    assert store.messages.read(conversation, user=USER)[-1].author == "tour"
+    with store.unit(write=False) as u:
+        assert u.messages.history(conversation, user=USER)[-1].author == "tour"
 
 
 @pytest.mark.parametrize(
@@ -346,7 +354,8 @@ def test_a_request_answered_meanwhile_is_not_answered_twice(
 ) -> None:
     say(service, conversation, "confirm gamma")
     asked = newest(store, conversation)
-    message = store.messages.append(conversation, "yes", role="user", author=USER)
+    with store.unit() as u:
+        message = u.messages.append_message(conversation, content="yes", role="user", author=USER)
     turn = Turn.for_message(store, message)
     service.pipeline.stage("intercept")(turn)  # what the turn saw as it began
     store.respond_interaction(asked.id, False, user=USER, via="button")
@@ -395,7 +404,8 @@ def test_a_flows_request_is_answered_by_typing_and_the_flow_goes_on(
         _, turn = say(service, conversation, "sounds good, go ahead")
 
         assert turn.reply == "Taking *yes* for 'Release 2.4?'"
-        assert store.messages.read(conversation, user=USER)[-1].author == "approve-release"
+        with store.unit(write=False) as u:
+            assert u.messages.history(conversation, user=USER)[-1].author == "approve-release"
         [ending] = flow.wait_endings(1, "route", "approved")
         assert ending.flowfile.attributes["confirmation.request_id"] == asked.id
     finally:
@@ -473,7 +483,8 @@ def test_the_answer_and_the_reply_are_one_transaction(
 ) -> None:
     say(service, conversation, "confirm delta")
     asked = newest(store, conversation)
-    message = store.messages.append(conversation, "yes", role="user", author=USER)
+    with store.unit() as u:
+        message = u.messages.append_message(conversation, content="yes", role="user", author=USER)
     with store.transaction() as tx:
         turn_id = turns.enqueue(
             tx,
@@ -482,10 +493,12 @@ def test_the_answer_and_the_reply_are_one_transaction(
             message_id=message.id,
             now=clock.now(),
         )
-    stale = store.turns.claim(turn_id, "process-a", timedelta(seconds=5))
+    with store.unit() as u:
+        stale = u.turns.claim(turn_id, "process-a", timedelta(seconds=5))
     assert stale is not None
     clock.advance("10s")  # its lease ran out: another process takes the turn over
-    assert store.turns.claim(turn_id, "process-b", timedelta(seconds=5)) is not None
+    with store.unit() as u:
+        assert u.turns.claim(turn_id, "process-b", timedelta(seconds=5)) is not None
 
     turn = Turn.for_message(store, message)
     turn.key = stale.key
@@ -493,7 +506,8 @@ def test_the_answer_and_the_reply_are_one_transaction(
 
     assert turn.done and turn.recorded is None
     assert store.get_interaction(asked.id, user=USER).status == "pending"  # undone with it
-    assert store.messages.read(conversation, user=USER)[-1].id == message.id
+    with store.unit(write=False) as u:
+        assert u.messages.history(conversation, user=USER)[-1].id == message.id
 
 
 def test_a_typed_answer_to_a_request_that_waits_for_others_is_not_taken(
@@ -529,6 +543,7 @@ def test_a_second_typed_vote_is_not_taken_and_says_which_vote_stands(
     assert (
         again.reply == f"'Ship?': {USER} has already voted yes: the vote stands; nothing was taken."
     )
-    details = store.accountability.interaction_details(asked.id, user=USER)
+    with store.unit(write=False) as u:
+        details = u.accountability.details(asked.id, user=USER)
     assert details["policy"]["progress"] == "1 of 2 approvals"
     assert tracebacks(caplog.records) == []

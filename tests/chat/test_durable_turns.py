@@ -24,10 +24,10 @@ AGENT = "echo"
 
 
 def replies(db: str, conversation_id: str) -> list[tuple[str, str]]:
-    with open_store(db) as store:
+    with open_store(db) as store, store.unit(write=False) as u:
         return [
             (m.role, m.content)
-            for m in store.messages.read(conversation_id, user=USER)
+            for m in u.messages.history(conversation_id, user=USER)
             if m.role in ("assistant", "system")
         ]
 
@@ -50,7 +50,8 @@ def test_a_killed_server_replies_once_after_a_restart(tmp_path: Path) -> None:
     with open_store(db) as store:
         token = issue_token(store, USER)
         conversation = store.create_conversation(USER, "Durable").id
-        store.turns.assign(conversation, AGENT)
+        with store.unit() as u:
+            u.turns.assign_agent(conversation, AGENT)
 
     with gated_model() as model:
         agents = agents_file(tmp_path, model, [AGENT])
@@ -131,7 +132,8 @@ def test_a_wakeup_killed_mid_call_answers_the_answer_before_the_next_message(
                 store.create_conversation(USER, f"Wakeup {n}").id for n in range(PARALLEL)
             ]
             for conversation in conversations:
-                store.turns.assign(conversation, AGENT)
+                with store.unit() as u:
+                    u.turns.assign_agent(conversation, AGENT)
         model = stack.enter_context(gated_model())
         agents = agents_file(tmp_path, model, [AGENT])
         served = stack.enter_context(serving(db, agents, log))[0]

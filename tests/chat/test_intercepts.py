@@ -134,4 +134,5 @@ def test_intercepts_that_resolve_nothing_are_never_shielded(
     # An intercepted turn is the one reply an inferred choice gets: it is withdrawn.
     assert service.sessions.pending(session) is None
     assert [c.status for c in service.sessions.history(session)] == ["withdrawn"]
-    assert store.messages.read(session, user=USER)[-2].content == "echo this"
+    with store.unit(write=False) as u:
+        assert u.messages.history(session, user=USER)[-2].content == "echo this"

@@ -25,13 +25,17 @@ AGENTS = ["a1", "a2", "a3", "a4", "a5"]  # besides the demo's agents
 
 
 def agent_leases(store: Store) -> dict[str, Lease]:
-    return {lease.name.removeprefix("agent:"): lease for lease in store.leases.live("agent:")}
+    with store.unit(write=False) as u:
+        return {lease.name.removeprefix("agent:"): lease for lease in u.leases.held("agent:")}
 
 
 def assistant_replies(store: Store, conversation_id: str) -> list[str]:
-    return [
-        m.content for m in store.messages.read(conversation_id, user=USER) if m.role == "assistant"
-    ]
+    with store.unit(write=False) as u:
+        return [
+            m.content
+            for m in u.messages.history(conversation_id, user=USER)
+            if m.role == "assistant"
+        ]
 
 
 def test_agents_spread_and_move_when_their_process_dies(tmp_path: Path) -> None:
@@ -59,7 +63,8 @@ def test_agents_spread_and_move_when_their_process_dies(tmp_path: Path) -> None:
             conversations = []
             for number in range(3):
                 conversation = store.create_conversation(USER, f"c{number}").id
-                store.turns.assign(conversation, victim)
+                with store.unit() as u:
+                    u.turns.assign_agent(conversation, victim)
                 conversations.append(conversation)
             # A question the victim asks, parked before the kill, answered after it.
             model.gate.set()

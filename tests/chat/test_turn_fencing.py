@@ -66,8 +66,9 @@ class Frozen:
             self.now += LEASE.total_seconds()  # "frozen" past its lease
             if self.taken:
                 self.clock.advance(LEASE * 2)
-                [turn] = self.store.turns.open(self.conversation)
-                assert self.store.turns.claim(turn.id, "another-process", LEASE) is not None
+                with self.store.unit() as u:
+                    [turn] = u.turns.open_turns(self.conversation)
+                    assert u.turns.claim(turn.id, "another-process", LEASE) is not None
         return f"charged {n}"
 
 
@@ -85,7 +86,8 @@ def frozen(request: pytest.FixtureRequest, store: Store, clock: FakeClock) -> It
 
 
 def _said(store: Store, conversation: str) -> list[str]:
-    history = store.messages.read(conversation, user="alice")
+    with store.unit(write=False) as u:
+        history = u.messages.history(conversation, user="alice")
     return [m.content for m in history if m.role == "assistant"]
 
 
@@ -99,7 +101,8 @@ def test_a_turn_taken_over_while_its_process_was_frozen_stops_before_its_next_st
     eventually(lambda: frozen.charged)
     eventually(lambda: not runner.running())  # the turn ended in this process
     assert frozen.charged == ["1"]  # the second charge never ran here
-    [turn] = store.turns.open(frozen.conversation)
+    with store.unit(write=False) as u:
+        [turn] = u.turns.open_turns(frozen.conversation)
     assert (turn.status, turn.owner) == ("running", "another-process")
     assert _said(store, frozen.conversation) == []
 
@@ -112,4 +115,5 @@ def test_a_turn_whose_lease_nobody_took_renews_it_and_carries_on(
     eventually(lambda: _said(store, frozen.conversation))
     assert frozen.charged == ["1", "2"]
     assert _said(store, frozen.conversation) == ["All charged."]
-    assert store.turns.open(frozen.conversation) == []
+    with store.unit(write=False) as u:
+        assert u.turns.open_turns(frozen.conversation) == []

@@ -16,9 +16,11 @@ def test_a_message_is_stored_with_its_turn_and_answered_once(
     store: Store, clock: FakeClock
 ) -> None:
     conversation = store.create_conversation("alice", "t").id
-    store.turns.assign(conversation, "helper")
+    with store.unit() as u:
+        u.turns.assign_agent(conversation, "helper")
     message = store.post_message(conversation, "hello", user="alice")
-    [turn] = store.turns.open(conversation)
+    with store.unit(write=False) as u:
+        [turn] = u.turns.open_turns(conversation)
     assert (turn.kind, turn.status, turn.agent, turn.message_id) == (
         "message",
         "queued",
@@ -26,29 +28,37 @@ def test_a_message_is_stored_with_its_turn_and_answered_once(
         message.id,
     )
     assert "queued, due now" in "\n".join(describe_session(store, conversation))
-    assert store.turns.due(["other"], 10) == []  # another process's agent
-    assert [t.id for t in store.turns.due(["helper"], 10)] == [turn.id]
+    with store.unit() as u:
+        assert u.turns.due(["other"], 10) == []  # another process's agent
+        assert [t.id for t in u.turns.due(["helper"], 10)] == [turn.id]
 
-    first = store.turns.claim(turn.id, "p1", LEASE)
+        first = u.turns.claim(turn.id, "p1", LEASE)
     assert first is not None and first.attempts == 1
-    assert store.turns.claim(turn.id, "p2", LEASE) is None  # leased
-    assert store.turns.renew([(first.key, "model call, step 1")], LEASE) == []
+    with store.unit() as u:
+        assert u.turns.claim(turn.id, "p2", LEASE) is None  # leased
+    with store.unit() as u:
+        assert u.turns.renew(first.key, LEASE, "model call, step 1")
     shown = "\n".join(describe_session(store, conversation))
     assert "running in p1 (attempt 1, at model call, step 1" in shown
 
     # p1 dies: its lease runs out and p2 takes the turn over.
     clock.advance("6s")
-    second = store.turns.claim(turn.id, "p2", LEASE)
+    with store.unit() as u:
+        second = u.turns.claim(turn.id, "p2", LEASE)
     assert second is not None and second.attempts == 2
-    assert store.turns.renew([(first.key, None)], LEASE) == [first.key]
+    with store.unit() as u:
+        assert not u.turns.renew(first.key, LEASE)  # no longer p1's
     # p1 comes back to life too late: its reply is refused, p2's is written once.
-    assert store.turns.complete(first.key, "late", author="helper") == (False, None)
-    done, reply = store.turns.complete(second.key, "hi", author="helper")
+    with store.unit() as u:
+        assert u.turns.complete(first.key, reply="late", author="helper") == (False, None)
+        done, reply = u.turns.complete(second.key, reply="hi", author="helper")
     assert done and reply is not None and reply.data == {"turn": turn.id}
-    assert store.turns.complete(second.key, "again", author="helper") == (False, None)
-    replies = [m.content for m in store.messages.read(conversation, user="alice")]
+    with store.unit() as u:
+        assert u.turns.complete(second.key, reply="again", author="helper") == (False, None)
+        replies = [m.content for m in u.messages.history(conversation, user="alice")]
     assert replies == ["hello", "hi"]
-    assert store.turns.open(conversation) == []
+    with store.unit(write=False) as u:
+        assert u.turns.open_turns(conversation) == []
     assert "turns in flight:" not in describe_session(store, conversation)
 
 
@@ -56,32 +66,39 @@ def test_turns_of_one_conversation_never_overlap(store: Store) -> None:
     conversation = store.create_conversation("alice", "t").id
     store.post_message(conversation, "one", user="alice")
     store.post_message(conversation, "two", user="alice")
-    one, two = store.turns.due(None, 10)
-    assert store.turns.claim(one.id, "p1", LEASE) is not None
-    assert store.turns.claim(two.id, "p2", LEASE) is None  # "one" is running
+    with store.unit() as u:
+        one, two = u.turns.due(None, 10)
+        assert u.turns.claim(one.id, "p1", LEASE) is not None
+        assert u.turns.claim(two.id, "p2", LEASE) is None  # "one" is running
     other = store.create_conversation("alice", "u").id
     store.post_message(other, "three", user="alice")
-    [three] = [t for t in store.turns.due(None, 10) if t.conversation_id == other]
-    assert store.turns.claim(three.id, "p2", LEASE) is not None
+    with store.unit() as u:
+        [three] = [t for t in u.turns.due(None, 10) if t.conversation_id == other]
+        assert u.turns.claim(three.id, "p2", LEASE) is not None
 
 
 def test_a_turn_cut_short_is_taken_over_before_the_turns_after_it(
     store: Store, clock: FakeClock
 ) -> None:
     conversation = store.create_conversation("alice", "t").id
-    store.turns.assign(conversation, "helper")
+    with store.unit() as u:
+        u.turns.assign_agent(conversation, "helper")
     store.post_message(conversation, "one", user="alice")
-    [one] = store.turns.due(None, 10)
-    assert store.turns.claim(one.id, "p1", LEASE) is not None
+    with store.unit() as u:
+        [one] = u.turns.due(None, 10)
+        assert u.turns.claim(one.id, "p1", LEASE) is not None
     store.post_message(conversation, "two", user="alice")
-    two = store.turns.open(conversation)[1]
+    with store.unit(write=False) as u:
+        two = u.turns.open_turns(conversation)[1]
     clock.advance(LEASE)  # p1 died: the lease of "one" has just run out
     # "two" waits for "one" to be taken over, whoever claims first.
-    assert store.turns.claim(two.id, "p2", LEASE) is None
-    taken = store.turns.claim(one.id, "p2", LEASE)
+    with store.unit() as u:
+        assert u.turns.claim(two.id, "p2", LEASE) is None
+        taken = u.turns.claim(one.id, "p2", LEASE)
     assert taken is not None and taken.attempts == 2
-    assert store.turns.complete(taken.key, "reply to one", author="helper")[0]
-    assert store.turns.claim(two.id, "p2", LEASE) is not None
+    with store.unit() as u:
+        assert u.turns.complete(taken.key, reply="reply to one", author="helper")[0]
+        assert u.turns.claim(two.id, "p2", LEASE) is not None
 
 
 def test_fair_shares_add_up() -> None:

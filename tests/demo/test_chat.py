@@ -32,7 +32,8 @@ def test_the_demo_has_a_planner_conversation_and_a_sandbox(tmp_path: Path) -> No
             c for c in prepared.store.list_conversations(user="local") if c.title == PLANNER_TITLE
         ]
         assert service.assigned_agent(planner.id) == "planner"
-        [greeting] = prepared.store.messages.read(planner.id, user="local")
+        with prepared.store.unit(write=False) as u:
+            [greeting] = u.messages.history(planner.id, user="local")
         assert greeting.author == "planner" and "plan the launch" in greeting.content
         assert set(sandbox_state(tmp_path / "sandbox")) == set(SAMPLE_FILES)
         # A second start finds the same conversation and leaves the sandbox alone.

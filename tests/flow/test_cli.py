@@ -114,7 +114,8 @@ def test_the_expense_example_end_to_end(tmp_path: Path) -> None:
         store.sweep()  # the second expires unanswered
 
         def told() -> list[str]:
-            history = store.messages.read(conversation, user="alice")
+            with store.unit(write=False) as u:
+                history = u.messages.history(conversation, user="alice")
             return sorted(m.content for m in history if m.role == "notification")
 
         messages = eventually(lambda: len(told()) == 2 and told())

@@ -497,11 +497,13 @@ def test_notify_user_is_sent_to_a_live_client_and_queued_otherwise(
     flow = deploy(service, NOTIFY_USER, conversation)
     flow.instance.inject(FlowFile.create(attributes={"n": "1"}))
     [queued] = flow.wait_endings(1, "tell", "queued")
-    store.messages.mark_live("tab-1", "alice", timedelta(minutes=1))
+    with store.unit() as u:
+        u.messages.mark_live("tab-1", "alice", timedelta(minutes=1))
     flow.instance.inject(FlowFile.create(attributes={"n": "2"}))
     [sent] = flow.wait_endings(1, "tell", "sent")
     assert sent.flowfile.attributes["notify.status"] == "sent"
-    history = store.messages.read(conversation, user="alice")
+    with store.unit(write=False) as u:
+        history = u.messages.history(conversation, user="alice")
     assert [m.content for m in history] == ["Build 1 is done", "Build 2 is done"]
     assert queued.flowfile.attributes["notify.status"] == "queued"
 

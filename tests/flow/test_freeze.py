@@ -67,7 +67,9 @@ def holders(store: Store) -> dict[str, int]:
     """The process id holding each live lease (owners are ``host:pid:…`` or
     ``host-pid-…``)."""
     found = {}
-    for lease in store.leases.live():
+    with store.unit(write=False) as u:
+        live = u.leases.held()
+    for lease in live:
         match = re.search(r"[:-](\d+)[:-][0-9a-f]+$", lease.owner)
         assert match is not None, lease.owner
         found[lease.name] = int(match.group(1))

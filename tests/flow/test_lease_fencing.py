@@ -80,7 +80,8 @@ def running(
     target = f"flow:{deployment.id}"
     hold = Hold(TERMS, clock=lambda: scene.now)
     began = hold.begin()
-    assert store.leases.acquire(target, "this-process", TERMS.ttl)
+    with store.unit() as u:
+        assert u.leases.acquire(target, "this-process", TERMS.ttl)
     hold.renewed(began)
     instance = FlowInstance(
         deployment.id,
@@ -104,7 +105,8 @@ def test_a_worker_whose_deployment_moved_while_it_was_frozen_runs_nothing_more(
 
     def taken_over() -> None:
         clock.advance(TERMS.ttl * 2)
-        assert store.leases.acquire(target, "another-process", TERMS.ttl)
+        with store.unit() as u:
+            assert u.leases.acquire(target, "another-process", TERMS.ttl)
 
     scene.during_third = taken_over
     instance.inject(FlowFile.create())
@@ -123,5 +125,6 @@ def test_a_worker_whose_lease_nobody_took_renews_it_and_runs_the_rest(
     instance.inject(FlowFile.create())
     eventually(lambda: len(instance.endings()) == COUNT)
     assert len(scene.ran) == COUNT and not instance.lost
-    [lease] = store.leases.live(target)
+    with store.unit(write=False) as u:
+        [lease] = u.leases.held(target)
     assert lease.expires_at == clock.now() + TERMS.ttl  # renewed before the fourth task

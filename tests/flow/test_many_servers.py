@@ -90,7 +90,8 @@ def servers(url: str, count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
 
 def runners(store: Store, ids: list[str]) -> dict[str, int]:
     """The process id running each deployment (its lease holder, host:pid:…)."""
-    holders = {lease.name: lease.owner for lease in store.leases.live("flow:")}
+    with store.unit(write=False) as u:
+        holders = {lease.name: lease.owner for lease in u.leases.held("flow:")}
     return {i: int(holders[f"flow:{i}"].split(":")[1]) for i in ids if f"flow:{i}" in holders}
 
 
@@ -151,7 +152,8 @@ def test_three_servers_share_deployments_and_take_over_a_dead_ones() -> None:
 
             def told() -> Counter[str]:
                 answer_everything(store)
-                history = store.messages.read(conversation, user="alice")
+                with store.unit(write=False) as u:
+                    history = u.messages.history(conversation, user="alice")
                 return Counter(m.content for m in history if m.role == "notification")
 
             eventually(lambda: sum(told().values()) >= sum(expected.values()), timeout=60)

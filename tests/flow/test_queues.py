@@ -151,7 +151,8 @@ def test_deployments_spread_over_processes_and_move_when_one_dies(
         second.reconcile()
         mine, theirs = set(first.executors.ids()), set(second.executors.ids())
         assert len(mine) == len(theirs) == 2 and not mine & theirs
-        holders = {lease.name: lease.owner for lease in store.leases.live("flow:")}
+        with store.unit(write=False) as u:
+            holders = {lease.name: lease.owner for lease in u.leases.held("flow:")}
         assert holders == {
             **{f"flow:{d}": first.owner for d in mine},
             **{f"flow:{d}": second.owner for d in theirs},

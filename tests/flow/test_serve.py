@@ -100,7 +100,8 @@ def test_a_killed_server_resumes_the_parked_flowfile_after_restart(tmp_path: Pat
     with server(db), open_store(db) as store:
 
         def told() -> list[str]:
-            history = store.messages.read(conversation, user="alice")
+            with store.unit(write=False) as u:
+                history = u.messages.history(conversation, user="alice")
             return [m.content for m in history if m.role == "notification"]
 
         assert eventually(told, timeout=30) == ["release 3.1: approved"]

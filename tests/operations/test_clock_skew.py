@@ -46,7 +46,8 @@ tasks:
 
 
 def holders(store: Store, prefix: str) -> dict[str, str]:
-    return {lease.name: lease.owner for lease in store.leases.live(prefix)}
+    with store.unit(write=False) as u:
+        return {lease.name: lease.owner for lease in u.leases.held(prefix)}
 
 
 def ask(served: Served, token: str, conversation: str, expires_in: str) -> str:

@@ -72,7 +72,8 @@ def test_an_answer_from_another_process_resumes_a_flow_after_a_restart(
             store.respond_interaction(question.id, True, user="alice")
 
             def told() -> list[str]:
-                history = store.messages.read(conversation, user="alice")
+                with store.unit(write=False) as u:
+                    history = u.messages.history(conversation, user="alice")
                 return [m.content for m in history if m.role == "notification"]
 
             assert eventually(told, timeout=60) == ["release 3.1 resumed"]

@@ -220,4 +220,5 @@ def test_a_run_waiting_for_its_agent_ends_when_the_token_is_revoked(tmp_path: Pa
 def waiting_turns(store: Store) -> int:
     """How many turns wait in ana's conversations."""
     conversations = store.list_conversations(user="ana")
-    return sum(len(store.turns.open(c.id)) for c in conversations)
+    with store.unit(write=False) as u:
+        return sum(len(u.turns.open_turns(c.id)) for c in conversations)

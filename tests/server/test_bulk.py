@@ -56,7 +56,8 @@ def test_twenty_confirms_in_one_go_with_the_refused_one_reported(
             assert (record.answer, record.answered_via) == (True, "cli")
         assert store.get_interaction(theirs, user="ann").status == "pending"
         assert store.get_interaction(choice, user="ann").status == "pending"
-        trail = store.accountability.audit_since(store.now().replace(year=2000))
+        with store.unit(write=False) as u:
+            trail = list(u.audit.since(store.now().replace(year=2000)))
         assert sum(1 for step in trail if step["action"] == "answered") == 20  # done's too
 
         with Client(server.url, server.token("lee")) as lee:

@@ -141,7 +141,8 @@ def test_a_restart_between_ask_and_answer_loses_nothing(served: Served) -> None:
 
         # Another process writes; the server's stream delivers it.
         with stream(served.url, token, last_event_id=replayed[-1].id) as events:
-            store.messages.notify_user("ann", "from another process")
+            with store.unit() as u:
+                u.messages.notify_user("ann", "from another process")
             assert next(events).data["message"] == "from another process"
     finally:
         store.close()

@@ -32,7 +32,8 @@ def test_requests_and_answers_stream_with_aliases_and_replay(live: LiveServer) -
         alice.ok("respond_interaction", request_id=confirm["id"], answer=True)
         alice.ok("cancel_interaction", request_id=text["id"])
         alice.ok("send_message", conversation_id=conversation, content="hello")
-        live.store.messages.notify_user(alice.user, "build finished", title="CI")
+        with live.store.unit() as u:
+            u.messages.notify_user(alice.user, "build finished", title="CI")
         got = take(events, 8)
     assert [(e.type, e.data.get("id")) for e in got[:6]] == [
         ("interaction_request", confirm["id"]),
@@ -73,10 +74,13 @@ def test_a_thousand_events_through_fifty_disconnects(live: LiveServer) -> None:
     total, hangups = 1000, 50
     with stream(live.url, token) as events:
         position = next(events).id
-    produced = threading.Thread(
-        target=lambda: [live.store.messages.notify_user(user, f"n{i}") for i in range(total)],
-        name="producer",
-    )
+
+    def produce() -> None:
+        for i in range(total):
+            with live.store.unit() as u:
+                u.messages.notify_user(user, f"n{i}")
+
+    produced = threading.Thread(target=produce, name="producer")
     produced.start()
     rng = random.Random(7)
     received: list[tuple[int, str]] = []
@@ -109,8 +113,9 @@ def test_an_event_logged_once_the_headers_arrive_is_on_the_stream(live: LiveServ
     token = live.token(user)
     for round_ in range(20):
         with stream(live.url, token) as events:
-            live.store.messages.notify_user(user, f"right after the headers {round_}")
-            live.store.messages.notify_user(user, f"marker {round_}")
+            with live.store.unit() as u:
+                u.messages.notify_user(user, f"right after the headers {round_}")
+                u.messages.notify_user(user, f"marker {round_}")
             seen = [e.data.get("message") for e in until_message(events, f"marker {round_}")]
         assert f"right after the headers {round_}" in seen, (round_, seen)
 
@@ -128,7 +133,8 @@ def until_message(events: Iterator[ServerEvent], message: str) -> list[ServerEve
 def test_live_clients_make_notifications_sent_not_queued(live: LiveServer) -> None:
     user = unique("yan")
     token = live.token(user)
-    assert live.store.messages.notify_user(user, "before") == "queued"
+    with live.store.unit() as u:
+        assert u.messages.notify_user(user, "before") == "queued"
     connected = threading.Event()
     hang_up = threading.Event()
 
@@ -141,11 +147,17 @@ def test_live_clients_make_notifications_sent_not_queued(live: LiveServer) -> No
     listener = threading.Thread(target=listen)
     listener.start()
     assert connected.wait(10)
-    assert live.store.messages.notify_user(user, "during") == "sent"
+    with live.store.unit() as u:
+        assert u.messages.notify_user(user, "during") == "sent"
     hang_up.set()
     listener.join()
     # The server notices the hang-up at once (not after the live mark's time to live).
-    eventually(lambda: live.store.messages.notify_user(user, "after") == "queued", timeout=10)
+
+    def queued() -> bool:
+        with live.store.unit() as u:
+            return u.messages.notify_user(user, "after") == "queued"
+
+    eventually(queued, timeout=10)
 
 
 def test_keepalives_flow_on_a_quiet_stream(make_server: Callable[..., LiveServer]) -> None:
@@ -166,18 +178,21 @@ def test_ids_outside_the_retained_log_get_a_reset(make_server: Callable[..., Liv
     user = "old-timer"
     token = server.token(user)
     for i in range(5):
-        server.store.messages.notify_user(user, f"old {i}")
+        with server.store.unit() as u:
+            u.messages.notify_user(user, f"old {i}")
     with stream(server.url, token, after=0) as events:
         old = take(events, 5)
     clock.advance("2d")
-    server.store.messages.notify_user(user, "new")
+    with server.store.unit() as u:
+        u.messages.notify_user(user, "new")
     report = server.store.sweep()
     assert report["events_pruned"] == 5
     with stream(server.url, token, last_event_id=old[1].id) as events:
         reset = next(events)
         assert reset.type == "reset"
         # the reset's id is where to go on from: nothing after it is missed
-        server.store.messages.notify_user(user, "newer")
+        with server.store.unit() as u:
+            u.messages.notify_user(user, "newer")
         assert next(events).data["message"] == "newer"
     with stream(server.url, token, last_event_id=old[4].id) as events:
         assert next(events).data["message"] == "new"  # still inside the log: no reset
@@ -269,7 +284,8 @@ def test_the_streams_of_one_user_share_one_read_per_event(live: LiveServer) -> N
         hub = live.server.app.state.pawflow.hub
         feed = eventually(lambda: hub._feeds.get(user_key(user)))
         before = feed.reads
-        live.store.messages.notify_user(user, "one for all")
+        with live.store.unit() as u:
+            u.messages.notify_user(user, "one for all")
         eventually(lambda: len(got) == streams, timeout=20)
         assert got == ["one for all"] * streams
         assert feed.reads - before < streams / 2

@@ -103,14 +103,16 @@ def test_only_an_assignee_answers_and_others_learn_whom_it_waits_for(people: Peo
 
 def test_a_group_member_answers_and_a_delegate_answers_for_alice(people: People) -> None:
     store = people.server.store
-    store.accountability.add_to_group(people.name("leads"), [people.name("lee")])
+    with store.unit() as u:
+        u.groups.add_members(people.name("leads"), [people.name("lee")])
     _, by_group = _setup(people, assignees=[f"group:{people.name('leads')}"])
     assert _answer(people["lee"], by_group["id"], True).status_code == 200
 
     alice, bob = people.name("alice"), people.name("bob")
     _, for_alice = _setup(people, assignees=[alice])
     assert _answer(people["bob"], for_alice["id"], True).status_code == 404
-    store.accountability.delegate(alice, to=bob, until=store.now() + timedelta(days=2))
+    with store.unit() as u:
+        u.groups.delegate(alice, to=bob, until=store.now() + timedelta(days=2))
     inbox = people["bob"].ok("list_inbox", filter="mine")["items"]
     assert [item["interaction"]["id"] for item in inbox] == [for_alice["id"]]
     done = _answer(people["bob"], for_alice["id"], False)
@@ -260,7 +262,8 @@ def test_an_assignee_and_her_delegate_meet_no_quorum(
     store = people.server.store
     alice, bob, dave = (people.name(n) for n in ("alice", "bob", "dave"))
     _, asked = _setup(people, assignees=[alice, dave], required_approvals=2)
-    store.accountability.delegate(alice, to=bob, until=store.now() + timedelta(days=2))
+    with store.unit() as u:
+        u.groups.delegate(alice, to=bob, until=store.now() + timedelta(days=2))
     first, second = ("alice", "bob") if alice_first else ("bob", "alice")
     assert _answer(people[first], asked["id"], True).json()["interaction"]["status"] == "pending"
     refused = _answer(people[second], asked["id"], True)
@@ -317,7 +320,8 @@ def asked_at(asked: dict[str, Any]) -> datetime:
 
 def test_the_inbox_sorts_by_due_time_and_filters(people: People) -> None:
     ada = people.name("ada")
-    people.server.store.accountability.add_to_group(people.name("ops"), [ada])
+    with people.server.store.unit() as u:
+        u.groups.add_members(people.name("ops"), [ada])
     _, later = _setup(people, assignees=[ada], expires_in="2d")
     _, sooner = _setup(people, assignees=[f"group:{people.name('ops')}"], expires_in="1d")
     _, never = _setup(people, assignees=[ada])

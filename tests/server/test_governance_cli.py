@@ -105,7 +105,8 @@ def test_a_refused_answer_from_the_command_line_says_why(
                 },
             )
         ).interaction
-        store.accountability.delegate("alice", to="bob", until=store.now() + timedelta(days=1))
+        with store.unit() as u:
+            u.groups.delegate("alice", to="bob", until=store.now() + timedelta(days=1))
 
         def answer(user: str, value: str) -> Result:
             common = ["--server", server.url]
@@ -122,7 +123,8 @@ def test_a_refused_answer_from_the_command_line_says_why(
         bob = answer("bob", "yes")  # alice's delegate: alice has voted
         assert bob.exit_code == 1
         assert "Already voted: alice has already voted yes" in " ".join(bob.output.split())
-        policy = store.accountability.interaction_details(asked.id, user="req")["policy"]
+        with store.unit(write=False) as u:
+            policy = u.accountability.details(asked.id, user="req")["policy"]
         assert policy["progress"] == "1 of 2 approvals"
         assert answer("dave", "yes").exit_code == 0
         assert store.get_interaction(asked.id, user="req").answer is True
@@ -139,7 +141,8 @@ def test_the_inbox_leads_with_what_waits_for_you_and_a_stranger_is_told_for_whom
         temporary_store(backend, tmp_path, clock=FakeClock()) as store,
         live_server(store, settings=QUIET) as server,
     ):
-        store.accountability.add_to_group("leads", ["lee"])
+        with store.unit() as u:
+            u.groups.add_members("leads", ["lee"])
         conversation = store.create_conversation("req", title="Deploys").id
         store.share_conversation(conversation, user="req", with_user="carl", access="write")
         theirs = store.ask(

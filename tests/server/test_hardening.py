@@ -313,7 +313,8 @@ def test_an_invitation_shows_nothing_of_the_conversation_until_accepted(
         next(events)
         alice.ok("share_conversation", conversation_id=conversation, user=bob.user, access="write")
         alice.ask(conversation, "text", message="Re-enter your API token")
-        live.store.messages.notify_user(bob.user, "marker")
+        with live.store.unit() as u:
+            u.messages.notify_user(bob.user, "marker")
         seen = until(events, "notification")
     assert [e.type for e in seen] == ["invitation", "notification"]
     assert seen[0].data["conversation_id"] == conversation

@@ -136,12 +136,15 @@ def test_a_query_parameter_given_twice_is_a_422_naming_it(live: LiveServer) -> N
 def test_event_ids_count_only_the_users_own_events(live: LiveServer) -> None:
     alice, bob = unique("alice"), unique("bob")
     token = live.token(alice)
-    live.store.messages.notify_user(alice, "first")
+    with live.store.unit() as u:
+        u.messages.notify_user(alice, "first")
     with stream(live.url, token, after=0) as events:
         assert [e.id for e in take(events, 1)] == [1]
     for i in range(5):
-        live.store.messages.notify_user(bob, f"busy {i}")
-    live.store.messages.notify_user(alice, "second")
+        with live.store.unit() as u:
+            u.messages.notify_user(bob, f"busy {i}")
+    with live.store.unit() as u:
+        u.messages.notify_user(alice, "second")
     with stream(live.url, token, last_event_id=1) as events:
         (second,) = take(events, 1)
     assert (second.id, second.data["message"]) == (2, "second")  # bob's five left no trace
@@ -165,6 +168,10 @@ def test_streams_wake_only_for_their_users_events(backend: str, tmp_path: Path) 
 
 
 async def _wake_only_the_addressee(store: Store) -> None:
+    def notify(user: str, text: str) -> None:
+        with store.unit() as u:
+            u.messages.notify_user(user, text)
+
     hub = EventHub(store)
     # The listener's first notice says "changed" (it cannot tell what it missed) and wakes
     # everyone once: wait for it before watching who wakes.
@@ -175,11 +182,11 @@ async def _wake_only_the_addressee(store: Store) -> None:
         alice, bob = hub.subscribe("alice"), hub.subscribe("bob")
         for i in range(20):
             alice.clear()
-            await asyncio.to_thread(store.messages.notify_user, "alice", f"for alice only {i}")
+            await asyncio.to_thread(notify, "alice", f"for alice only {i}")
             await asyncio.wait_for(alice.wait(), timeout=10)
         # bob's stream slept through all twenty
         assert not bob.event.is_set()
-        await asyncio.to_thread(store.messages.notify_user, "bob", "now bob")
+        await asyncio.to_thread(notify, "bob", "now bob")
         await asyncio.wait_for(bob.wait(), timeout=10)
     finally:
         hub.stop()
@@ -220,7 +227,8 @@ def test_sign_in_secrets_never_reach_the_access_log(live: LiveServer) -> None:
 
 def test_database_files_are_owner_only(tmp_path: Path) -> None:
     with temporary_store("sqlite", tmp_path) as store:
-        store.messages.notify_user("someone", "written")  # the WAL and its index exist once written
+        with store.unit() as u:
+            u.messages.notify_user("someone", "written")  # the WAL and its index exist once written
         files = sorted(tmp_path.glob("pawflow.db*"))
         assert {f.name for f in files} >= {"pawflow.db", "pawflow.db-wal", "pawflow.db-shm"}
         for found in files:

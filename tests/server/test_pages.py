@@ -84,7 +84,10 @@ def test_only_agents_and_notices_get_html() -> None:
 def test_history_sent_messages_and_live_events_carry_the_html(server: LiveServer) -> None:
     store = server.store
     made = store.create_conversation("mia", "Notes")
-    store.messages.append(made.id, "- one\n- **two**", role="assistant", author="planner")
+    with store.unit() as u:
+        u.messages.append_message(
+            made.id, content="- one\n- **two**", role="assistant", author="planner"
+        )
     with _client(server, "mia") as client:
         sent = client.post(
             "/api/actions/send_message", json={"conversation_id": made.id, "content": "*me*"}

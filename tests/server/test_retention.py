@@ -29,10 +29,9 @@ def _task(store: Store, task_id: str, state: str) -> None:
             context_id="ctx",
             state=state,
             task="{}",
-            now=u.now(),
         )
-        assert u.a2a_tasks.set_push(config, u.now())
-        assert u.a2a_push.enqueue(task_id, state, "{}", u.now()) == 1
+        assert u.a2a_tasks.set_push(config)
+        assert u.a2a_push.enqueue(task_id, state, "{}") == 1
 
 
 def _send_everything(store: Store, *, copies: bool = True) -> None:
@@ -41,17 +40,16 @@ def _send_everything(store: Store, *, copies: bool = True) -> None:
     as if its channel could not be reached)."""
     while True:
         with store.unit() as u:
-            now = u.now()
-            pushes = u.a2a_push.claim_due(now, 100)
+            pushes = u.a2a_push.claim_due(100)
             for push in pushes:
-                assert u.a2a_push.mark_sent(push, 204, now)
-            hooks = u.webhooks.claim_due(now, 100)
+                assert u.a2a_push.mark_sent(push, 204)
+            hooks = u.webhooks.claim_due(100)
             for hook in hooks:
-                assert u.webhooks.mark_sent(hook, 204, now)
-            rows = u.outbox.claim_due(now, 100)
+                assert u.webhooks.mark_sent(hook, 204)
+            rows = u.outbox.claim_due(100)
             for row in rows:
-                assert u.outbox.mark_sent(row, None, now)
-            updated = u.outbox.claim_settle(now, 100) if copies else []
+                assert u.outbox.mark_sent(row, None)
+            updated = u.outbox.claim_settle(100) if copies else []
             for copy in updated:
                 assert u.outbox.mark_settled(copy)
         if not (pushes or hooks or rows or updated):
@@ -73,7 +71,7 @@ def test_finished_tasks_and_settled_pushes_are_forgotten_after_the_retention(
     _task(store, "recent", "TASK_STATE_CANCELED")
     _send_everything(store)
     with store.unit() as u:  # a late push of a finished task, not sent yet
-        assert u.a2a_push.enqueue("unsent", "TASK_STATE_FAILED", "{}", u.now()) == 1
+        assert u.a2a_push.enqueue("unsent", "TASK_STATE_FAILED", "{}") == 1
     clock.advance("11d")
     store.add_sweep_step(settled_step(RETENTION, batch=BATCH))
 
@@ -106,9 +104,9 @@ def test_notifications_go_once_their_request_was_settled_longer_ago_than_the_ret
 ) -> None:
     store.ensure_user("ada")
     with store.unit() as u:
-        u.outbox.set_reach("ada", email="ada@example.org", now=u.now())
+        u.outbox.set_reach("ada", email="ada@example.org")
         hook = u.webhooks.create(
-            "ada", "https://hooks.test/", ("interaction.created", "interaction.cancelled"), u.now()
+            "ada", "https://hooks.test/", ("interaction.created", "interaction.cancelled")
         )
     conversation = store.create_conversation("ada", "retention")
 
@@ -122,7 +120,7 @@ def test_notifications_go_once_their_request_was_settled_longer_ago_than_the_ret
     _send_everything(store)  # old's mail is updated to say it was cancelled
     with store.unit() as u:
         [mail] = [row for row in u.outbox.deliveries(old) if row.channel == "email"]
-        link = u.answer_links.create(old, "ada", now=u.now(), expires_at=None, outbox_id=mail.id)
+        link = u.answer_links.create(old, "ada", expires_at=None, outbox_id=mail.id)
     store.cancel_interaction(updating, user="ada")  # its mail's copy is never updated
     clock.advance("20d")
     recent = ask("recent")
@@ -164,7 +162,8 @@ def test_notifications_go_once_their_request_was_settled_longer_ago_than_the_ret
         (recent, "interaction.created", "sent"),
     ]
     assert still is not None and still.request_id == old  # a link outlives its mail
-    details = store.accountability.interaction_details(old, user="ada")
+    with store.unit(write=False) as u:
+        details = u.accountability.details(old, user="ada")
     assert "delivered" in [entry["action"] for entry in details["audit"]]
     assert store.sweep()["notifications_pruned"] == 0
 

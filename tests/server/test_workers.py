@@ -83,8 +83,13 @@ def test_two_workers_serve_one_store_and_stop_on_sigterm(
         children = served.children()
         # The supervisor's two workers, and multiprocessing's resource tracker.
         assert len(children) == 3, served.output
+
         # Each worker runs the flow service: two live presences, two owners.
-        eventually(lambda: len(store.leases.live("flow-process:")) == 2, timeout=DEADLINE)
+        def presences() -> int:
+            with store.unit(write=False) as u:
+                return len(u.leases.held("flow-process:"))
+
+        eventually(lambda: presences() == 2, timeout=DEADLINE)
 
         with httpx.Client(base_url=served.url, headers=auth, timeout=DEADLINE) as api:
             made = api.post("/api/actions/create_conversation", json={})

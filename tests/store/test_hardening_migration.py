@@ -113,7 +113,8 @@ def test_history_is_linked_and_renumbered(old_store: Store) -> None:
     ]
     assert [(r["user_id"], r["last_seq"]) for r in counters] == [("alice", 3), ("bob", 2)]
     # the next events go on from each user's count
-    old_store.messages.notify_user("bob", "after the upgrade")
+    with old_store.unit() as u:
+        u.messages.notify_user("bob", "after the upgrade")
     assert [e.seq for e in old_store.events_after("bob", 2)] == [3]
     # the requests' owner may now download what answered them
     assert old_store.readable_file("f-bob", user="alice").id == "f-bob"

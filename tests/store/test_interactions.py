@@ -58,7 +58,8 @@ def test_the_record_keeps_where_the_answer_came_from(
     store: Store, conversation_id: str, clock: FakeClock
 ) -> None:
     typed = store.ask(Question("alice", conversation_id, "confirm", "Go?")).interaction
-    said = store.messages.append(conversation_id, "yes", author="alice")
+    with store.unit() as u:
+        said = u.messages.append_message(conversation_id, content="yes", author="alice")
     done = store.respond_interaction(typed.id, True, user="alice", via="chat", seq=said.seq)
     assert (done.answered_via, done.answered_seq) == ("chat", said.seq)
     assert store.get_interaction(typed.id, user="alice") == done

@@ -18,62 +18,75 @@ TTL = timedelta(seconds=15)
 
 
 def test_one_owner_at_a_time_until_the_lease_runs_out(store: Store, clock: FakeClock) -> None:
-    assert store.leases.acquire("flow:d1", "proc-a", TTL)
-    assert not store.leases.acquire("flow:d1", "proc-b", TTL)
+    with store.unit() as u:
+        assert u.leases.acquire("flow:d1", "proc-a", TTL)
+        assert not u.leases.acquire("flow:d1", "proc-b", TTL)
     clock.advance("10s")
-    assert store.leases.acquire("flow:d1", "proc-a", TTL)  # a heartbeat renews it
+    with store.unit() as u:
+        assert u.leases.acquire("flow:d1", "proc-a", TTL)  # a heartbeat renews it
     clock.advance("10s")
-    assert not store.leases.acquire("flow:d1", "proc-b", TTL)
+    with store.unit() as u:
+        assert not u.leases.acquire("flow:d1", "proc-b", TTL)
     clock.advance("6s")
-    assert store.leases.acquire("flow:d1", "proc-b", TTL)  # the owner went silent: taken over
-    assert not store.leases.acquire("flow:d1", "proc-a", TTL)
-    [lease] = store.leases.live("flow:")
+    with store.unit() as u:
+        assert u.leases.acquire("flow:d1", "proc-b", TTL)  # the owner went silent: taken over
+        assert not u.leases.acquire("flow:d1", "proc-a", TTL)
+        [lease] = u.leases.held("flow:")
     assert (lease.name, lease.owner) == ("flow:d1", "proc-b")
 
 
 def test_release_frees_the_lease_for_the_next_owner(store: Store) -> None:
-    assert store.leases.acquire("agent:x", "proc-a", TTL)
-    assert not store.leases.release("agent:x", "proc-b")
-    assert store.leases.release("agent:x", "proc-a")
-    assert store.leases.acquire("agent:x", "proc-b", TTL)
+    with store.unit() as u:
+        assert u.leases.acquire("agent:x", "proc-a", TTL)
+        assert not u.leases.release("agent:x", "proc-b")
+        assert u.leases.release("agent:x", "proc-a")
+        assert u.leases.acquire("agent:x", "proc-b", TTL)
 
 
 def test_live_leases_match_their_prefix_literally(store: Store) -> None:
-    assert store.leases.acquire("flow:a_b", "p", TTL)
-    assert store.leases.acquire("flow:aXb", "p", TTL)
-    assert store.leases.acquire("agent:y", "p", TTL)
-    assert [lease.name for lease in store.leases.live("flow:a_")] == ["flow:a_b"]
-    assert len(store.leases.live()) == 3
+    with store.unit() as u:
+        assert u.leases.acquire("flow:a_b", "p", TTL)
+        assert u.leases.acquire("flow:aXb", "p", TTL)
+        assert u.leases.acquire("agent:y", "p", TTL)
+        assert [lease.name for lease in u.leases.held("flow:a_")] == ["flow:a_b"]
+        assert len(u.leases.held()) == 3
 
 
 def test_a_renewal_never_takes_a_lease_anew(store: Store, clock: FakeClock) -> None:
-    assert store.leases.acquire("flow:d1", "proc-a", TTL)
+    with store.unit() as u:
+        assert u.leases.acquire("flow:d1", "proc-a", TTL)
     clock.advance("20s")  # run out, and nobody took it: still proc-a's to renew
-    assert store.leases.renew("flow:d1", "proc-a", TTL)
+    with store.unit() as u:
+        assert u.leases.renew("flow:d1", "proc-a", TTL)
     clock.advance("20s")
-    assert store.leases.acquire("flow:d1", "proc-b", TTL)
-    assert not store.leases.renew("flow:d1", "proc-a", TTL)
-    assert store.leases.release("flow:d1", "proc-b")
-    assert not store.leases.renew("flow:d1", "proc-a", TTL)  # gone: taking it is acquire's
-    assert store.leases.live("flow:") == []
+    with store.unit() as u:
+        assert u.leases.acquire("flow:d1", "proc-b", TTL)
+        assert not u.leases.renew("flow:d1", "proc-a", TTL)
+        assert u.leases.release("flow:d1", "proc-b")
+        assert not u.leases.renew("flow:d1", "proc-a", TTL)  # gone: taking it is acquire's
+        assert u.leases.held("flow:") == []
 
 
 def test_the_epoch_of_a_lease_is_when_it_last_changed_hands(store: Store, clock: FakeClock) -> None:
-    assert store.leases.acquire("flow:d1", "proc-a", TTL)
+    with store.unit() as u:
+        assert u.leases.acquire("flow:d1", "proc-a", TTL)
     with store.transaction() as tx:
         epoch = queues.fence(tx, "flow:d1", "proc-a")
     clock.advance("5s")
-    assert store.leases.renew("flow:d1", "proc-a", TTL, epoch)
+    with store.unit() as u:
+        assert u.leases.renew("flow:d1", "proc-a", TTL, epoch)
     with store.transaction() as tx:
         assert queues.fence(tx, "flow:d1", "proc-a", epoch) == epoch  # renewals keep it
     # Another process takes it over and gives it up; proc-a takes it again.
     clock.advance("20s")
-    assert store.leases.acquire("flow:d1", "proc-b", TTL)
-    assert store.leases.release("flow:d1", "proc-b")
+    with store.unit() as u:
+        assert u.leases.acquire("flow:d1", "proc-b", TTL)
+        assert u.leases.release("flow:d1", "proc-b")
     clock.advance("1s")
-    assert store.leases.acquire("flow:d1", "proc-a", TTL)
-    # What proc-a began under the old epoch can neither renew nor write under the new one.
-    assert not store.leases.renew("flow:d1", "proc-a", TTL, epoch)
+    with store.unit() as u:
+        assert u.leases.acquire("flow:d1", "proc-a", TTL)
+        # What proc-a began under the old epoch can neither renew nor write under the new one.
+        assert not u.leases.renew("flow:d1", "proc-a", TTL, epoch)
     with pytest.raises(LeaseLost, match="changed hands"), store.transaction() as tx:
         queues.fence(tx, "flow:d1", "proc-a", epoch)
     with store.transaction() as tx:

@@ -42,7 +42,8 @@ def test_gauges_count_the_waiting_work_by_kind_age_and_deadline(
     clock.advance("30m")  # "Name?" is past its deadline; no sweep has expired it yet
     store.park("job:1", signal_id="sig:1")
     store.notify_signal("sig:1")  # resolved, and no handler here: it waits for delivery
-    store.leases.acquire("flow:d1", "host:1:abc", timedelta(seconds=30))
+    with store.unit() as u:
+        u.leases.acquire("flow:d1", "host:1:abc", timedelta(seconds=30))
     store.post_message(conversation, "hello", user="ada")  # queues a turn
 
     samples = StoreGauges(store).samples()

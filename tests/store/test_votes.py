@@ -29,11 +29,13 @@ def _ask(store: Store, assignees: list[str], needed: int = 2, **policy: Any) -> 
 
 
 def _delegate(store: Store, principal: str, to: str) -> None:
-    store.accountability.delegate(principal, to=to, until=store.now() + timedelta(days=2))
+    with store.unit() as u:
+        u.groups.delegate(principal, to=to, until=store.now() + timedelta(days=2))
 
 
 def _policy(store: Store, asked: Interaction) -> dict[str, Any]:
-    details = store.accountability.interaction_details(asked.id, user="req")
+    with store.unit(write=False) as u:
+        details = u.accountability.details(asked.id, user="req")
     policy: dict[str, Any] = details["policy"]
     return policy
 
@@ -63,7 +65,8 @@ def test_the_trail_says_who_voted_for_whom(store: Store) -> None:
     _delegate(store, "alice", "bob")
     store.respond_interaction(asked.id, True, user="bob")
     store.respond_interaction(asked.id, True, user="dave")
-    trail = store.accountability.interaction_details(asked.id, user="req")["audit"]
+    with store.unit(write=False) as u:
+        trail = u.accountability.details(asked.id, user="req")["audit"]
     votes = [(s["actor"], s["detail"]) for s in trail if s["action"] == "voted"]
     assert votes == [("bob", {"vote": True, "for": "alice"}), ("dave", {"vote": True})]
     policy = _policy(store, asked)

@@ -121,15 +121,20 @@ def _wakeup(
 
 
 def _texts(store: Store, conversation_id: str, role: str) -> list[str]:
-    return [m.content for m in store.messages.read(conversation_id, user=USER) if m.role == role]
+    with store.unit(write=False) as u:
+        return [m.content for m in u.messages.history(conversation_id, user=USER) if m.role == role]
 
 
 def test_every_pending_wakeup_resumes_once(old_store: Store) -> None:
     store = old_store
     conversation = _conversation(store)
-    posted = store.messages.append(
-        conversation, "The answer to w-crashed came.", role="system", author="agent:helper"
-    )
+    with store.unit() as u:
+        posted = u.messages.append_message(
+            conversation,
+            content="The answer to w-crashed came.",
+            role="system",
+            author="agent:helper",
+        )
     _wakeup(store, conversation, "w-queued", "scheduled", turn="queued")
     _wakeup(store, conversation, "w-crashed", "running", turn="running", message_id=posted.id)
     _wakeup(store, conversation, "w-no-turn", "scheduled", turn=None)

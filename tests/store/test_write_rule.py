@@ -60,7 +60,8 @@ def test_a_reader_can_neither_publish_nor_post(store: Store, shared: str) -> Non
             attempt()
     assert store.list_interactions(user="carol") == []
     assert store.pending_continuations("robot:x") == 0
-    assert store.messages.read(shared, user="carol") == []
+    with store.unit(write=False) as u:
+        assert u.messages.history(shared, user="carol") == []
     assert store.post_message(shared, "hello", user="bob").author == "bob"
 
 

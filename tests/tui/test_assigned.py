@@ -17,7 +17,8 @@ def test_what_is_assigned_shows_why_and_is_answered_there(live: LiveServer) -> N
     tag = secrets.token_hex(3)
     bob = User(live.url, live.token(f"bob-{tag}"))
     alice = User(live.url, live.token(f"alice-{tag}"))
-    live.store.accountability.add_to_group(f"ops-{tag}", [f"bob-{tag}"])
+    with live.store.unit() as u:
+        u.groups.add_members(f"ops-{tag}", [f"bob-{tag}"])
     mine = alice.ask("confirm", "Ship it?", assignees=[f"bob-{tag}"])
     grouped = alice.ask("confirm", "Roll back?", assignees=[f"group:ops-{tag}"])
     alice.ask("confirm", "Not for Bob", assignees=[f"alice-{tag}"])
@@ -65,7 +66,8 @@ def test_the_count_is_what_waits_for_you_and_the_rest_says_for_whom(live: LiveSe
     tag = secrets.token_hex(3)
     lee = User(live.url, live.token(f"lee-{tag}"))
     ann = User(live.url, live.token(f"ann-{tag}"))
-    live.store.accountability.add_to_group(f"leads-{tag}", [f"lee-{tag}"])
+    with live.store.unit() as u:
+        u.groups.add_members(f"leads-{tag}", [f"lee-{tag}"])
     theirs = ann.ask("confirm", "Deploy?", assignees=[f"group:leads-{tag}"])
     own = ann.ask("confirm", "Lunch?")
 
@@ -107,7 +109,8 @@ def test_a_refusal_says_whom_the_request_waits_for(live: LiveServer) -> None:
     ann.client.share_conversation(ann.conversation, f"lee-{tag}", "write")
     lee.client.accept_invitation(ann.conversation)
     group = f"leads-{tag}"
-    live.store.accountability.add_to_group(group, [f"lee-{tag}"])
+    with live.store.unit() as u:
+        u.groups.add_members(group, [f"lee-{tag}"])
     theirs = ann.ask("confirm", "Deploy?", assignees=[f"group:{group}"])
 
     async def scenario() -> None:
@@ -116,7 +119,8 @@ def test_a_refusal_says_whom_the_request_waits_for(live: LiveServer) -> None:
             await until(pilot, lambda: app.hydrations > 0)
             await pilot.press("ctrl+p")
             await until(pilot, lambda: app.inbox() and block_of(app, theirs.id))
-            live.store.accountability.remove_from_group(group, [f"lee-{tag}"])
+            with live.store.unit() as u:
+                u.groups.remove_members(group, [f"lee-{tag}"])
             block = block_of(app, theirs.id)
             block.focus_answer()
             await pilot.press("y")

@@ -104,13 +104,14 @@ def test_an_empty_answer_needs_a_second_deliberate_enter(user: User) -> None:
 
 
 def test_a_wakeup_reads_as_a_sentence(live: LiveServer, user: User) -> None:
-    live.store.messages.append(
-        user.conversation,
-        '[agent:deployer] [confirmation:abc] The user answered "Roll back?": true',
-        role="system",
-        author="agent:deployer",
-        data={"wakeup": "w1", "status": "answered", "question": "Roll back?"},
-    )
+    with live.store.unit() as u:
+        u.messages.append_message(
+            user.conversation,
+            content='[agent:deployer] [confirmation:abc] The user answered "Roll back?": true',
+            role="system",
+            author="agent:deployer",
+            data={"wakeup": "w1", "status": "answered", "question": "Roll back?"},
+        )
 
     async def scenario() -> str:
         app = make_app(user)

@@ -35,13 +35,14 @@ def _order(app: ChatApp) -> list[str]:
 
 def _reply(live: LiveServer, user: User, request_id: str) -> Message:
     """What an agent says after asking: a reply that introduces the request."""
-    return live.store.messages.append(
-        user.conversation,
-        "I've asked where to deploy; I'll carry on when you answer.",
-        role="assistant",
-        author="deployer",
-        data={"request_id": request_id},
-    )
+    with live.store.unit() as u:
+        return u.messages.append_message(
+            user.conversation,
+            content="I've asked where to deploy; I'll carry on when you answer.",
+            role="assistant",
+            author="deployer",
+            data={"request_id": request_id},
+        )
 
 
 def test_a_request_comes_after_the_agent_reply_that_introduced_it(

@@ -132,13 +132,14 @@ def test_blocks_of_one_millisecond_keep_one_order_and_follow_their_message(
             Question(ann.name, chat, "choice", "Which region?", options=["eu", "us"])
         ).interaction
         frozen.advance(timedelta(milliseconds=1))
-        same_instant.messages.append(
-            chat,
-            "Before I deploy, I need one answer from you.",
-            role="assistant",
-            author="deployer",
-            data={"request_id": picked.id},
-        )
+        with same_instant.unit() as u:
+            u.messages.append_message(
+                chat,
+                content="Before I deploy, I need one answer from you.",
+                role="assistant",
+                author="deployer",
+                data={"request_id": picked.id},
+            )
     expected = [*made, "message", picked.id]  # in the order they were asked
 
     def shown(on: Page) -> list[str]:
@@ -262,13 +263,14 @@ def test_requests_read_in_words(person: Callable[..., Person]) -> None:
 def test_a_wakeup_reads_as_a_sentence(person: Callable[..., Person]) -> None:
     ann = person()
     chat = ann.conversation("Wakeups")
-    ann.store.messages.append(
-        chat,
-        '[agent:deployer] [confirmation:abc] The user answered "Roll back?": true',
-        role="system",
-        author="agent:deployer",
-        data={"wakeup": "w1", "status": "answered", "question": "Roll back?"},
-    )
+    with ann.store.unit() as u:
+        u.messages.append_message(
+            chat,
+            content='[agent:deployer] [confirmation:abc] The user answered "Roll back?": true',
+            role="system",
+            author="agent:deployer",
+            data={"wakeup": "w1", "status": "answered", "question": "Roll back?"},
+        )
     page = ann.open_conversation(chat)
     timeline = page.locator("ol.timeline")
     expect(timeline).to_contain_text("deployer has your answer and carries on.")
@@ -302,12 +304,16 @@ def test_assistant_messages_render_markdown_and_html_stays_text(
 ) -> None:
     ann = person()
     chat = ann.conversation("Markdown")
-    ann.store.messages.append(
-        chat,
-        "Here is the plan:\n\n1. **Draft** the note\n2. Send it\n\n<script>alert(1)</script>",
-        role="assistant",
-        author="planner",
-    )
+    with ann.store.unit() as u:
+        u.messages.append_message(
+            chat,
+            content=(
+                "Here is the plan:\n\n1. **Draft** the note\n2. Send it\n\n"
+                "<script>alert(1)</script>"
+            ),
+            role="assistant",
+            author="planner",
+        )
     page = ann.open_conversation(chat)
     rich = page.locator(".message--assistant .message-content--rich")
     expect(rich.locator("ol > li")).to_have_count(2)

@@ -72,7 +72,8 @@ def test_the_inbox_lists_what_is_assigned_and_answers_it_in_place(
     the requester sees "Waiting for group:…", with no controls and no Claim, uncounted."""
     ann, ben = person("ann"), person("ben")
     leads = f"leads-{ben.name}"
-    store.accountability.add_to_group(leads, [ben.name])
+    with store.unit() as u:
+        u.groups.add_members(leads, [ben.name])
     chat = ann.conversation("Releases")
     later = ann.ask(chat, "confirm", "Ship 43?", assignees=[ben.name], expires_in="2d")
     sooner = ann.ask(chat, "confirm", "Ship 42?", assignees=[f"group:{leads}"], expires_in="1d")
@@ -134,18 +135,21 @@ def test_a_queue_is_cleared_in_one_go_and_by_keyboard(
     chat = ann.conversation("Queue")
     asked = [ann.ask(chat, "confirm", f"Deploy {n}?") for n in range(19)]
     claimed = ann.ask(chat, "confirm", "Claimed?", assignees=[ann.name, ben.name])
-    store.accountability.claim_interaction(claimed.id, user=ben.name)
+    with store.unit() as u:
+        u.accountability.claim(claimed.id, user=ben.name)
     page = ann.open("/confirmations")
     inbox = page.locator("section.inbox")
     expect(inbox.locator(".inbox-keys")).to_contain_text("j next · k previous · y yes · n no")
     boxes = inbox.locator("input.inbox-select")
     expect(boxes).to_have_count(19)  # the claimed one is not hers to answer now
-    store.accountability.release_interaction(claimed.id, user=ben.name)
+    with store.unit() as u:
+        u.accountability.release(claimed.id, user=ben.name)
     page.reload()
     expect(boxes).to_have_count(20)
     for n in range(20):
         boxes.nth(n).check()
-    store.accountability.claim_interaction(claimed.id, user=ben.name)  # taken meanwhile
+    with store.unit() as u:
+        u.accountability.claim(claimed.id, user=ben.name)  # taken meanwhile
     inbox.get_by_role("button", name="Yes to selected").click()
     result = inbox.locator(".inbox-bulk-result")
     expect(result).to_contain_text("Answered 19 of 20.")

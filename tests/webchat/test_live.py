@@ -81,10 +81,14 @@ def test_nothing_is_missed_while_the_stream_is_cut(
 
     served.kill()  # the stream is cut mid-flight; meanwhile another process writes
     store = ann.store
-    store.messages.append(chat, "Written while you were away", role="assistant", author="bot")
+    with store.unit() as u:
+        u.messages.append_message(
+            chat, content="Written while you were away", role="assistant", author="bot"
+        )
     asked = store.ask(Question(ann.name, chat, "confirm", "Still there?")).interaction
     elsewhere = store.ask(Question(ann.name, other, "text", "And here?")).interaction
-    store.messages.notify_user(ann.name, "The backup failed", title="Backup", urgency="high")
+    with store.unit() as u:
+        u.messages.notify_user(ann.name, "The backup failed", title="Backup", urgency="high")
     served.start()
 
     expect(page.locator(".message-content", has_text="Written while you were away")).to_be_visible()
@@ -111,7 +115,10 @@ def test_a_gap_in_the_log_makes_the_page_reload_what_it_could_not_replay(
 
     served.kill()
     store = ann.store
-    store.messages.append(chat, "Logged, then pruned", role="assistant", author="bot")
+    with store.unit() as u:
+        u.messages.append_message(
+            chat, content="Logged, then pruned", role="assistant", author="bot"
+        )
     asked = store.ask(Question(ann.name, chat, "integer", "How many?")).interaction
     with store.transaction() as tx:  # the retention sweep drops everything logged so far
         prune_events(tx, store.now() + timedelta(days=1))
@@ -179,13 +186,14 @@ def test_notifications_show_as_a_toast_and_in_the_conversation(
     ann = person()
     chat = ann.conversation("Ops")
     page = ann.open_conversation(chat)
-    assert (
-        ann.store.messages.notify_user(
-            ann.name, "Disk almost full", urgency="high", title="Storage", conversation_id=chat
+    with ann.store.unit() as u:
+        assert (
+            u.messages.notify_user(
+                ann.name, "Disk almost full", urgency="high", title="Storage", conversation_id=chat
+            )
+            == "sent"
         )
-        == "sent"
-    )
-    ann.store.messages.notify_user(ann.name, "Nightly report ready", urgency="low")
+        u.messages.notify_user(ann.name, "Nightly report ready", urgency="low")
     expect(page.locator(".toast", has_text="Nightly report ready")).to_contain_text("Low")
     urgent = page.locator(".toast", has_text="Disk almost full")
     expect(urgent).to_contain_text("Urgent")
@@ -213,10 +221,14 @@ def test_conversations_are_created_and_messages_arrive_live(
     chat = next(c.id for c in ann.api.list_conversations() if c.title == "Weekend plans")
     assert [m.content for m in ann.api.get_history(chat)] == ["Shall we hike?"]
 
-    ann.store.messages.append(chat, "Saturday looks sunny.", role="assistant", author="helper")
+    with ann.store.unit() as u:
+        u.messages.append_message(
+            chat, content="Saturday looks sunny.", role="assistant", author="helper"
+        )
     expect(page.locator(".message--assistant")).to_contain_text("Saturday looks sunny.")
     other = ann.conversation("Elsewhere")
-    ann.store.messages.append(other, "psst", role="assistant", author="helper")
+    with ann.store.unit() as u:
+        u.messages.append_message(other, content="psst", role="assistant", author="helper")
     expect(page.locator(f'a[data-conversation-id="{other}"] .dot')).to_be_attached()
     page.reload()
     expect(page.locator(".message")).to_have_count(2)

@@ -21,19 +21,20 @@ def test_a_closing_question_after_a_list_is_a_paragraph_of_its_own(
 ) -> None:
     ann = person()
     chat = ann.conversation("Reports")
-    ann.store.messages.append(
-        chat,
-        "Here are the reports:\n\n- Alpha report\n- Beta report\n- Gamma report\n"
-        "Which one should I open?",
-        role="assistant",
-        author="planner",
-    )
-    ann.store.messages.append(
-        chat,
-        "From: ada@example.com\nTo: bob@example.com\nSubject: Invoice 42",
-        role="assistant",
-        author="planner",
-    )
+    with ann.store.unit() as u:
+        u.messages.append_message(
+            chat,
+            content="Here are the reports:\n\n- Alpha report\n- Beta report\n- Gamma report\n"
+            "Which one should I open?",
+            role="assistant",
+            author="planner",
+        )
+        u.messages.append_message(
+            chat,
+            content="From: ada@example.com\nTo: bob@example.com\nSubject: Invoice 42",
+            role="assistant",
+            author="planner",
+        )
     page = ann.open_conversation(chat)
     rich = page.locator(".message--assistant .message-content--rich")
     reports, email = rich.nth(0), rich.nth(1)

@@ -81,7 +81,6 @@ class StoredTasks(TaskStore):
                     context_id=task.context_id,
                     state=TaskState.Name(task.status.state),
                     task=_json(task),
-                    now=self.store.now(),
                 )
 
         if not await anyio.to_thread.run_sync(write):
@@ -171,7 +170,7 @@ class StoredPushConfigs(PushNotificationConfigStore):
 
         def write() -> bool:
             with self.store.unit() as u:
-                return u.a2a_tasks.set_push(row, self.store.now())
+                return u.a2a_tasks.set_push(row)
 
         if not await anyio.to_thread.run_sync(write):
             raise InvalidParamsError(message="the push notification config id is taken")
@@ -220,7 +219,7 @@ class OutboxPushes(PushNotificationSender):
 
         def write() -> int:
             with self.store.unit() as u:
-                return u.a2a_push.enqueue(task_id, name, payload, self.store.now())
+                return u.a2a_push.enqueue(task_id, name, payload)
 
         await anyio.to_thread.run_sync(write)
 

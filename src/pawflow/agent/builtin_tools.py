@@ -154,7 +154,6 @@ def request_confirmation(
                     source=interaction.signal_id,
                     target=target_of(ctx.agent),
                     signal_id=interaction.signal_id,
-                    now=ctx.store.now(),
                 )
             if ours:
                 outcome = Outcome.of(fired.value, at=fired.fired_at)

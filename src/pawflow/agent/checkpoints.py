@@ -13,13 +13,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from pawflow.errors import InvalidInput, NotFound, PayloadTooLarge
-from pawflow.store import Checkpoint
+from pawflow.store import SWEEP_BATCH, Checkpoint
 
 if TYPE_CHECKING:
     from pawflow.store import Store
 
 DEFAULT_TTL = timedelta(days=7)
-SWEEP_BATCH = 500
 
 __all__ = ["DEFAULT_TTL", "Checkpoint", "CheckpointStore"]
 
@@ -73,33 +72,32 @@ class CheckpointStore:
                 halt_reason=halt_reason,
                 session_id=session_id,
                 pinned=pinned,
-                now=u.now(),
                 ttl=self.ttl,
             )
 
     def get(self, run_id: str, step_id: str) -> Checkpoint | None:
         """The checkpoint, or None when there is none or it has expired."""
         with self.store.unit(write=False) as u:
-            return u.checkpoints.get(run_id, step_id, u.now())
+            return u.checkpoints.get(run_id, step_id)
 
     def latest(self, run_id: str) -> Checkpoint | None:
         with self.store.unit(write=False) as u:
-            return u.checkpoints.latest(run_id, u.now())
+            return u.checkpoints.latest(run_id)
 
     def of_run(self, run_id: str) -> list[Checkpoint]:
         """The run's live checkpoints, step by step."""
         with self.store.unit(write=False) as u:
-            return u.checkpoints.of_run(run_id, u.now())
+            return u.checkpoints.of_run(run_id)
 
     def by_session(self, session_id: str, *, limit: int = 100) -> list[Checkpoint]:
         """The session's live checkpoints, newest first."""
         with self.store.unit(write=False) as u:
-            return u.checkpoints.by_session(session_id, u.now(), limit)
+            return u.checkpoints.by_session(session_id, limit)
 
     def pin(self, run_id: str, step_id: str, pinned: bool = True) -> Checkpoint:
         """Keep a checkpoint past its TTL (or let it expire again, counted from now)."""
         with self.store.unit() as u:
-            found = u.checkpoints.pin(run_id, step_id, pinned, u.now(), self.ttl)
+            found = u.checkpoints.pin(run_id, step_id, pinned, self.ttl)
         if found is None:
             raise NotFound("checkpoint")
         return found
@@ -113,7 +111,7 @@ class CheckpointStore:
         removed = 0
         while True:
             with self.store.unit() as u:
-                done = u.checkpoints.remove_expired(u.now(), SWEEP_BATCH)
+                done = u.checkpoints.remove_expired(SWEEP_BATCH)
             removed += done
             if done < SWEEP_BATCH:
                 return removed

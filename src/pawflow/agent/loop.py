@@ -252,7 +252,6 @@ class AgentLoop:
                         tool=call.name,
                         arguments=_arguments(run),
                         run_id=ctx.run_id,
-                        now=ctx.store.now(),
                     )
             if not first:
                 return ToolOutcome(

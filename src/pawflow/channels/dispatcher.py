@@ -162,10 +162,10 @@ class Dispatcher:
             "webhook delivery",
             "the webhook was deleted",
             WEBHOOKS,
-            WebhooksTable.claim_due.fn,
+            lambda tx, now, limit, busy: Unit(tx, now).webhooks.claim_due(limit, busy),
             WebhooksTable.webhook_of.fn,
             self.webhooks.send,
-            WebhooksTable.mark_sent.fn,
+            lambda tx, sent, status, now: Unit(tx, now).webhooks.mark_sent(sent, status),
             WebhooksTable.mark_failed.fn,
             lambda hook: hook.url,
             self._with_context,
@@ -174,10 +174,10 @@ class Dispatcher:
             "A2A push",
             "the push config was deleted",
             PUSHES,
-            A2APushTable.claim_due.fn,
+            lambda tx, now, limit, busy: Unit(tx, now).a2a_push.claim_due(limit, busy),
             A2APushTable.config_of.fn,
             self.webhooks.push,
-            A2APushTable.mark_sent.fn,
+            lambda tx, sent, status, now: Unit(tx, now).a2a_push.mark_sent(sent, status),
             A2APushTable.mark_failed.fn,
             lambda config: config.url,
         )
@@ -228,7 +228,7 @@ class Dispatcher:
             return
         try:
             with self.store.unit(write=False) as u:
-                due = u.webhooks.anything_due(self.store.now())
+                due = u.webhooks.anything_due()
         except Exception:  # the next pass finds it
             log.debug("could not look for due deliveries", exc_info=True)
             return
@@ -278,13 +278,13 @@ class Dispatcher:
                 if channel in (SETTLE, WEBHOOKS, PUSHES) or room[channel] <= 0:
                     continue
                 limit = min(room[channel], self.batch)
-                for row in u.outbox.claim_due(now, limit, busy, channel=channel):
+                for row in u.outbox.claim_due(limit, busy, channel=channel):
                     where = lane_destination(row.channel, row.address, row.recipient)
                     busy.add(where)
                     message = self._outgoing(u.tx, row)
                     jobs.append((channel, where, partial(self._send, row, message)))
             if room[SETTLE] > 0:
-                for row in u.outbox.claim_settle(now, min(room[SETTLE], self.batch), busy):
+                for row in u.outbox.claim_settle(min(room[SETTLE], self.batch), busy):
                     where = lane_destination(row.channel, row.address, row.recipient)
                     busy.add(where)
                     jobs.append((SETTLE, where, partial(self._settle, row)))
@@ -335,14 +335,13 @@ class Dispatcher:
             self._flight.notify_all()
 
     def _outgoing(self, tx: Tx, row: OutboxRow) -> Outgoing | None:
-        u = Unit(tx)
+        u = Unit(tx, self.store.now)
         if row.channel not in self.channels:
             return None
         request = u.outbox.request_of(row.request_id)
         token = u.answer_links.create(
             request.id,
             row.recipient,
-            now=self.store.now(),
             expires_at=request.expires_at,
             outbox_id=row.id,
         )
@@ -382,10 +381,10 @@ class Dispatcher:
         now = self.store.now()
         with self.store.unit() as u:
             if error is None:
-                u.outbox.mark_sent(row, ref, now)
+                u.outbox.mark_sent(row, ref)
             else:
                 log.warning("delivery %s by %s failed: %s", row.id, row.channel, error.reason)
-                u.outbox.mark_failed(row, error.reason, now, permanent=error.permanent)
+                u.outbox.mark_failed(row, error.reason, permanent=error.permanent)
             return self._renew(u.tx, now, began)
 
     def _post(self, posting: Posting[D, T], delivery: D, target: T | None) -> bool:
@@ -414,12 +413,12 @@ class Dispatcher:
         """Renew the lease, if still held (never take it anew: what this process claimed
         may have gone out from another meanwhile)."""
         with self.store.unit() as u:
-            return u.leases.renew(LEASE, self.owner, self.store.now(), self.lease_ttl)
+            return u.leases.renew(LEASE, self.owner, self.lease_ttl)
 
     def _renew(self, tx: Tx, now: datetime, began: float) -> bool:
         """Take or renew the lease in ``tx``; the hold follows once ``tx`` commits (``began``:
         read before ``now``)."""
-        if Unit(tx).leases.acquire(LEASE, self.owner, now, self.lease_ttl):
+        if Unit(tx, now).leases.acquire(LEASE, self.owner, self.lease_ttl):
             tx.after_commit(lambda: self.hold.renewed(began))
             return True
         self.hold.lost()

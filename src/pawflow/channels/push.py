@@ -88,7 +88,7 @@ def server_keys(store: Store) -> VapidKeys:
         serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
     )
     with store.unit() as u:
-        return u.web_push.keep_keys(vapid.private_pem().decode(), _b64(public), store.now())
+        return u.web_push.keep_keys(vapid.private_pem().decode(), _b64(public))
 
 
 def default_subject(base_url: str, mail_from: str | None) -> str:

@@ -126,7 +126,8 @@ class ReplyReader:
     def stop(self) -> None:
         self.loop.stop()
         try:
-            self.store.leases.release(LEASE, self.owner)
+            with self.store.unit() as u:
+                u.leases.release(LEASE, self.owner)
         except Exception:  # the lease runs out by itself
             log.warning("could not release the mail replies lease", exc_info=True)
 
@@ -151,7 +152,9 @@ class ReplyReader:
 
     def _renew(self) -> bool:
         began = self.hold.begin()
-        if self.store.leases.acquire(LEASE, self.owner, self.lease_ttl):
+        with self.store.unit() as u:
+            taken = u.leases.acquire(LEASE, self.owner, self.lease_ttl)
+        if taken:
             self.hold.renewed(began)
             return True
         self.hold.lost()

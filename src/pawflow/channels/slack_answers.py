@@ -168,7 +168,8 @@ class SlackAnswers:
         answer then goes through the same rules as over HTTP."""
         if not isinstance(request_id, str) or not request_id:
             raise NotFound()
-        return self.store.accountability.visible_interaction(request_id, user=user)
+        with self.store.unit(write=False) as u:
+            return u.accountability.visible(request_id, user=user)
 
     def _tell(self, payload: dict[str, Any], slack_id: str, text: str) -> None:
         """An ephemeral message, seen only by the one who clicked."""

@@ -139,7 +139,8 @@ def _read_alike(turn: Turn, request: Interaction) -> list[Interaction]:
     """The other requests of the conversation the sender may answer now that the message
     reads as an answer to as well (oldest first): then it says nothing of which one it
     answers. Read by the words alone (no classifier is asked about each)."""
-    waiting = turn.store.accountability.inbox(user=turn.user, which="all")
+    with turn.store.unit(write=False) as u:
+        waiting = u.accountability.inbox(user=turn.user, which="all")
     others = [
         found.interaction
         for found in waiting

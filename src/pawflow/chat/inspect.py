@@ -126,7 +126,8 @@ def describe_session(store: Store, session_id: str) -> list[str]:
         for number, option in enumerate(pending.options, 1):
             lines.append(f"  {number}. {option}")
         lines += _behind(checkpoints, pending)
-    in_flight = store.turns.open(session_id)
+    with store.unit(write=False) as u:
+        in_flight = u.turns.open_turns(session_id)
     if in_flight:  # queued or running turns: a reply is on its way
         lines.append("turns in flight:")
         lines += [f"  {turn_line(turn, store.now())}" for turn in in_flight]

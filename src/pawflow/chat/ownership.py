@@ -77,14 +77,15 @@ class AgentOwnership:
         """Renew this process's leases, take or give up agents; returns the agents held."""
         with self._lock:
             store, me = self.store, self.owner
-            store.leases.acquire(PROCESS_PREFIX + me, me, self.ttl)
-            processes = [lease.owner for lease in store.leases.live(PROCESS_PREFIX)]
+            with store.unit() as u:
+                u.leases.acquire(PROCESS_PREFIX + me, me, self.ttl)
+                processes = [lease.owner for lease in u.leases.held(PROCESS_PREFIX)]
+                leases = {
+                    lease.name.removeprefix(AGENT_PREFIX): lease.owner
+                    for lease in u.leases.held(AGENT_PREFIX)
+                }
             names = sorted(set(self._agents()))
             target = share(len(names), processes, me)
-            leases = {
-                lease.name.removeprefix(AGENT_PREFIX): lease.owner
-                for lease in store.leases.live(AGENT_PREFIX)
-            }
             mine = sorted(
                 (name for name in names if leases.get(name) == me),
                 key=lambda name: preference(me, name),
@@ -93,8 +94,9 @@ class AgentOwnership:
             held: set[str] = set()
             for name in mine:
                 if len(held) >= target:
-                    store.leases.release(AGENT_PREFIX + name, me)  # above our share
-                elif store.leases.acquire(AGENT_PREFIX + name, me, self.ttl):
+                    with store.unit() as u:
+                        u.leases.release(AGENT_PREFIX + name, me)  # above our share
+                elif self._acquire(name):
                     held.add(name)
             free = sorted(
                 (name for name in names if name not in leases),
@@ -104,17 +106,24 @@ class AgentOwnership:
             for name in free:
                 if len(held) >= target:
                     break
-                if store.leases.acquire(AGENT_PREFIX + name, me, self.ttl):
+                if self._acquire(name):
                     held.add(name)
             if held != self._held:
                 log.info("process %s runs agents %s", me, ", ".join(sorted(held)) or "none")
             self._held = frozenset(held)
             return sorted(held)
 
+    def _acquire(self, name: str) -> bool:
+        """Take or renew the lease of the agent ``name``; False while another holds it."""
+        with self.store.unit() as u:
+            return u.leases.acquire(AGENT_PREFIX + name, self.owner, self.ttl)
+
     def release(self) -> None:
         """Give every lease up (a clean stop): others take the agents over at once."""
         with self._lock:
             for name in self._held:
-                self.store.leases.release(AGENT_PREFIX + name, self.owner)
-            self.store.leases.release(PROCESS_PREFIX + self.owner, self.owner)
+                with self.store.unit() as u:
+                    u.leases.release(AGENT_PREFIX + name, self.owner)
+            with self.store.unit() as u:
+                u.leases.release(PROCESS_PREFIX + self.owner, self.owner)
             self._held = frozenset()

@@ -289,9 +289,10 @@ class PlanStage:
             return
         # The conversation up to the turn's own message: a message turn's user message, a
         # wakeup's line (the answer). Later messages are later turns, each answered once.
-        history = turn.store.messages.recent(
-            turn.conversation_id, agent.history_limit, until=turn.message_id
-        )
+        with turn.store.unit(write=False) as u:
+            history = u.messages.recent(
+                turn.conversation_id, agent.history_limit, until=turn.message_id
+            )
         replacing = (
             {turn.message_id: match.task()}
             if match is not None and turn.message_id is not None
@@ -500,4 +501,4 @@ def default_pipeline(
 
 def _tool_started(wakeup_id: str, u: Unit) -> bool:
     """An approved call of a wakeup turn starts once: marked on the turn (False: it had)."""
-    return u.turns.mark_tool_started(wakeup_id, u.now())
+    return u.turns.mark_tool_started(wakeup_id)

@@ -104,7 +104,11 @@ class TurnRunner:
         if not beats:
             return
         began = self.lease_clock()
-        lost = self.store.turns.renew(beats, self.lease)
+        lost = []
+        with self.store.unit() as u:  # every heartbeat in one transaction
+            for key, stage in beats:
+                if not u.turns.renew(key, self.lease, stage):
+                    lost.append(key)
         for key in lost:
             log.warning("turn %s was taken over by another process", key.turn_id)
         renewed = {key for key, _ in beats} - set(lost)
@@ -123,14 +127,20 @@ class TurnRunner:
             running = self._running.get(key.turn_id)
         if running is None:
             return True
-        return running.hold.confirm(lambda: not self.store.turns.renew([(key, stage)], self.lease))
+        return running.hold.confirm(lambda: self._renew(key, stage))
+
+    def _renew(self, key: TurnKey, stage: str | None) -> bool:
+        """Renew one turn's lease now; False once it is no longer ours."""
+        with self.store.unit() as u:
+            return u.turns.renew(key, self.lease, stage)
 
     # -- claiming and running ---------------------------------------------------------------
 
     def claim(self, turn_id: str) -> QueuedTurn | None:
         hold = Hold(self.terms, clock=self.lease_clock)
         began = hold.begin()
-        claimed = self.store.turns.claim(turn_id, self.owner, self.lease)
+        with self.store.unit() as u:
+            claimed = u.turns.claim(turn_id, self.owner, self.lease)
         if claimed is not None:
             hold.renewed(began)
             with self._guard:
@@ -177,7 +187,7 @@ class TurnRunner:
         started = 0
         if free <= 0:
             return 0
-        for turn in self.store.turns.due(self._agents(), BATCH):
+        for turn in self._due(BATCH):
             if started >= free:
                 break
             taken = self._take(turn)
@@ -191,10 +201,16 @@ class TurnRunner:
             started += 1
         return started
 
+    def _due(self, limit: int) -> list[QueuedTurn]:
+        """The turns ready to run for this process's agents (and turns of no agent)."""
+        agents = self._agents()
+        with self.store.unit(write=False) as u:
+            return u.turns.due(agents, limit)
+
     def run_due(self, limit: int = BATCH) -> list[QueuedTurn]:
         """Run the due turns in this thread, one after another; returns those that ran."""
         ran: list[QueuedTurn] = []
-        for turn in self.store.turns.due(self._agents(), limit):
+        for turn in self._due(limit):
             taken = self._take(turn)
             if taken is None:
                 continue

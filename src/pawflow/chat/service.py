@@ -134,10 +134,12 @@ class ChatService:
         """Have ``agent`` answer the messages of a conversation from now on."""
         if agent not in self._agents:
             raise InvalidInput(f"unknown agent {agent!r}")
-        self.store.turns.assign(conversation_id, agent)
+        with self.store.unit() as u:
+            u.turns.assign_agent(conversation_id, agent)
 
     def assigned_agent(self, conversation_id: str) -> str | None:
-        return self.store.turns.assigned(conversation_id)
+        with self.store.unit(write=False) as u:
+            return u.turns.assigned_agent(conversation_id)
 
     def loop_for(self, spec: AgentSpec) -> AgentLoop:
         return spec.loop(self.checkpoints)
@@ -232,7 +234,6 @@ class ChatService:
                 source=wait.source,
                 text=wakeup_text(wait.agent, wait.request_id, wait.question, outcome),
                 data=data,
-                now=u.now(),
             )
         delivery.tx.after_commit(self._wake_poller)
 
@@ -266,7 +267,6 @@ class ChatService:
                     conversation_id,
                     agent=u.turns.assigned_agent(conversation_id),
                     message_id=message.id,
-                    now=store.now(),
                 )
             claimed = self.runner.claim(turn_id)
             result = None if claimed is None else self.runner.run_claimed(claimed)
@@ -296,7 +296,8 @@ class ChatService:
         with self.store.unit(write=False) as u:
             message = u.turns.message_of(queued)
         if message is None:  # cannot happen while messages are kept; end it regardless
-            self.store.turns.complete(key)
+            with self.store.unit() as u:
+                u.turns.complete(key)
             return False
         turn = Turn.for_message(self.store, message)
         return self._through_pipeline(turn, key)
@@ -313,7 +314,8 @@ class ChatService:
             log.exception("turn %s in %s failed", key.turn_id, turn.conversation_id)
             self._failed(turn, key, exc)
             return False
-        self.store.turns.complete(key)  # a turn without a reply ends here
+        with self.store.unit() as u:
+            u.turns.complete(key)  # a turn without a reply ends here
         return turn
 
     def _at_stage(self, key: TurnKey, where: str) -> None:
@@ -327,7 +329,7 @@ class ChatService:
     def _failed(self, turn: Turn, key: TurnKey, exc: Exception) -> None:
         error = f"{type(exc).__name__}: {exc}"
         with self.store.unit() as u:
-            status = u.turns.retry_later(key, error, self.store.now())
+            status = u.turns.retry_later(key, error)
         if status == "failed":
             what = (
                 f"after the answer to {json.dumps(turn.wakeup.data.get('question'))}"
@@ -335,17 +337,18 @@ class ChatService:
                 else "to this message"
             )
             agent = turn.agent.name if turn.agent is not None else "the agent"
-            self.store.messages.append(
-                turn.conversation_id,
-                f"{agent} could not reply {what}: {exc}",
-                role="system",
-                author=f"agent:{agent}",
-                data={"turn": key.turn_id, "error": True},
-            )
+            with self.store.unit() as u:
+                u.messages.append_message(
+                    turn.conversation_id,
+                    content=f"{agent} could not reply {what}: {exc}",
+                    role="system",
+                    author=f"agent:{agent}",
+                    data={"turn": key.turn_id, "error": True},
+                )
 
     def _run_wakeup_turn(self, queued: QueuedTurn, key: TurnKey) -> Turn | bool:
         with self.store.unit() as u:
-            current = u.turns.start_wakeup(key, self.store.now())
+            current = u.turns.start_wakeup(key)
         if current is None:  # no longer ours
             return False
         with resuming(self.store, current.source, "agent", conversation_id=current.conversation_id):

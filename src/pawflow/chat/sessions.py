@@ -135,7 +135,7 @@ def insert(
     expires_at: datetime,
 ) -> SessionContinuation:
     """The raw insert: a second pending one in the session raises ``Conflict``."""
-    u = Unit(tx)
+    u = Unit(tx, now)
     return SessionContinuation.of_row(
         u.sessions.insert(
             session_id=session_id,
@@ -147,7 +147,6 @@ def insert(
             step_id=step_id,
             intent=intent,
             payload=payload,
-            now=now,
             expires_at=expires_at,
         )
     )
@@ -187,7 +186,7 @@ class SessionRegistry:
             raise InvalidInput("a session continuation must expire")
         with self.store.unit() as u:
             u.sessions.lock(session_id)
-            u.sessions.supersede_pending(session_id, now)
+            u.sessions.supersede_pending(session_id)
             return insert(
                 u.tx,
                 session_id=session_id,
@@ -214,14 +213,14 @@ class SessionRegistry:
         with self.store.unit() as u:
             row = u.sessions.pending(session_id)
             if row is not None and row.expires_at <= now:
-                u.sessions.close(row.id, "expired", now, None)
+                u.sessions.close(row.id, "expired", None)
                 row = None
-            request = u.interactions.newest_pending(session_id, now)
+            request = u.interactions.newest_pending(session_id)
             if request is not None and (
                 row is None or to_millis(request.created_at) > to_millis(row.created_at)
             ):
                 if row is not None:
-                    u.sessions.close(row.id, "superseded", now, None)
+                    u.sessions.close(row.id, "superseded", None)
                 return SessionContinuation.of_request(request)
             return None if row is None else SessionContinuation.of_row(row)
 
@@ -244,7 +243,7 @@ class SessionRegistry:
         self, continuation_id: str, status: SessionStatus, reply: str | None
     ) -> SessionContinuation:
         with self.store.unit() as u:
-            row = u.sessions.close(continuation_id, status, self.store.now(), reply)
+            row = u.sessions.close(continuation_id, status, reply)
             if row is None:
                 current = u.sessions.get(continuation_id)
                 if current is None:
@@ -266,5 +265,5 @@ class SessionRegistry:
 def expire_due(store: Store) -> dict[str, int]:
     """Sweep step: mark continuations past their TTL expired (reads enforce it anyway)."""
     with store.unit() as u:
-        expired = u.sessions.expire_due(store.now())
+        expired = u.sessions.expire_due()
     return {"session_continuations_expired": expired}

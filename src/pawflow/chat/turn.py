@@ -83,11 +83,12 @@ class Turn:
         self, reply: str, *, author: str, data: dict[str, Any] | None = None
     ) -> Message | None:
         """Post the turn's reply: with a durable turn, together with its end (None: lost)."""
-        if self.key is None:
-            return self.store.messages.append(
-                self.conversation_id, reply, role="assistant", author=author, data=data
-            )
-        _, message = self.store.turns.complete(self.key, reply, author=author, data=data)
+        with self.store.unit() as u:
+            if self.key is None:
+                return u.messages.append_message(
+                    self.conversation_id, role="assistant", author=author, content=reply, data=data
+                )
+            _, message = u.turns.complete(self.key, reply=reply, author=author, data=data)
         return message
 
     def post_reply_in(
@@ -95,8 +96,7 @@ class Turn:
     ) -> Message:
         """Post the turn's reply in ``tx`` (a durable turn ends there too); raises
         ``LeaseLost`` when another process has taken the turn over, which undoes ``tx``."""
-        u = Unit(tx)
-        now = self.store.now()
+        u = Unit(tx, self.store.now)
         if self.key is None:
             return u.messages.append_message(
                 self.conversation_id,
@@ -104,9 +104,8 @@ class Turn:
                 author=author,
                 content=reply,
                 data=data,
-                now=now,
             )
-        ended, message = u.turns.complete(self.key, now, reply=reply, author=author, data=data)
+        ended, message = u.turns.complete(self.key, reply=reply, author=author, data=data)
         if not ended or message is None:
             raise LeaseLost(f"turn {self.key.turn_id} is no longer ours")
         return message

@@ -50,8 +50,8 @@ def groups_add(
     from pawflow.store import open_store
 
     try:
-        with open_store(db) as store:
-            members = store.accountability.add_to_group(name, users)
+        with open_store(db) as store, store.unit() as u:
+            members = u.groups.add_members(name, users)
     except InvalidInput as exc:
         raise _refused(exc) from exc
     _say(f"{name}: {', '.join(members)}")
@@ -67,8 +67,8 @@ def groups_remove(
     from pawflow.store import open_store
 
     try:
-        with open_store(db) as store:
-            members = store.accountability.remove_from_group(name, users or [])
+        with open_store(db) as store, store.unit() as u:
+            members = u.groups.remove_members(name, users or [])
     except InvalidInput as exc:
         raise _refused(exc) from exc
     _say(f"{name}: {', '.join(members) or '(empty)'}")
@@ -79,8 +79,8 @@ def groups_list(db: str | None = DB_OPTION, as_json: bool = JSON_OPTION) -> None
     """Every group and its members."""
     from pawflow.store import open_store
 
-    with open_store(db) as store:
-        found = store.accountability.list_groups()
+    with open_store(db) as store, store.unit(write=False) as u:
+        found = u.groups.all_groups()
     if as_json:
         _say(json.dumps({"groups": found}))
         return
@@ -99,8 +99,8 @@ def users_delegate(
     from pawflow.store import open_store
 
     try:
-        with open_store(db) as store:
-            done = store.accountability.delegate(principal, to=to, until=_moment(until))
+        with open_store(db) as store, store.unit() as u:
+            done = u.groups.delegate(principal, to=to, until=_moment(until))
     except InvalidInput as exc:
         raise _refused(exc) from exc
     _say(f"{done['delegate']} answers for {done['principal']} until {done['until']}")
@@ -133,8 +133,8 @@ def audit_export(
 
     if output_format not in ("jsonl", "csv"):
         raise typer.BadParameter("jsonl or csv", param_hint="--format")
-    with open_store(db) as store:
-        entries = store.accountability.audit_since(_moment(since))
+    with open_store(db) as store, store.unit(write=False) as u:
+        entries = list(u.audit.since(_moment(since)))
     if output_format == "jsonl":
         for entry in entries:
             sys.stdout.write(json.dumps(entry, sort_keys=True) + "\n")

@@ -100,7 +100,7 @@ def users_set(
             if notify_url:  # held to the egress rule, as set_notifications holds it
                 check_notify_url(notify_url, EgressRule.from_env(os.environ))
             with store.unit() as u:
-                reach = u.outbox.set_reach(name, now=store.now(), **given)  # type: ignore[arg-type]
+                reach = u.outbox.set_reach(name, **given)  # type: ignore[arg-type]
         except InvalidInput as exc:
             raise typer.BadParameter(exc.message) from exc
     shown = reach.to_dict()
@@ -125,9 +125,7 @@ def users_add(
         if admin:
             with store.unit() as u:
                 u.roles.set_role(name, "admin")
-                u.roles.record(
-                    "cli", "user.role", store.now(), target=name, detail={"role": "admin"}
-                )
+                u.roles.record("cli", "user.role", target=name, detail={"role": "admin"})
             _say(f"{name} is an admin.")
     _print_new(row, secret)
 

@@ -46,9 +46,7 @@ def webhooks_add(
         store.ensure_user(name)
         with store.unit() as u:
             try:
-                hook = u.webhooks.create(
-                    name, url, chosen, store.now(), limit=settings.max_webhooks
-                )
+                hook = u.webhooks.create(name, url, chosen, limit=settings.max_webhooks)
             except InvalidInput as exc:
                 raise typer.BadParameter(exc.message) from exc
     _say(f"webhook {hook.id} for {name}: {hook.url}")

@@ -116,10 +116,13 @@ def demo_setup(
         return found
     conversation = store.create_conversation(user, PLANNER_TITLE)
     services.assign(conversation.id, PLANNER)
-    store.messages.append(
-        conversation.id,
-        GREETING.format(sandbox=sandbox or "no sandbox configured", session=conversation.id),
-        role="assistant",
-        author=PLANNER,
-    )
+    with store.unit() as u:
+        u.messages.append_message(
+            conversation.id,
+            content=GREETING.format(
+                sandbox=sandbox or "no sandbox configured", session=conversation.id
+            ),
+            role="assistant",
+            author=PLANNER,
+        )
     return conversation.id

@@ -141,12 +141,13 @@ def demo_conversation(store: Store, user: str) -> str:
     if found is not None:
         return found
     conversation = store.create_conversation(user, DEMO_TITLE)
-    store.messages.append(
-        conversation.id,
-        "Welcome to PawFlow. Questions asked here wait for you, however long you take.",
-        role="assistant",
-        author="pawflow",
-    )
+    with store.unit() as u:
+        u.messages.append_message(
+            conversation.id,
+            content="Welcome to PawFlow. Questions asked here wait for you, however long you take.",
+            role="assistant",
+            author="pawflow",
+        )
     store.ask(
         Question(
             user,
@@ -166,12 +167,16 @@ def seed_tour(store: Store, user: str) -> str:
     if found is not None:
         return found
     conversation = store.create_conversation(user, TOUR_TITLE)
-    store.messages.append(
-        conversation.id,
-        "Here is one request of every kind. Answer them here, or from Pending in the header.",
-        role="assistant",
-        author="tour",
-    )
+    with store.unit() as u:
+        u.messages.append_message(
+            conversation.id,
+            content=(
+                "Here is one request of every kind. Answer them here, "
+                "or from Pending in the header."
+            ),
+            role="assistant",
+            author="tour",
+        )
     for example in EXAMPLES:
         fields = dict(example)
         store.ask(

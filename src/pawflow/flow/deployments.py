@@ -83,10 +83,8 @@ def all_deployments(
 def set_status(
     tx: Tx, deployment_id: str, status: Status, *, reason: str | None, now: datetime
 ) -> Deployment:
-    u = Unit(tx)
-    return Deployment.of_row(
-        u.deployments.set_status(deployment_id, status, reason=reason, now=now)
-    )
+    u = Unit(tx, now)
+    return Deployment.of_row(u.deployments.set_status(deployment_id, status, reason=reason))
 
 
 def record_error(tx: Tx, deployment_id: str, error: str | None) -> None:
@@ -121,7 +119,6 @@ def deploy(
             base_dir=_text(directory),
             user=deploying_user,
             conversation_id=conversation_id,
-            now=store.now(),
         )
         return Deployment.of_row(row), created
 
@@ -215,16 +212,14 @@ def inject(
     if entry not in flow.tasks:
         raise InvalidInput(f"flow {flow.name!r} has no task {entry!r}")
     signal_id = f"flow-inject:{new_id()}"
-    now = store.now()
     with store.unit() as u:
         _lock(u.tx, deployment_id)
         u.continuations.park(
             target_of(deployment_id),
-            now=now,
             payload=flowfile.encode({"task": entry, "mode": PARK_MODE_INJECT}),
             payload_cap=store.payload_cap,
             signal_id=signal_id,
         )
-        u.continuations.fire_signal(signal_id, None, now)
-        u.deployments.wake_if_stopped(deployment_id, IDLE, now)
+        u.continuations.fire_signal(signal_id, None)
+        u.deployments.wake_if_stopped(deployment_id, IDLE)
     return entry

@@ -28,7 +28,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pawflow import durations
@@ -237,7 +237,7 @@ class DurableEngine(Engine):
             with self.store.unit() as u:
                 u.queues.fence(self.lease, self.owner, self.epoch)
                 rows = [NewRow(task_id, f.id, encode(f, None)) for f in flowfiles]
-                ids = u.queues.enqueue(self.target, rows, self.store.now())
+                ids = u.queues.enqueue(self.target, rows)
         except LeaseLost as exc:
             self._unreserve(task_id, count)
             self.lose()
@@ -254,7 +254,7 @@ class DurableEngine(Engine):
 
     def accept(self, continuation: Continuation, tx: Tx) -> None:
         """Queue a resolved continuation's FlowFile inside the transaction that consumes it."""
-        u = Unit(tx)
+        u = Unit(tx, self.store.now)
         flowfile, header = FlowFile.decode(continuation.payload)
         task_id = header.get("task") or self.flow.start
         if not isinstance(task_id, str) or task_id not in self._queues:
@@ -272,7 +272,6 @@ class DurableEngine(Engine):
             [row_id] = u.queues.enqueue(
                 self.target,
                 [NewRow(task_id, flowfile.id, encode(flowfile, resumption), hops)],
-                self.store.now(),
             )
         except LeaseLost as exc:
             self._unreserve(task_id)
@@ -392,7 +391,7 @@ class DurableEngine(Engine):
         try:
             with self.store.unit() as u:
                 u.queues.fence(self.lease, self.owner, self.epoch)
-                if u.queues.take(ids, self.token, self.store.now()) != len(fresh):
+                if u.queues.take(ids, self.token) != len(fresh):
                     raise LeaseLost(f"rows of {self.target} were taken over")
         except LeaseLost:
             self.lose()
@@ -452,7 +451,7 @@ class DurableEngine(Engine):
                 done = u.queues.move(moves, self.token) + u.queues.finish(finished, self.token)
                 if done != len(moves) + len(finished):
                     raise LeaseLost(f"rows of {self.target} were taken over")
-                ids = u.queues.enqueue(self.target, [row for row, _ in inserts], now)
+                ids = u.queues.enqueue(self.target, [row for row, _ in inserts])
                 queued += [
                     (row_id, next_task)
                     for row_id, (_, next_task) in zip(ids, inserts, strict=True)
@@ -478,10 +477,9 @@ class DurableEngine(Engine):
                 self._on_park(continuation)
 
     def _park(self, tx: Tx, park: _Park, now: datetime) -> Continuation:
-        u = Unit(tx)
+        u = Unit(tx, now)
         return u.continuations.park(
             self.target,
-            now=now,
             payload=park.payload,
             payload_cap=self.store.payload_cap,
             signal_id=park.signal_id,
@@ -505,10 +503,12 @@ class DurableEngine(Engine):
         hold = self.lease_hold
         if hold is None:
             return True
-        ttl = hold.terms.ttl
-        return self._trusted() or hold.confirm(
-            lambda: self.store.leases.renew(self.lease, self.owner, ttl, self.epoch)
-        )
+        return self._trusted() or hold.confirm(lambda: self._renew_lease(hold.terms.ttl))
+
+    def _renew_lease(self, ttl: timedelta) -> bool:
+        """Renew the lease this engine runs under, if held without a break since its epoch."""
+        with self.store.unit() as u:
+            return u.leases.renew(self.lease, self.owner, ttl, self.epoch)
 
     def _wait_for_lease(self, task_id: str, items: list[Item]) -> None:
         """Keep the rest of a batch, taken, until the lease is renewed (or is lost, and

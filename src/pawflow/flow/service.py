@@ -127,7 +127,8 @@ class FlowService:
             self.store.deliveries.unregister(TARGET_KIND)
             for instance_id in self.executors.ids():
                 self._stop_instance(instance_id)
-            self.store.leases.release(PROCESS_LEASE + self.owner, self.owner)
+            with self.store.unit() as u:
+                u.leases.release(PROCESS_LEASE + self.owner, self.owner)
 
     def __enter__(self) -> FlowService:
         self.start()
@@ -152,7 +153,8 @@ class FlowService:
         with self._lock:
             if not self._started:
                 return
-            self.store.leases.acquire(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
+            with self.store.unit() as u:
+                u.leases.acquire(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
             wanted = {d.id: d for d in deployments.list_deployments(self.store, status="running")}
             for instance_id in self.executors.ids():
                 instance = self.executors.get(instance_id)
@@ -165,7 +167,8 @@ class FlowService:
             # Above the fair share (another process came up): give the newest ones up.
             for instance_id in self.executors.ids()[share:]:
                 self._stop_instance(instance_id)
-            holders = {lease.name: lease.owner for lease in self.store.leases.live("flow:")}
+            with self.store.unit(write=False) as u:
+                holders = {lease.name: lease.owner for lease in u.leases.held("flow:")}
             started = False
             for deployment in wanted.values():
                 if len(self.executors.ids()) >= share:
@@ -178,7 +181,9 @@ class FlowService:
                 if holder is not None and holder != self.owner:
                     continue
                 began = elapsed()
-                if self.store.leases.acquire(target_of(deployment.id), self.owner, self.lease_ttl):
+                with self.store.unit() as u:
+                    taken = u.leases.acquire(target_of(deployment.id), self.owner, self.lease_ttl)
+                if taken:
                     started |= self._start_instance(deployment, self._hold(began))
             self._stop_idle(wanted)
             deliver, self._deliver_soon = started or self._deliver_soon, False
@@ -190,14 +195,15 @@ class FlowService:
         with self._lock:
             if not self._started:
                 return
-            self.store.leases.acquire(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
+            with self.store.unit() as u:
+                u.leases.acquire(PROCESS_LEASE + self.owner, self.owner, self.lease_ttl)
             for instance_id in self.executors.ids():
                 instance = self.executors.get(instance_id)
                 epoch = None if instance is None else instance.engine.epoch
                 began = elapsed()
-                if self.store.leases.renew(
-                    target_of(instance_id), self.owner, self.lease_ttl, epoch
-                ):
+                with self.store.unit() as u:
+                    kept = u.leases.renew(target_of(instance_id), self.owner, self.lease_ttl, epoch)
+                if kept:
                     if instance is not None and instance.lease_hold is not None:
                         instance.lease_hold.renewed(began)
                     continue
@@ -217,7 +223,8 @@ class FlowService:
         return hold
 
     def _fair_share(self, deployments_count: int) -> int:
-        live = {lease.owner for lease in self.store.leases.live(PROCESS_LEASE)} | {self.owner}
+        with self.store.unit(write=False) as u:
+            live = {lease.owner for lease in u.leases.held(PROCESS_LEASE)} | {self.owner}
         return math.ceil(deployments_count / len(live))
 
     def _start_instance(self, deployment: Deployment, hold: Hold | None) -> bool:
@@ -228,7 +235,8 @@ class FlowService:
             self._failed[deployment.id] = deployment.version
             with self.store.unit() as u:
                 deployments.record_error(u.tx, deployment.id, str(exc))
-            self.store.leases.release(target_of(deployment.id), self.owner)
+            with self.store.unit() as u:
+                u.leases.release(target_of(deployment.id), self.owner)
             return False
         instance = FlowInstance(
             deployment.id,
@@ -245,7 +253,8 @@ class FlowService:
             instance.start()
         except Exception as exc:  # the store failed, or another process took it meanwhile
             log.warning("flow deployment %s did not start here: %s", deployment.id, exc)
-            self.store.leases.release(target_of(deployment.id), self.owner)
+            with self.store.unit() as u:
+                u.leases.release(target_of(deployment.id), self.owner)
             return False
         self.executors.add(instance)
         self._versions[deployment.id] = deployment.version
@@ -261,7 +270,8 @@ class FlowService:
             instance.stop(self.stop_timeout)
             log.info("flow %s (%s) stopped here", instance.flow.name, instance_id)
         if release:
-            self.store.leases.release(target_of(instance_id), self.owner)
+            with self.store.unit() as u:
+                u.leases.release(target_of(instance_id), self.owner)
 
     def _stop_idle(self, wanted: Mapping[str, Deployment]) -> None:
         now = self.store.now()
@@ -302,7 +312,7 @@ class FlowService:
             while self._deadlines and self._deadlines[0] <= now:
                 heapq.heappop(self._deadlines)
         with self.store.unit() as u:
-            u.continuations.release_due(now, 500)
+            u.continuations.release_due(500)
         self.store.deliver_due()
 
     def _pass(self) -> None:

@@ -222,11 +222,12 @@ class NotifyUser(Task):
 
     def process(self, flowfile: FlowFile, ctx: TaskContext) -> Iterable[Emit]:
         scope = ctx.scope
-        status = ctx.store.messages.notify_user(
-            scope.user,
-            ctx.prop("message") or "",
-            title=ctx.prop("title") or None,
-            urgency=self.value("urgency"),
-            conversation_id=scope.conversation_id,
-        )
+        with ctx.store.unit() as u:
+            status = u.messages.notify_user(
+                scope.user,
+                ctx.prop("message") or "",
+                title=ctx.prop("title") or None,
+                urgency=self.value("urgency"),
+                conversation_id=scope.conversation_id,
+            )
         yield status, flowfile.evolve(update={"notify.status": status})

@@ -131,11 +131,14 @@ class LocalBackend:
         )
 
     async def inbox(self) -> list[Interaction]:
-        accountability = self.ctx.store.accountability
-        found = await anyio.to_thread.run_sync(
-            lambda: accountability.inbox(user=self.user, which="all")
-        )
-        return [waiting.interaction for waiting in found]
+        store = self.ctx.store
+
+        def read() -> list[Interaction]:
+            with store.unit(write=False) as u:
+                found = u.accountability.inbox(user=self.user, which="all")
+            return [waiting.interaction for waiting in found]
+
+        return await anyio.to_thread.run_sync(read)
 
     async def page(
         self,
@@ -168,21 +171,19 @@ class LocalBackend:
         store = self.ctx.store
 
         def read() -> dict[str, Any]:
-            found = store.accountability.interaction_details(request_id, user=self.user)
+            with store.unit(write=False) as u:
+                found = u.accountability.details(request_id, user=self.user)
             return interaction_details(store, found).model_dump(mode="json")
 
         return await anyio.to_thread.run_sync(read)
 
     async def claim(self, request_id: str, *, release: bool, via: str) -> dict[str, Any]:
         store = self.ctx.store
-        change = (
-            store.accountability.release_interaction
-            if release
-            else store.accountability.claim_interaction
-        )
 
         def claim() -> dict[str, Any]:
-            found = change(request_id, user=self.user, via=via)
+            with store.unit() as u:
+                change = u.accountability.release if release else u.accountability.claim
+                found = change(request_id, user=self.user, via=via)
             return interaction_details(store, found).model_dump(mode="json")
 
         return await anyio.to_thread.run_sync(claim)
@@ -243,9 +244,7 @@ class LocalBackend:
         def record() -> bool:
             store.get_interaction(request_id, user=self.user)  # not theirs: not found
             with store.unit() as u:
-                return u.mcp_rounds.record(
-                    round_id, request_id, user=self.user, action=action, now=store.now()
-                )
+                return u.mcp_rounds.record(round_id, request_id, user=self.user, action=action)
 
         return await anyio.to_thread.run_sync(record)
 

@@ -196,9 +196,10 @@ def list_conversations(
 
 @_action("get_history", m.History, "Read a conversation's messages")
 def get_history(body: m.GetHistory, principal: Caller, request: Request) -> m.History:
-    found = _store(request).messages.read(
-        body.conversation_id, user=principal.user, after_seq=body.after_seq, limit=body.limit
-    )
+    with _store(request).unit(write=False) as u:
+        found = u.messages.history(
+            body.conversation_id, user=principal.user, after_seq=body.after_seq, limit=body.limit
+        )
     return m.History(messages=[m.MessageOut(**with_html(x.to_dict())) for x in found])
 
 
@@ -264,7 +265,7 @@ def set_notifications(
         rule = EgressRule.parse(context.settings.egress_allowed_hosts)
         check_notify_url(given["notify_url"], rule)
     with store.unit() as u:
-        reach = u.outbox.set_reach(principal.user, now=store.now(), **given)
+        reach = u.outbox.set_reach(principal.user, **given)
     return _notifications(reach, off)
 
 
@@ -283,7 +284,6 @@ def create_webhook(
             principal.user,
             url,
             events,
-            context.store.now(),
             limit=context.settings.max_webhooks,
         )
     return cm.CreatedWebhook(webhook=cm.WebhookOut(**hook.to_dict()), secret=hook.secret)

@@ -66,11 +66,10 @@ class Admin:
         )
 
     def audit(self, tx: Tx, action: str, target: str | None, **detail: Any) -> None:
-        u = Unit(tx)
+        u = Unit(tx, self.store.now)
         u.roles.record(
             self.user,
             action,
-            self.store.now(),
             target=target,
             detail=detail,
             origin=self.origin,
@@ -127,7 +126,6 @@ def _channels(request: Request, counts: dict[str, dict[str, int]]) -> list[dict[
 @router.get("/overview", response_model=Overview, responses=_ERRORS, summary="The admin page")
 def overview(admin: AdminCaller, request: Request) -> Overview:
     store = admin.store
-    now = store.now()
     with store.unit(write=False) as u:
         users = []
         for row in u.roles.users():
@@ -142,7 +140,7 @@ def overview(admin: AdminCaller, request: Request) -> Overview:
         found = Overview(
             users=users,
             groups=group_list,
-            delegations=u.groups.delegations(now),
+            delegations=u.groups.delegations(),
             tokens=[_token(row) for row in credentials.list_tokens(u.tx)],
             webhooks=u.administration.webhooks(),
             approval_rules=u.administration.approval_rules(),
@@ -309,7 +307,7 @@ def add_user(body: AddUser, admin: AdminCaller) -> Done:
     with admin.store.unit() as u:
         if u.conversations.user_exists(name):
             raise Conflict(f"user {name!r} exists already")
-        u.conversations.ensure_user(name, admin.store.now())
+        u.conversations.ensure_user(name)
         u.roles.set_role(name, body.role)
         admin.audit(u.tx, "user.add", name, role=body.role)
     return Done()
@@ -354,7 +352,7 @@ def add_to_group(body: GroupChange, admin: AdminCaller) -> Done:
     with admin.store.unit() as u:
         for name in body.users:
             _known(u.tx, name)
-        u.groups.add_members(body.name, body.users, admin.store.now())
+        u.groups.add_members(body.name, body.users)
         admin.audit(u.tx, "group.add", f"group:{body.name}", users=body.users)
     return Done()
 
@@ -379,7 +377,7 @@ class DelegationAdd(DelegationEnd):
 @_changed("/delegations/add", "Let a user answer for another until a moment")
 def add_delegation(body: DelegationAdd, admin: AdminCaller) -> Done:
     with admin.store.unit() as u:
-        u.groups.delegate(body.principal, body.to, parse_deadline(body.until), admin.store.now())
+        u.groups.delegate(body.principal, body.to, parse_deadline(body.until))
         admin.audit(u.tx, "delegation.add", body.principal, to=body.to, until=body.until)
     return Done()
 
@@ -433,7 +431,7 @@ def remove_webhook(body: ItemRef, admin: AdminCaller) -> Done:
 @_changed("/approval_rules/revoke", "Revoke anyone's approval rule")
 def revoke_rule(body: ItemRef, admin: AdminCaller) -> Done:
     with admin.store.unit() as u:
-        owner = u.administration.revoke_rule(body.id, admin.user, admin.store.now())
+        owner = u.administration.revoke_rule(body.id, admin.user)
         admin.audit(u.tx, "approval_rule.revoke", owner, rule=body.id)
     return Done()
 
@@ -446,6 +444,6 @@ class Options(m.Body):
 def set_options(body: Options, admin: AdminCaller) -> Done:
     with admin.store.unit() as u:
         value = "on" if body.link_signin else "off"
-        u.roles.set_option(LINK_SIGNIN, value, by=admin.user, now=admin.store.now())
+        u.roles.set_option(LINK_SIGNIN, value, by=admin.user)
         admin.audit(u.tx, "options.link_signin", None, value=value)
     return Done()

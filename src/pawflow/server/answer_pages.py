@@ -375,8 +375,8 @@ def _answer(request: Request, token: str, form: FormData) -> HTMLResponse:
         value = _answer_from(form, record, store, grant.user, uploads)
 
         def spend(tx: Any, _: Interaction) -> None:
-            u = Unit(tx)
-            if not u.answer_links.spend(token, store.now()):
+            u = Unit(tx, store.now)
+            if not u.answer_links.spend(token):
                 raise Conflict("this link was used already")
 
         answered = store.respond_interaction(

@@ -95,7 +95,7 @@ def revoke_approval_rule(
 ) -> ApprovalRuleEnvelope:
     store = context_of(request).store
     with store.unit() as u:
-        rule = u.approvals.revoke_rule(body.rule_id, principal.user, store.now())
+        rule = u.approvals.revoke_rule(body.rule_id, principal.user)
     return ApprovalRuleEnvelope(rule=rule)
 
 

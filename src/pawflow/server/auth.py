@@ -60,10 +60,10 @@ def credential_current(
     """Whether the token or session ``principal`` authenticated with is still valid: not
     revoked or ended, not expired (a session: not idle longer than ``idle``), its user not
     disabled."""
-    u = Unit(tx)
+    u = Unit(tx, now)
     if principal.via == "token":
-        return u.credentials.token_current(principal.credential, principal.user, now=now)
-    return u.credentials.login_current(principal.credential, principal.user, now=now, idle=idle)
+        return u.credentials.token_current(principal.credential, principal.user)
+    return u.credentials.login_current(principal.credential, principal.user, idle=idle)
 
 
 def request_origin(request: Request) -> str:

@@ -46,15 +46,13 @@ def create_token(
 ) -> tuple[str, TokenRow]:
     """A new personal access token for ``user`` (created if new): the secret, shown once,
     and the token as listed. Only the secret's digest is kept."""
-    u = Unit(tx)
-    u.conversations.ensure_user(user, now)
+    u = Unit(tx, now)
+    u.conversations.ensure_user(user)
     if expires_at is not None and expires_at <= now:
         message = "a token's expiry must be in the future"
         raise InvalidInput(message, [FieldError("expires", message)])
     secret = TOKEN_PREFIX + _new_secret()
-    return secret, u.credentials.add_token(
-        digest(secret), user, name=name, now=now, expires_at=expires_at
-    )
+    return secret, u.credentials.add_token(digest(secret), user, name=name, expires_at=expires_at)
 
 
 def describe(span: timedelta) -> str:
@@ -130,7 +128,7 @@ def user_for_token(tx: Tx, token: str, *, now: datetime) -> str | None:
 def note_token_use(store: Store, token: str) -> None:
     """Write the token's last use (callers do so once :attr:`TokenVerdict.stale`)."""
     with store.unit() as u:
-        u.credentials.touch_token(digest(token), store.now())
+        u.credentials.touch_token(digest(token))
 
 
 def list_tokens(tx: Tx, user: str | None = None) -> list[TokenRow]:
@@ -178,9 +176,9 @@ def rotate_token(
 def revoke_tokens(tx: Tx, user: str, *, now: datetime) -> int:
     """Revoke every API token of ``user`` (how many), end their browser sessions and their
     unused answer links."""
-    u = Unit(tx)
+    u = Unit(tx, now)
     tx.notify(auth_notice(user))  # the user's open streams check their credentials now
-    u.answer_links.revoke(user, now)
+    u.answer_links.revoke(user)
     u.credentials.remove_logins(user)
     return u.credentials.remove_tokens(user)
 
@@ -196,12 +194,12 @@ def set_user_disabled(tx: Tx, user: str, disabled: bool, *, now: datetime) -> bo
     """Disable a user (every token, session, stream, MCP connection and answer link of
     theirs stops at once; tokens and sessions come back when enabled again, answer links
     do not), or enable them again. False: nothing changed. Unknown users are a NotFound."""
-    u = Unit(tx)
+    u = Unit(tx, now)
     if not u.conversations.user_exists(user):
         raise NotFound("user")
-    changed = u.credentials.set_disabled(user, disabled, now=now)
+    changed = u.credentials.set_disabled(user, disabled)
     if disabled:
-        u.answer_links.revoke(user, now)
+        u.answer_links.revoke(user)
         u.credentials.remove_logins(user)
     tx.notify(auth_notice(user))
     return changed
@@ -209,20 +207,20 @@ def set_user_disabled(tx: Tx, user: str, disabled: bool, *, now: datetime) -> bo
 
 def create_signin_link(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> str:
     """A one-time secret that signs ``user`` in from a browser once, within ``ttl``."""
-    u = Unit(tx)
-    u.conversations.ensure_user(user, now)
+    u = Unit(tx, now)
+    u.conversations.ensure_user(user)
     secret = _new_secret()
-    u.credentials.add_signin_link(digest(secret), user, now=now, expires_at=now + ttl)
+    u.credentials.add_signin_link(digest(secret), user, expires_at=now + ttl)
     return secret
 
 
 def redeem_signin(tx: Tx, secret: str, *, now: datetime) -> str | None:
     """Consume a sign-in secret; the user it was for, or None (unknown, used, expired, or
     its user disabled)."""
-    u = Unit(tx)
+    u = Unit(tx, now)
     if not secret or len(secret) > MAX_SECRET:
         return None
-    user = u.credentials.use_signin_link(digest(secret), now=now)
+    user = u.credentials.use_signin_link(digest(secret))
     return user if user is not None and u.credentials.user_enabled(user) else None
 
 
@@ -236,10 +234,10 @@ class BrowserLogin:
 
 def create_login(tx: Tx, user: str, *, ttl: timedelta, now: datetime) -> tuple[str, BrowserLogin]:
     """A browser login: the cookie value and the login it opens."""
-    u = Unit(tx)
+    u = Unit(tx, now)
     cookie = _new_secret()
     login = BrowserLogin(user, _new_secret())
-    u.credentials.add_login(digest(cookie), user, login.csrf_token, now=now, expires_at=now + ttl)
+    u.credentials.add_login(digest(cookie), user, login.csrf_token, expires_at=now + ttl)
     return cookie, login
 
 
@@ -255,10 +253,10 @@ def login_for(
 ) -> LoginVerdict | None:
     """The live login of a cookie: before its expiry, used within ``idle``, its user
     enabled; None otherwise."""
-    u = Unit(tx)
+    u = Unit(tx, now)
     if not cookie or len(cookie) > MAX_SECRET:
         return None
-    found = u.credentials.login(digest(cookie), now=now, idle=idle)
+    found = u.credentials.login(digest(cookie), idle=idle)
     if found is None:
         return None
     stale = now - found.last_seen_at >= TOKEN_TOUCH_EVERY
@@ -267,7 +265,7 @@ def login_for(
 
 def note_login_use(store: Store, cookie: str) -> None:
     with store.unit() as u:
-        u.credentials.touch_login(digest(cookie), store.now())
+        u.credentials.touch_login(digest(cookie))
 
 
 def drop_login(tx: Tx, cookie: str) -> None:
@@ -278,8 +276,8 @@ def drop_login(tx: Tx, cookie: str) -> None:
 
 
 def prune_expired(tx: Tx, now: datetime) -> int:
-    u = Unit(tx)
-    return u.credentials.prune_expired(now)
+    u = Unit(tx, now)
+    return u.credentials.prune_expired()
 
 
 # -- convenience over a store (the CLI and the serve command) -------------------------------

@@ -97,6 +97,17 @@ def frames(event: Event) -> str:
     return text
 
 
+def _mark_live(store: Store, client_id: str, user: str, ttl: timedelta) -> None:
+    """``user`` has a live client (``client_id``) for ``ttl``: notices go there."""
+    with store.unit() as u:
+        u.messages.mark_live(client_id, user, ttl)
+
+
+def _drop_live(store: Store, client_id: str) -> None:
+    with store.unit() as u:
+        u.messages.drop_live(client_id)
+
+
 def _start(store: Store, user: str, asked: int | None) -> tuple[int, bool]:
     """Where a stream starts, and whether the client must be told to reset."""
     with store.unit(write=False) as u:
@@ -163,7 +174,7 @@ async def event_stream(
                 if read.count == BATCH:
                     continue
             if time.monotonic() - marked >= refresh:
-                await anyio.to_thread.run_sync(store.messages.mark_live, client_id, user, ttl)
+                await anyio.to_thread.run_sync(_mark_live, store, client_id, user, ttl)
                 marked = time.monotonic()
             with anyio.move_on_after(min(settings.keepalive, refresh, recheck)):
                 await waiter.wait()
@@ -181,7 +192,7 @@ async def event_stream(
         hub.drop_feed(waiter)
         with anyio.CancelScope(shield=True):
             with contextlib.suppress(StoreError):  # the mark runs out by itself
-                await anyio.to_thread.run_sync(store.messages.drop_live, client_id)
+                await anyio.to_thread.run_sync(_drop_live, store, client_id)
 
 
 @dataclass(frozen=True)
@@ -242,7 +253,7 @@ async def events(
     start = await anyio.to_thread.run_sync(_start, ctx.store, principal.user, asked)
     client_id = "sse:" + secrets.token_urlsafe(12)
     await anyio.to_thread.run_sync(
-        ctx.store.messages.mark_live, client_id, principal.user, ctx.settings.live_ttl
+        _mark_live, ctx.store, client_id, principal.user, ctx.settings.live_ttl
     )
     return StreamingResponse(
         event_stream(ctx, principal, start, asked, client_id),

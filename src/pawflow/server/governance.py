@@ -123,7 +123,7 @@ def delivery_text(row: OutboxRow, status: str) -> str:
 
 def interaction_details(store: Store, found: dict[str, Any]) -> InteractionDetails:
     """What ``get_interaction`` (and a claim, a release, a reassignment) answers: the store's
-    details of a request (``store.accountability.interaction_details``) and its deliveries,
+    details of a request (``u.accountability.details``) and its deliveries,
     each with its outcome in words."""
     with store.unit(write=False) as u:
         sent = u.outbox.deliveries(found["interaction"].id)
@@ -145,25 +145,24 @@ def _details(request: Request, found: dict[str, Any]) -> InteractionDetails:
 
 @_action("get_interaction", InteractionDetails, "Read a request, its policy and its audit trail")
 def get_interaction(body: m.RequestRef, principal: Caller, request: Request) -> InteractionDetails:
-    found = _store(request).accountability.interaction_details(body.request_id, user=principal.user)
+    with _store(request).unit(write=False) as u:
+        found = u.accountability.details(body.request_id, user=principal.user)
     return _details(request, found)
 
 
 @_action("claim_interaction", InteractionDetails, "Take a request on, for its claim time")
 def claim_interaction(body: ClaimBody, principal: Caller, request: Request) -> InteractionDetails:
     store = _store(request)
-    found = store.accountability.claim_interaction(
-        body.request_id, user=principal.user, via=body.via
-    )
+    with store.unit() as u:
+        found = u.accountability.claim(body.request_id, user=principal.user, via=body.via)
     return _details(request, found)
 
 
 @_action("release_interaction", InteractionDetails, "Give a claimed request back")
 def release_interaction(body: ClaimBody, principal: Caller, request: Request) -> InteractionDetails:
     store = _store(request)
-    found = store.accountability.release_interaction(
-        body.request_id, user=principal.user, via=body.via
-    )
+    with store.unit() as u:
+        found = u.accountability.release(body.request_id, user=principal.user, via=body.via)
     return _details(request, found)
 
 
@@ -172,9 +171,10 @@ def reassign_interaction(
     body: ReassignBody, principal: Caller, request: Request
 ) -> InteractionDetails:
     store = _store(request)
-    found = store.accountability.reassign_interaction(
-        body.request_id, list(body.to), user=principal.user, via=body.via
-    )
+    with store.unit() as u:
+        found = u.accountability.reassign(
+            body.request_id, list(body.to), user=principal.user, via=body.via
+        )
     return _details(request, found)
 
 
@@ -184,7 +184,8 @@ def list_inbox(
     request: Request,
     body: Annotated[InboxBody, Body()] = InboxBody(),  # noqa: B008
 ) -> Inbox:
-    found = _store(request).accountability.inbox(user=principal.user, which=body.filter)
+    with _store(request).unit(write=False) as u:
+        found = u.accountability.inbox(user=principal.user, which=body.filter)
     return Inbox(
         items=[
             InboxItem(interaction=item.interaction, why=item.why, waiting_for=item.waiting_for)
@@ -245,16 +246,17 @@ def list_groups(
     request: Request,
     body: Annotated[ListGroups, Body()] = ListGroups(),  # noqa: B008
 ) -> Groups:
-    return Groups(groups=_admin(request, principal).accountability.list_groups())
+    with _admin(request, principal).unit(write=False) as u:
+        return Groups(groups=u.groups.all_groups())
 
 
 @_action("add_to_group", Groups, "Add users to a group, made on first use (admins)")
 def add_to_group(body: GroupBody, principal: Caller, request: Request) -> Groups:
     admin = Admin(request, principal)
     with admin.store.unit() as u:
-        u.groups.add_members(body.name, body.users, admin.store.now())
+        u.groups.add_members(body.name, body.users)
         admin.audit(u.tx, "group.add", f"group:{body.name}", users=body.users)
-    return Groups(groups=admin.store.accountability.list_groups())
+        return Groups(groups=u.groups.all_groups())
 
 
 @_action("remove_from_group", Groups, "Take users out of a group, or remove it (admins)")
@@ -263,7 +265,7 @@ def remove_from_group(body: GroupBody, principal: Caller, request: Request) -> G
     with admin.store.unit() as u:
         u.groups.remove_members(body.name, body.users)
         admin.audit(u.tx, "group.remove", f"group:{body.name}", users=body.users)
-    return Groups(groups=admin.store.accountability.list_groups())
+        return Groups(groups=u.groups.all_groups())
 
 
 @_action("delegate", Delegations, "Let another user answer for the caller until a moment")
@@ -274,9 +276,11 @@ def delegate(body: DelegateBody, principal: Caller, request: Request) -> Delegat
     if whom != principal.user:  # for someone else: an admin's action, audited
         admin = Admin(request, principal)
         with store.unit() as u:
-            u.groups.delegate(whom, body.to, until, store.now())
+            u.groups.delegate(whom, body.to, until)
             admin.audit(u.tx, "delegation.add", whom, to=body.to, until=body.until)
     else:
-        store.accountability.delegate(whom, to=body.to, until=until)
-    mine = [d for d in store.accountability.list_delegations() if d["principal"] == whom]
+        with store.unit() as u:
+            u.groups.delegate(whom, to=body.to, until=until)
+    with store.unit(write=False) as u:
+        mine = [d for d in u.groups.delegations() if d["principal"] == whom]
     return Delegations(delegations=[Delegation(**d) for d in mine])

@@ -139,9 +139,7 @@ def subscribe_push(body: SubscribePush, principal: Caller, request: Request) -> 
     auth = _key(body.keys.auth, "keys.auth", 16)
     endpoint = _allowed_endpoint(request, body.endpoint)
     with ctx.store.unit() as u:
-        added = u.web_push.subscribe(
-            principal.user, endpoint, p256dh, auth, body.device, ctx.store.now()
-        )
+        added = u.web_push.subscribe(principal.user, endpoint, p256dh, auth, body.device)
     return PushDevice(**added.to_dict())
 
 

@@ -46,10 +46,10 @@ def page(title: str, body: str, status: int = 200) -> HTMLResponse:
 
 def link_user(tx: Tx, secret: str, *, now: datetime) -> str | None:
     """Whom a sign-in secret is for, without using it up (None: unknown, used or expired)."""
-    u = Unit(tx)
+    u = Unit(tx, now)
     if not secret or len(secret) > MAX_SECRET:
         return None
-    return u.credentials.signin_link_user(digest(secret), now=now)
+    return u.credentials.signin_link_user(digest(secret))
 
 
 HOW_TO_GET_A_LINK = (

@@ -57,7 +57,7 @@ def _text(claims: dict[str, Any], name: str) -> str | None:
 
 def admit(tx: Tx, config: OidcConfig, claims: dict[str, Any], *, now: datetime) -> Admitted:
     """Who ``claims`` (a checked ID token's) sign in as; :class:`SignInProblem` if nobody."""
-    u = Unit(tx)
+    u = Unit(tx, now)
     subject = str(claims["sub"])
     email = _text(claims, config.email_claim)
     verified = claims.get("email_verified") is not False
@@ -98,25 +98,23 @@ def admit(tx: Tx, config: OidcConfig, claims: dict[str, Any], *, now: datetime) 
                     " to make one on first sign-in. Ask an admin to add you."
                 )
             created = True
-        u.conversations.ensure_user(user, now)
+        u.conversations.ensure_user(user)
     if not created and not u.credentials.user_enabled(user):
         raise SignInProblem(
             f"Your account ({user}) is disabled here. Ask an admin to enable it again."
         )
-    u.sign_in.link_identity(config.issuer, subject, user, now=now)
+    u.sign_in.link_identity(config.issuer, subject, user)
     if email is not None:
         u.roles.set_email(user, email)
     admitted = Admitted(user, created)
     if isinstance(raw_groups, list):
-        admitted.joined, admitted.left = u.sign_in.sync_groups(
-            user, groups, issuer=config.issuer, now=now
-        )
+        admitted.joined, admitted.left = u.sign_in.sync_groups(user, groups, issuer=config.issuer)
     _sync_role(tx, config, user, groups, now=now)
     return admitted
 
 
 def _sync_role(tx: Tx, config: OidcConfig, user: str, groups: list[str], *, now: datetime) -> None:
-    u = Unit(tx)
+    u = Unit(tx, now)
     if config.admin_group is None:
         return
     found = u.roles.user(user)
@@ -133,7 +131,6 @@ def _sync_role(tx: Tx, config: OidcConfig, user: str, groups: list[str], *, now:
     u.roles.record(
         PROVIDER_ACTOR,
         "user.role",
-        now,
         target=user,
         detail={"role": role, "group": config.admin_group},
         origin=RoleOrigin(via="sign-in"),
@@ -171,11 +168,10 @@ def start(request: Request) -> Response:
     store = ctx.store
     now = store.now()
     with store.unit() as u:
-        u.sign_in.prune_attempts(now)
+        u.sign_in.prune_attempts()
         u.sign_in.add_attempt(
             digest(trip.state),
             SignInAttempt(trip.nonce, trip.code_verifier),
-            now=now,
             expires_at=now + timedelta(seconds=TRIP_SECONDS),
         )
     response = RedirectResponse(trip.url, status_code=303, headers=signin_page.NO_STORE)
@@ -215,7 +211,7 @@ def callback(
         )
     store = ctx.store
     with store.unit() as u:
-        attempt = u.sign_in.use_attempt(digest(state), now=store.now())
+        attempt = u.sign_in.use_attempt(digest(state))
     if attempt is None:
         return _refused(request, ctx, "This sign-in is used up or expired. Start again.")
     try:

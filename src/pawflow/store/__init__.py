@@ -60,7 +60,7 @@ from pawflow.store.runtime.leases import DEFAULT_TTL as LEASE_TTL
 from pawflow.store.runtime.leases import Hold, LeaseTerms, elapsed
 from pawflow.store.runtime.queues import STATUSES as QUEUE_STATUSES
 from pawflow.store.runtime.queues import NewRow as NewQueueRow
-from pawflow.store.runtime.reports import SweepReport
+from pawflow.store.runtime.reports import SWEEP_BATCH, SweepReport
 from pawflow.store.runtime.sessions import SessionRow
 from pawflow.store.runtime.turns import QueuedTurn, TurnKey, Wakeup
 from pawflow.store.store import DEFAULT_FILE_CAP, DEFAULT_PAYLOAD_CAP, Store, SweepStep
@@ -81,6 +81,7 @@ __all__ = [
     "POLICY_KEYS",
     "QUEUE_STATUSES",
     "SLACK_PATTERN",
+    "SWEEP_BATCH",
     "TOKEN_TOUCH_EVERY",
     "TOUCHED",
     "URL_PATTERN",

@@ -18,10 +18,9 @@ from pawflow.errors import InvalidInput, NotPending
 from pawflow.records import Conversation, Event, FileRef, Interaction, Message, Requester
 from pawflow.store.engine import migrations
 from pawflow.store.engine.database import Database, Tx, sql
-from pawflow.store.governance.accountability import Accountability
+from pawflow.store.governance.assignments import escalate_due, remind_due
 from pawflow.store.ledger import conversations as convs
 from pawflow.store.ledger import events
-from pawflow.store.ledger.messages import History
 from pawflow.store.people import invitations
 from pawflow.store.reach import file_links
 from pawflow.store.runtime import answering, asking, turns
@@ -31,14 +30,11 @@ from pawflow.store.runtime.continuations import Continuation, Payload, SignalVal
 from pawflow.store.runtime.delivery import Delivery, DeliveryHandler
 from pawflow.store.runtime.dispatch import Dispatcher
 from pawflow.store.runtime.interactions import Asked, Park, Question
-from pawflow.store.runtime.leases import Leases
-from pawflow.store.runtime.reports import SweepReport as SweepReport
-from pawflow.store.runtime.turns import TurnQueue
+from pawflow.store.runtime.reports import SWEEP_BATCH, SweepReport
 from pawflow.store.unit import Unit
 
 DEFAULT_PAYLOAD_CAP = 1024 * 1024
 DEFAULT_FILE_CAP = 10 * 1024 * 1024
-SWEEP_BATCH = 500
 
 SweepStep = Callable[["Store"], dict[str, int]]
 """An extra step of each sweeper pass; returns its counts by name."""
@@ -52,9 +48,9 @@ class Store:
 
     Every public method is one transaction and returns records (:mod:`pawflow.records`).
     Reads are scoped to a ``user``; what is not theirs is ``NotFound``, like what does not
-    exist. ``payload_cap`` and ``file_cap`` bound parked payloads and uploads. The runtime's
-    concerns have a namespace each: ``store.turns`` (who answers a conversation, and its
-    turn queue), ``store.messages`` (history and notices), ``store.leases``.
+    exist. ``payload_cap`` and ``file_cap`` bound parked payloads and uploads. Its methods
+    compose several rules; everything else is a table's, reached through :meth:`unit`
+    (``u.turns``, ``u.messages``, ``u.leases``, ``u.accountability``, …).
     """
 
     def __init__(
@@ -72,10 +68,6 @@ class Store:
         self._dispatch = Dispatcher(db, self.now)
         self.deliveries = self._dispatch.registry
         self._sweep_steps: list[SweepStep] = []
-        self.turns = TurnQueue(db, self.now)
-        self.messages = History(db, self.now)
-        self.leases = Leases(db, self.now)
-        self.accountability = Accountability(db, self.now)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -556,23 +548,31 @@ class Store:
         return lambda: self._sweep_steps.remove(step) if step in self._sweep_steps else None
 
     def sweep(self) -> SweepReport:
-        """One sweeper pass: expire, release what is due, deliver, then the extra steps."""
+        """One sweeper pass: expire, release what is due, deliver, take the reminders and
+        escalations that are due, then the extra steps."""
         report = SweepReport()
         now = self.now()
         # Deliveries wait for the end of the pass, so the report counts them in one place.
         with self._dispatch.held():
             for name, step in (("expired", inter.expire_due), ("released", cont.release_due)):
-                while True:
-                    with self.db.transaction() as tx:
-                        done = step(tx, now, SWEEP_BATCH)
-                    report.add({name: done})
-                    if done < SWEEP_BATCH:
-                        break
+                report.add({name: self._batches(step, now)})
         report.add({"delivered": self.deliver_due()})
-        report.add(self.accountability.sweep_accountability())
+        # Escalate first: a reminder due then reaches the newcomers too.
+        for name, step in (("escalated", escalate_due), ("reminded", remind_due)):
+            report.add({name: self._batches(step, now)})
         for extra in list(self._sweep_steps):
             report.add(extra(self))
         return report
+
+    def _batches(self, step: Callable[[Tx, datetime, int], int], now: datetime) -> int:
+        """Run ``step`` a batch (a transaction) at a time until a batch falls short."""
+        total = 0
+        while True:
+            with self.db.transaction() as tx:
+                done = step(tx, now, SWEEP_BATCH)
+            total += done
+            if done < SWEEP_BATCH:
+                return total
 
     # -- history and notifications -------------------------------------------------------
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -11,7 +10,7 @@ from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput, NotFound
 from pawflow.ids import new_id
 from pawflow.records import Message
-from pawflow.store.engine.database import Database, Tx, sql
+from pawflow.store.engine.database import Tx, sql
 from pawflow.store.ledger.conversations import conversation_access, conversation_audience
 from pawflow.store.ledger.events import append_event
 
@@ -24,10 +23,10 @@ def append_message(
     tx: Tx,
     conversation_id: str,
     *,
-    role: Role,
+    role: Role = "user",
     author: str,
     content: str,
-    data: dict[str, Any] | None,
+    data: dict[str, Any] | None = None,
     now: datetime,
 ) -> Message:
     """Add a message to the history and announce it to every member of the conversation."""
@@ -59,7 +58,7 @@ def append_message(
 
 
 def history(
-    tx: Tx, conversation_id: str, *, user: str, after_seq: int, limit: int
+    tx: Tx, conversation_id: str, *, user: str, after_seq: int = 0, limit: int = 500
 ) -> list[Message]:
     """Messages ``user`` may read (any member), oldest first, after ``after_seq``."""
     if conversation_access(tx, conversation_id, user) is None:
@@ -112,11 +111,11 @@ def is_live(tx: Tx, user: str, now: datetime) -> bool:
 def notify_user(
     tx: Tx,
     user: str,
-    *,
     message: str,
-    title: str | None,
-    urgency: Urgency,
-    conversation_id: str | None,
+    *,
+    title: str | None = None,
+    urgency: Urgency = "normal",
+    conversation_id: str | None = None,
     now: datetime,
 ) -> Literal["sent", "queued"]:
     """Log a ``notification`` event (and a history entry); ``sent`` if a client is live.
@@ -141,79 +140,3 @@ def notify_user(
         data["message_id"] = entry.id
     append_event(tx, [user], conversation_id, "notification", data, now)
     return "sent" if is_live(tx, user, now) else "queued"
-
-
-class History:
-    """``store.messages``: conversations' history and notices to users, each call one
-    transaction (a user's own message and its turn: ``Store.post_message``)."""
-
-    def __init__(self, db: Database, now: Callable[[], datetime]) -> None:
-        self._db = db
-        self._now = now
-
-    def append(
-        self,
-        conversation_id: str,
-        content: str,
-        *,
-        role: Role = "user",
-        author: str,
-        data: dict[str, Any] | None = None,
-    ) -> Message:
-        """Add to a conversation's history (no access check: callers decide who may)."""
-        with self._db.transaction() as tx:
-            return append_message(
-                tx,
-                conversation_id,
-                role=role,
-                author=author,
-                content=content,
-                data=data,
-                now=self._now(),
-            )
-
-    def read(
-        self, conversation_id: str, *, user: str, after_seq: int = 0, limit: int = 500
-    ) -> list[Message]:
-        """The messages after ``after_seq`` that ``user`` (any member) may read, oldest first."""
-        with self._db.transaction(write=False) as tx:
-            return history(tx, conversation_id, user=user, after_seq=after_seq, limit=limit)
-
-    def recent(
-        self, conversation_id: str, limit: int, *, until: str | None = None
-    ) -> list[Message]:
-        """The last ``limit`` messages, oldest first, up to the message ``until`` (a queued
-        message: later ones are later turns). No access check: for the runtime."""
-        with self._db.transaction(write=False) as tx:
-            return recent(tx, conversation_id, limit, until)
-
-    def notify_user(
-        self,
-        user: str,
-        message: str,
-        *,
-        title: str | None = None,
-        urgency: Urgency = "normal",
-        conversation_id: str | None = None,
-    ) -> Literal["sent", "queued"]:
-        """Tell ``user`` something: ``sent`` when a client of theirs is live, else ``queued``."""
-        with self._db.transaction() as tx:
-            return notify_user(
-                tx,
-                user,
-                message=message,
-                title=title,
-                urgency=urgency,
-                conversation_id=conversation_id,
-                now=self._now(),
-            )
-
-    def mark_live(self, client_id: str, user: str, ttl: timedelta) -> None:
-        """``user`` has a live client (``client_id``) for ``ttl``: notices go there."""
-        with self._db.transaction() as tx:
-            mark_live(tx, client_id, user, ttl, self._now())
-
-    def drop_live(self, client_id: str) -> None:
-        """The live client went away."""
-        with self._db.transaction() as tx:
-            drop_live(tx, client_id)

@@ -13,8 +13,7 @@ from typing import Annotated, Any
 from pawflow.clock import to_millis
 from pawflow.store.engine.database import Tx, sql
 from pawflow.store.engine.rows import JSON, decode, decode_all
-
-SWEEP_BATCH = 500
+from pawflow.store.runtime.reports import SWEEP_BATCH
 
 
 @dataclass(frozen=True)

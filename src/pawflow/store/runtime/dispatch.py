@@ -22,8 +22,7 @@ from pawflow.store.runtime.delivery import (
     deliver_due,
     deliver_resolved,
 )
-
-SWEEP_BATCH = 500
+from pawflow.store.runtime.reports import SWEEP_BATCH
 
 
 class Dispatcher:

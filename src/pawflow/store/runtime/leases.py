@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 
 from pawflow.clock import to_millis
 from pawflow.errors import PawFlowError
-from pawflow.store.engine.database import Database, Tx, sql
+from pawflow.store.engine.database import Tx, sql
 from pawflow.store.engine.rows import decode
 
 DEFAULT_TTL = timedelta(seconds=10)
@@ -199,7 +199,7 @@ def get(tx: Tx, name: str) -> Lease | None:
     return None if row is None else _lease(row)
 
 
-def held(tx: Tx, prefix: str, now: datetime) -> list[Lease]:
+def held(tx: Tx, now: datetime, prefix: str = "") -> list[Lease]:
     """Live leases whose name starts with ``prefix``, by name."""
     rows = sql(tx).all(
         "SELECT * FROM leases WHERE name LIKE ? ESCAPE '\\' AND expires_at > ? ORDER BY name",
@@ -210,32 +210,3 @@ def held(tx: Tx, prefix: str, now: datetime) -> list[Lease]:
 
 def _lease(row: dict[str, object]) -> Lease:
     return decode(Lease, row)
-
-
-class Leases:
-    """``store.leases``: named leases, each call one transaction."""
-
-    def __init__(self, db: Database, now: Callable[[], datetime]) -> None:
-        self._db = db
-        self._now = now
-
-    def acquire(self, name: str, owner: str, ttl: timedelta) -> bool:
-        """Take or renew the lease ``name`` for ``owner``; False while another holds it."""
-        with self._db.transaction() as tx:
-            return acquire(tx, name, owner, self._now(), ttl)
-
-    def renew(self, name: str, owner: str, ttl: timedelta, epoch: int | None = None) -> bool:
-        """Extend the lease ``owner`` holds (since ``epoch``); False when it is no longer
-        theirs."""
-        with self._db.transaction() as tx:
-            return renew(tx, name, owner, self._now(), ttl, epoch)
-
-    def release(self, name: str, owner: str) -> bool:
-        """Give the lease up, if ``owner`` holds it."""
-        with self._db.transaction() as tx:
-            return release(tx, name, owner)
-
-    def live(self, prefix: str = "") -> list[Lease]:
-        """The leases not yet run out whose names start with ``prefix``."""
-        with self._db.transaction(write=False) as tx:
-            return held(tx, prefix, self._now())

@@ -1,8 +1,12 @@
-"""What a sweeper pass reports."""
+"""What a sweeper pass reports, and the batch its steps work in."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+SWEEP_BATCH = 500
+"""The most rows one transaction of a sweep step changes: a step runs batch after batch
+until one falls short."""
 
 
 @dataclass

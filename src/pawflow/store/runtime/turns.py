@@ -19,7 +19,7 @@ conversation runs under a live lease.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
@@ -28,7 +28,7 @@ from pawflow.clock import to_millis
 from pawflow.errors import NotFound
 from pawflow.ids import new_id
 from pawflow.records import Message
-from pawflow.store.engine.database import Database, Tx, sql
+from pawflow.store.engine.database import Tx, sql
 from pawflow.store.engine.rows import JSON, decode, decode_all, encode_json
 from pawflow.store.ledger.messages import Role, append_message
 from pawflow.store.runtime import continuations
@@ -441,64 +441,3 @@ def absorb(tx: Tx, *, source: str, target: str, signal_id: str, now: datetime) -
         return True
     # Neither: nothing was ever parked (the answer is ours) unless a wakeup exists.
     return wakeup_by_source(tx, source) is None
-
-
-class TurnQueue:
-    """``store.turns``: who answers each conversation, and its durable turn queue.
-
-    Each method is one transaction; the functions of this module do the same work inside
-    a caller's transaction.
-    """
-
-    def __init__(self, db: Database, now: Callable[[], datetime]) -> None:
-        self._db = db
-        self._now = now
-
-    def assign(self, conversation_id: str, agent: str) -> None:
-        """Have ``agent`` answer the conversation's messages from now on."""
-        with self._db.transaction() as tx:
-            assign_agent(tx, conversation_id, agent, self._now())
-
-    def assigned(self, conversation_id: str) -> str | None:
-        """The agent answering the conversation's messages, if any."""
-        with self._db.transaction(write=False) as tx:
-            return assigned_agent(tx, conversation_id)
-
-    def due(self, agents: Sequence[str] | None, limit: int) -> list[QueuedTurn]:
-        """Turns ready to run for ``agents`` (and turns of no agent); None: every agent."""
-        with self._db.transaction(write=False) as tx:
-            return due(tx, self._now(), agents, limit)
-
-    def claim(self, turn_id: str, owner: str, lease: timedelta) -> QueuedTurn | None:
-        """Take a due turn to run under a lease; None when another process has it."""
-        with self._db.transaction() as tx:
-            return claim(tx, turn_id, owner, self._now(), lease)
-
-    def renew(
-        self, running: Sequence[tuple[TurnKey, str | None]], lease: timedelta
-    ) -> list[TurnKey]:
-        """Heartbeat of running turns (with where each is); returns those no longer ours."""
-        lost = []
-        with self._db.transaction() as tx:
-            for key, stage in running:
-                if not renew(tx, key, self._now(), lease, stage):
-                    lost.append(key)
-        return lost
-
-    def complete(
-        self,
-        key: TurnKey,
-        reply: str | None = None,
-        *,
-        role: Role = "assistant",
-        author: str = "",
-        data: dict[str, Any] | None = None,
-    ) -> tuple[bool, Message | None]:
-        """End a turn and post its reply, both or neither: the reply is written once."""
-        with self._db.transaction() as tx:
-            return complete(tx, key, self._now(), reply=reply, role=role, author=author, data=data)
-
-    def open(self, conversation_id: str) -> list[QueuedTurn]:
-        """The conversation's turns still queued or running, oldest first."""
-        with self._db.transaction(write=False) as tx:
-            return open_turns(tx, conversation_id)
