@@ -54,11 +54,8 @@ def test_an_intercept_settles_the_turn_and_skips_the_rest(
 ) -> None:
     pipeline = default_pipeline(service, [Greeter()])
     with store.unit() as u:
-        turn = pipeline.run(
-            Turn.for_message(
-                store, u.messages.append_message(conversation.id, content="hi", author=USER)
-            )
-        )
+        hi = u.messages.append_message(conversation.id, content="hi", author=USER)
+    turn = pipeline.run(Turn.for_message(store, hi))
     assert turn.trace == ["intercept"] and turn.answered_by == "greeter" and turn.results == []
     assert history(store, conversation.id)[-1] == (
         "assistant",
@@ -66,20 +63,16 @@ def test_an_intercept_settles_the_turn_and_skips_the_rest(
         "Hi! (answered without the agent)",
     )
     with store.unit() as u:
-        passed = pipeline.run(
-            Turn.for_message(
-                store, u.messages.append_message(conversation.id, content="deploy", author=USER)
-            )
-        )
+        deploy = u.messages.append_message(conversation.id, content="deploy", author=USER)
+    passed = pipeline.run(Turn.for_message(store, deploy))
     assert passed.trace == list(STAGES)
 
 
 def test_a_conversation_without_an_agent_gets_no_reply(store: Store, service: ChatService) -> None:
     quiet = store.create_conversation(USER, "quiet")
     with store.unit() as u:
-        turn = service.handle_message(
-            store, quiet.id, u.messages.append_message(quiet.id, content="anyone?", author=USER)
-        )
+        anyone = u.messages.append_message(quiet.id, content="anyone?", author=USER)
+    turn = service.handle_message(store, quiet.id, anyone)
     assert turn is not None and turn.trace == ["intercept", "classify", "route"]
     assert len(history(store, quiet.id)) == 1
 

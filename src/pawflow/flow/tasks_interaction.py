@@ -222,11 +222,12 @@ class NotifyUser(Task):
 
     def process(self, flowfile: FlowFile, ctx: TaskContext) -> Iterable[Emit]:
         scope = ctx.scope
+        message, title = ctx.prop("message") or "", ctx.prop("title") or None
         with ctx.store.unit() as u:
             status = u.messages.notify_user(
                 scope.user,
-                ctx.prop("message") or "",
-                title=ctx.prop("title") or None,
+                message,
+                title=title,
                 urgency=self.value("urgency"),
                 conversation_id=scope.conversation_id,
             )
