@@ -3,7 +3,7 @@
 Every server runs one; the one holding the lease ``channels:outbox`` sends, the others
 wait to take over when it stops renewing (it renews in every transaction that claims rows,
 so a process that lost the lease claims nothing more). The lease follows the rule of every
-lease (``store.leases.LeaseTerms``): passes come at least every third of its time to live,
+lease (``pawflow.store.LeaseTerms``): passes come at least every third of its time to live,
 and before each send the dispatcher checks, by its monotonic clock, that the lease was
 renewed recently enough to trust; a dispatcher frozen or cut off past that sends nothing
 more of its batch (the rows left go out after their backoff, from whoever holds the lease

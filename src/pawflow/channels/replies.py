@@ -10,7 +10,7 @@ validation decides. Whatever is read is marked seen: a mail is read once. Of sev
 processes on one store (``pawflow serve --workers``), the one holding the lease
 ``channels:mail-replies`` reads the mailbox: taken at the start of a pass, renewed every
 third of its time to live while the pass goes on (the rule of every lease,
-``store.leases.LeaseTerms``), and a pass stops at the first mail it could not renew it for.
+``pawflow.store.LeaseTerms``), and a pass stops at the first mail it could not renew it for.
 
 ``PAWFLOW_IMAP_URL`` is ``imap://user:pass@host:port/MAILBOX`` (``imaps://`` for TLS;
 the mailbox defaults to ``INBOX``).

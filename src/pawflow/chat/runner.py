@@ -5,7 +5,7 @@ while worker slots are free, and hands each to a worker; a conversation whose lo
 here is passed over until its turn in progress ends. :meth:`renew` is the heartbeat of the
 turns in progress: it extends their leases and records where each one is (the stage
 ``pawflow session inspect`` shows). A turn's lease follows the rule of every lease
-(``store.leases.LeaseTerms``): :meth:`confirm` says, by this process's monotonic clock and
+(``pawflow.store.LeaseTerms``): :meth:`confirm` says, by this process's monotonic clock and
 without a statement, whether it was renewed recently enough to go on — and renews it there
 when it was not, so that a pause costs a statement rather than the turn — which a turn asks
 before each model call and tool call. :meth:`run_due` is the same work done in the calling

@@ -16,7 +16,7 @@ The rows are mirrored in memory, so scheduling and backpressure cost no query: o
 process holding the deployment's lease runs it, and every transaction here checks that lease
 (its owner, and its epoch: held without a break since this engine started). Before each task
 a worker also checks, by this process's monotonic clock, that the lease was renewed recently
-enough to trust (``store.leases.Hold``, no statement): a process that was frozen or cut off
+enough to trust (``pawflow.store.Hold``, no statement): a process that was frozen or cut off
 past that runs nothing more of its batch — the FlowFiles left wait, taken, until a renewal
 succeeds, or go with the lease to the process that took it over, which runs them.
 """

@@ -8,7 +8,7 @@ Several processes (``pawflow serve`` on one PostgreSQL database, or on one SQLit
 the deployments through leases (``store.leases``): a process runs a deployment, and drains its
 queues, only while it holds the lease ``flow:<deployment id>``, running out ``lease_ttl``
 seconds after its last renewal and renewed every third of that (the rule of every lease,
-``store.leases.LeaseTerms``); its workers trust it for two thirds of ``lease_ttl`` after a
+``pawflow.store.LeaseTerms``); its workers trust it for two thirds of ``lease_ttl`` after a
 renewal began, by the monotonic clock, and run nothing more until the next. Each process also keeps
 a ``flow-process:<owner>`` lease; it takes no more than its fair share, ceil(deployments /
 live processes), and gives up what is above it, so work spreads over the processes. When a

@@ -2,7 +2,7 @@
 
 ``policies`` (a request's policy, read and checked when it is made), ``assignments``
 (claims, reassignment, the inbox, reminders and escalations), ``approvals`` (tool approval
-rules and the calls they let through), ``accountability`` (``store.accountability``) and
-``administration`` (what the admin page reads across every user). It imports the engine,
-the ledger, people and reach.
+rules and the calls they let through), ``accountability`` (a request's claims, hand-overs
+and details: ``u.accountability``) and ``administration`` (what the admin page reads across
+every user). It imports the engine, the ledger, people and reach.
 """
