@@ -15,7 +15,7 @@ from tests.store.crash_child import CREATE_LOG, record
 from tests.store.test_concurrency import store_url
 
 CHILD = Path(__file__).with_name("crash_child.py")
-ROUNDS = 8
+ROUNDS = 4
 
 
 @pytest.mark.slow
