@@ -54,7 +54,14 @@ tasks:
 @contextmanager
 def server(db: str) -> Iterator[subprocess.Popen[bytes]]:
     port = free_port()
-    env = {**os.environ, "PAWFLOW_SWEEP_INTERVAL": "1"}
+    env = {
+        **os.environ,
+        "PAWFLOW_SWEEP_INTERVAL": "1",
+        # A restarted server takes the deployment over once the dead one's lease ran out: a
+        # short time to live, so the test does not wait out the default ten seconds.
+        "PAWFLOW_LEASE_TTL": "3",
+        "PAWFLOW_MAX_CLOCK_SKEW": "0.5",
+    }
     process = subprocess.Popen(
         [sys.executable, "-m", "pawflow", "serve", "--db", db, "--port", str(port)],
         env=env,
