@@ -1,11 +1,11 @@
 """Durable queues: a server killed with SIGKILL at random points skips no FlowFile.
 
-200 FlowFiles flow through a deployment (record → ask → wait for the answer → record) while
-the process running it kills itself at a random statement, ten times. Every FlowFile reaches
+100 FlowFiles flow through a deployment (record → ask → wait for the answer → record) while
+the process running it kills itself at a random statement, five times. Every FlowFile reaches
 the end; a task runs twice on a FlowFile only where that FlowFile was running at a kill, and
 then with a new attempt number; each question is asked once; each resume happens once.
 
-A 600-way fan-out where every item asks, killed once 60 questions exist, asks each item
+A 300-way fan-out where every item asks, killed once 60 questions exist, asks each item
 once. A task declared with outside effects, killed mid-batch, runs again on one FlowFile.
 """
 
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
-ROUNDS = 10
+ROUNDS = 5
 PER_ROUND = 20
 VISITS = (
     "CREATE TABLE IF NOT EXISTS visits (flowfile_id TEXT NOT NULL, task TEXT NOT NULL,"
@@ -167,7 +167,7 @@ def test_sigkill_at_random_points_skips_no_flowfile(real_store: Store, tmp_path:
     assert running_at_kills, "no kill hit a running task: the test proved nothing"
 
 
-FAN_OUT = 600
+FAN_OUT = 300
 FAN_FLOW = f"""
 name: fan-out-ask
 queue_capacity: 1000
