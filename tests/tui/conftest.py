@@ -1,6 +1,6 @@
 """The terminal client against real servers: one in-process server per module (each test a
-user of its own), and ``pawflow serve`` processes that can be killed and restarted on the
-same port for the reconnect tests.
+user of its own), and a ``pawflow serve`` process per module that can be killed and restarted
+on the same port for the reconnect tests.
 
 The app runs headless under Textual's pilot; waiting is polling with a deadline.
 """
@@ -12,7 +12,6 @@ import contextlib
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,8 +20,10 @@ from textual.pilot import Pilot
 
 from pawflow.client import Client
 from pawflow.records import Interaction
+from pawflow.server.credentials import issue_token
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
+from pawflow.store import open_store
 from pawflow.testing import temporary_store
 from pawflow.tui import ChatApp
 from pawflow.tui.blocks import RequestBlock
@@ -126,9 +127,26 @@ async def ready_block(pilot: Pilot[None], app: ChatApp, request_id: str) -> Any:
     raise AssertionError("Ctrl+N never reached the request")
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    server = Served(f"sqlite:///{tmp_path / 'pawflow.db'}", tmp_path)
+@pytest.fixture(scope="module")
+def served_here(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    directory = tmp_path_factory.mktemp("served")
+    server = Served(f"sqlite:///{directory / 'pawflow.db'}", directory)
     server.start()
     yield server
     server.kill()
+
+
+@pytest.fixture
+def served(served_here: Served) -> Served:
+    """The module's ``pawflow serve``, running (a test kills and restarts it; each test is
+    a user of its own)."""
+    if served_here.process is None:
+        served_here.start()
+    return served_here
+
+
+def token_for(served: Served, user: str) -> str:
+    """A token for a new user of ``served``'s store, as ``pawflow users add`` makes it."""
+    with open_store(served.db) as store:
+        store.ensure_user(user)
+        return issue_token(store, user)

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 from tests.served import Served
-from tests.tui.conftest import block_of, ready_block, running, shown_status, until
+from tests.tui.conftest import block_of, ready_block, running, shown_status, token_for, until
 from textual.widgets import Input
 
 from pawflow.client import Client, ServerEvent
@@ -22,7 +22,7 @@ from pawflow.tui.live import Connection, LiveHandlers, LiveStream
 
 @pytest.mark.slow
 def test_restart_rehydrates_pending_from_the_server(served: Served) -> None:
-    token = served.token("ada")
+    token = token_for(served, "ada")
     client = Client(served.url, token)
     conversation = client.create_conversation("Ops").id
     first = client.request_interaction(conversation, "confirm", "First?")
@@ -68,7 +68,7 @@ def test_restart_rehydrates_pending_from_the_server(served: Served) -> None:
 @pytest.mark.slow
 def test_stream_resumes_from_the_last_event_id(served: Served) -> None:
     """Events written while the stream was down are replayed after it, in order, once."""
-    token = served.token("bob")
+    token = token_for(served, "bob")
     client = Client(served.url, token)
     conversation = client.create_conversation("Ops").id
     seen: list[ServerEvent] = []

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from tests.conftest import IN_CI
 from tests.served import Served
+from tests.tui.conftest import token_for
 
 from pawflow.client import Client
 from pawflow.testing import eventually
@@ -93,7 +94,7 @@ def tmux() -> Iterator[Tmux]:
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_pawflow_chat_in_a_terminal(served: Served, tmux: Tmux) -> None:
-    token = served.token("ada")
+    token = token_for(served, "ada")
     client = Client(served.url, token)
     try:
         conversation = client.create_conversation("Deployments").id
