@@ -52,9 +52,13 @@ class Person:
         return requests
 
     def waiting(self, word: str, timeout: float = 180) -> dict[str, Any]:
-        """The one pending request whose message holds ``word``, once it is asked."""
+        """The one pending request whose message holds ``word``, once it is asked (asked
+        every 0.1 s: each look is a request the server answers while the framework's
+        processes load)."""
         found = eventually(
-            lambda: [r for r in self.pending() if word in r["message"]], timeout=timeout
+            lambda: [r for r in self.pending() if word in r["message"]],
+            timeout=timeout,
+            interval=0.1,
         )
         [request] = found
         return request

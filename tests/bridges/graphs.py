@@ -121,7 +121,7 @@ def main(argv: list[str]) -> int:
         )
     else:
         bridge.listen()
-        eventually(lambda: not graph.get_state(config(args.thread)).next, timeout=90)
+        eventually(lambda: not graph.get_state(config(args.thread)).next, timeout=90, interval=0.1)
         print(json.dumps(graph.get_state(config(args.thread)).values), flush=True)
     store.close()
     return 0

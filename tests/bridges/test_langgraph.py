@@ -409,7 +409,9 @@ def test_a_graph_interrupted_in_one_process_is_resumed_by_an_answer_from_another
         )
         try:
             note = eventually(
-                lambda: [r for r in pending_requests() if r["kind"] == "text"], timeout=60
+                lambda: [r for r in pending_requests() if r["kind"] == "text"],
+                timeout=60,
+                interval=0.1,
             )
             assert note[0]["message"] == "A note for the customer?"
             answered = api.post(

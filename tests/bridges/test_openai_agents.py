@@ -291,7 +291,9 @@ def test_a_run_stopped_in_one_process_is_approved_and_rejected_from_another(
         )
         try:
             second = eventually(
-                lambda: [r for r in pending_requests() if "B-2" in r["message"]], timeout=60
+                lambda: [r for r in pending_requests() if "B-2" in r["message"]],
+                timeout=60,
+                interval=0.1,
             )
             answered = api.post(
                 "/api/actions/respond_interaction",
