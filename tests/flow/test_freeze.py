@@ -102,11 +102,12 @@ def test_a_server_frozen_past_its_leases_runs_nothing_of_its_batch_once_thawed(
                     holders(store).get(target) == a and holders(store).get("channels:outbox") == a
                 ),
                 timeout=30,
+                interval=0.1,
             )
             other.start()
             assert other.process is not None
             b = other.process.pid
-            eventually(lambda: b in holders(store).values(), timeout=30)
+            eventually(lambda: b in holders(store).values(), timeout=30, interval=0.1)
             assert holders(store)[target] == a
 
             # One FlowFile fans out into a batch of COUNT; the first visit freezes its server.
@@ -123,15 +124,21 @@ def test_a_server_frozen_past_its_leases_runs_nothing_of_its_batch_once_thawed(
 
             eventually(moved, timeout=20, interval=0.1)
             eventually(
-                lambda: len({f for f, pid in visits(store) if pid == b}) == COUNT, timeout=60
+                lambda: len({f for f, pid in visits(store) if pid == b}) == COUNT,
+                timeout=60,
+                interval=0.1,
             )
-            eventually(lambda: deployment_status(store, deployment.id).total("running") == 0)
+            eventually(
+                lambda: deployment_status(store, deployment.id).total("running") == 0, interval=0.1
+            )
 
             # Thawed: it finds its lease gone and stops the deployment, running nothing more.
             seen = len(frozen.output)
             frozen.process.send_signal(signal.SIGCONT)
             eventually(
-                lambda: any("stopped here" in line for line in frozen.output[seen:]), timeout=60
+                lambda: any("stopped here" in line for line in frozen.output[seen:]),
+                timeout=60,
+                interval=0.1,
             )
             assert frozen.process.poll() is None
             done = visits(store)

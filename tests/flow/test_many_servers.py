@@ -57,7 +57,14 @@ tasks:
 
 @contextmanager
 def servers(url: str, count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    env = {**os.environ, "PAWFLOW_SWEEP_INTERVAL": "1"}
+    env = {
+        **os.environ,
+        "PAWFLOW_SWEEP_INTERVAL": "1",
+        # A dead server's deployments move within a time to live: a short one, so the test
+        # does not wait out the default ten seconds.
+        "PAWFLOW_LEASE_TTL": "3",
+        "PAWFLOW_MAX_CLOCK_SKEW": "0.5",
+    }
     ports = [free_port() for _ in range(count)]
     started = [
         subprocess.Popen(
@@ -113,7 +120,7 @@ def test_three_servers_share_deployments_and_take_over_a_dead_ones() -> None:
                 found = runners(store, ids)
                 return found if len(set(found.values())) == 3 else None
 
-            spread = eventually(spread_over_all, timeout=30)
+            spread = eventually(spread_over_all, timeout=30, interval=0.1)
             assert set(spread.values()) == set(pids)
 
             for n, deployment_id in enumerate(ids):
@@ -124,6 +131,7 @@ def test_three_servers_share_deployments_and_take_over_a_dead_ones() -> None:
             eventually(
                 lambda: all(deployment_status(store, i).total("parked") == 4 for i in ids),
                 timeout=30,
+                interval=0.1,
             )
 
             # Slow work queued and running in the victim, four parked: then its process dies.
@@ -132,7 +140,9 @@ def test_three_servers_share_deployments_and_take_over_a_dead_ones() -> None:
                 attributes = {"k": str(k), "pause": "1"}
                 deps.inject(store, victim, FlowFile.create(attributes=attributes))
                 expected[f"relay-0 {k} done"] += 1
-            eventually(lambda: deployment_status(store, victim).tasks["pause"]["running"] > 0)
+            eventually(
+                lambda: deployment_status(store, victim).tasks["pause"]["running"] > 0, interval=0.1
+            )
             owner = spread[victim]
             pids[owner].send_signal(signal.SIGKILL)
             pids[owner].wait(timeout=30)
@@ -156,7 +166,9 @@ def test_three_servers_share_deployments_and_take_over_a_dead_ones() -> None:
                     history = u.messages.history(conversation, user="alice")
                 return Counter(m.content for m in history if m.role == "notification")
 
-            eventually(lambda: sum(told().values()) >= sum(expected.values()), timeout=60)
+            eventually(
+                lambda: sum(told().values()) >= sum(expected.values()), timeout=60, interval=0.1
+            )
             eventually(
                 lambda: all(
                     not any(
@@ -166,6 +178,7 @@ def test_three_servers_share_deployments_and_take_over_a_dead_ones() -> None:
                     for i in ids
                 ),
                 timeout=30,
+                interval=0.1,
             )
             assert told() == expected  # every FlowFile completed, each resumed exactly once
             assert store.pending_continuations(f"flow:{victim}") == 0
