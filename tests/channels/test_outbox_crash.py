@@ -65,7 +65,9 @@ def test_sigkill_mid_dispatch_loses_and_duplicates_no_mail(
             served.kill()
             assert len(inbox.received()) < ROWS, "the kill came after the last mail"
             served.start()
-            eventually(lambda: all(row.status == "sent" for row in rows()), timeout=120)
+            eventually(
+                lambda: all(row.status == "sent" for row in rows()), timeout=120, interval=0.1
+            )
         finally:
             served.kill()
         received = [str(mail["Message-ID"]) for mail in inbox.received()]

@@ -65,7 +65,7 @@ def test_a_killed_server_replies_once_after_a_restart(tmp_path: Path) -> None:
         with serving(db, agents, log) as [second]:
             restarted = time.monotonic()
             # The same answer twice would mean a second reply: only one may ever appear.
-            eventually(lambda: replies(db, conversation), timeout=30)
+            eventually(lambda: replies(db, conversation), timeout=30, interval=0.1)
             assert time.monotonic() - restarted < 15
             assert replies(db, conversation) == [("assistant", "echo: user: hello")]
             assert turn_states(db, conversation) == [("message", "done", 2)]
@@ -76,7 +76,9 @@ def test_a_killed_server_replies_once_after_a_restart(tmp_path: Path) -> None:
             post(second, token, "send_message", conversation_id=conversation, content="ask me")
             with open_store(db) as store:
                 [question] = eventually(
-                    lambda: store.list_interactions(user=USER, status="pending"), timeout=30
+                    lambda: store.list_interactions(user=USER, status="pending"),
+                    timeout=30,
+                    interval=0.1,
                 )
             model.gate.clear()
             hits = model.hits
@@ -94,7 +96,7 @@ def test_a_killed_server_replies_once_after_a_restart(tmp_path: Path) -> None:
                     for role, text in replies(db, conversation)
                 )
 
-            eventually(woken, timeout=30)
+            eventually(woken, timeout=30, interval=0.1)
             assert time.monotonic() - restarted < 15
             states = turn_states(db, conversation)
             assert states[-1] == ("wakeup", "done", 2)
@@ -141,8 +143,10 @@ def test_a_wakeup_killed_mid_call_answers_the_answer_before_the_next_message(
             model.gate.set()
             for conversation in conversations:
                 post(served, token, "send_message", conversation_id=conversation, content="ask")
-            questions = eventually(lambda: pending(db, PARALLEL), timeout=30)
-            eventually(lambda: all(turns_done(db, c) for c in conversations), timeout=30)
+            questions = eventually(lambda: pending(db, PARALLEL), timeout=30, interval=0.1)
+            eventually(
+                lambda: all(turns_done(db, c) for c in conversations), timeout=30, interval=0.1
+            )
             model.gate.clear()
             for question in questions:
                 post(served, token, "respond_interaction", request_id=question.id, answer=True)
@@ -160,7 +164,7 @@ def test_a_wakeup_killed_mid_call_answers_the_answer_before_the_next_message(
                     'echo: tool: {"status": "answered", "answer": true}',
                     f"echo: user: {later}",
                 ]
-                eventually(partial(turns_done, db, conversation), timeout=30)
+                eventually(partial(turns_done, db, conversation), timeout=30, interval=0.1)
                 assert assistant_replies(db, conversation)[-3:] == expected, number
 
 

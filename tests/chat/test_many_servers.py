@@ -71,7 +71,9 @@ def test_agents_spread_and_move_when_their_process_dies(tmp_path: Path) -> None:
             parked = conversations[0]
             post(survivor, token, "send_message", conversation_id=parked, content="ask first")
             [question] = eventually(
-                lambda: store.list_interactions(user=USER, status="pending"), timeout=30
+                lambda: store.list_interactions(user=USER, status="pending"),
+                timeout=30,
+                interval=0.1,
             )
             model.gate.clear()
             # Two messages per conversation: one in the model call, one queued behind it.
@@ -103,7 +105,10 @@ def test_agents_spread_and_move_when_their_process_dies(tmp_path: Path) -> None:
 
             eventually(finished, timeout=30, interval=0.2)
             # The two survivors now share every agent.
-            eventually(lambda: len({lease.owner for lease in agent_leases(store).values()}) == 2)
+            eventually(
+                lambda: len({lease.owner for lease in agent_leases(store).values()}) == 2,
+                interval=0.1,
+            )
 
         for conversation in conversations:
             replies = assistant_replies(store, conversation)
