@@ -135,7 +135,7 @@ class Served:
 
     def asked(self, conversation: str) -> dict[str, Any]:
         """The one pending request, once the agent has asked."""
-        found = eventually(lambda: self.requests(conversation, "pending"), timeout=60)
+        found = eventually(lambda: self.requests(conversation, "pending"), timeout=60, interval=0.1)
         assert len(found) == 1
         return found[0]
 
@@ -147,7 +147,7 @@ class Served:
         def found() -> str | None:
             return next((r for r in self.replies(conversation) if text in r), None)
 
-        return eventually(found, timeout=60)
+        return eventually(found, timeout=60, interval=0.1)
 
 
 @pytest.fixture(scope="module")
@@ -323,7 +323,7 @@ def test_always_allow_skips_the_question_until_revoked(served: Served) -> None:
 
     before = len(served.deployed())
     served.say(chat, "deploy production")
-    eventually(lambda: len(served.deployed()) > before or None, timeout=60)
+    eventually(lambda: len(served.deployed()) > before or None, timeout=60, interval=0.1)
     assert [r["id"] for r in served.requests(chat)] == [first["id"]]  # not asked
 
     def allowed_by_rule() -> list[dict[str, Any]]:
@@ -331,7 +331,7 @@ def test_always_allow_skips_the_question_until_revoked(served: Served) -> None:
         kept = [a for m in history for a in (m.get("data") or {}).get("tool_approvals", [])]
         return [a for a in kept if a.get("rule_id") == rule["id"]]
 
-    [by_rule] = eventually(allowed_by_rule, timeout=60)
+    [by_rule] = eventually(allowed_by_rule, timeout=60, interval=0.1)
     assert by_rule["executed"] == {"environment": "production", "version": "1.2"}
 
     assert rule["id"] in served.cli("approvals", "list")

@@ -106,7 +106,7 @@ def test_wait_seconds_returns_an_answer_that_comes_in_time(
             found: list[Any] = api.ok("list_interactions", status="pending")["interactions"]
             return found
 
-        found = eventually(pending)
+        found = eventually(pending, interval=0.1)
         api.ok("respond_interaction", request_id=found[0]["id"], answer=42)
 
     async def scenario() -> dict[str, Any]:

@@ -108,7 +108,9 @@ def test_a_wait_over_stdio_ends_with_an_answer_given_meanwhile(sqlite_live: Live
     api, token = _user(sqlite_live)
 
     def answer_when_asked() -> None:
-        found = eventually(lambda: api.ok("list_interactions")["interactions"], timeout=20)
+        found = eventually(
+            lambda: api.ok("list_interactions")["interactions"], timeout=20, interval=0.1
+        )
         api.ok("respond_interaction", request_id=found[0]["id"], answer=True)
 
     async def scenario() -> dict[str, Any]:

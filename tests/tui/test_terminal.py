@@ -109,7 +109,11 @@ def test_pawflow_chat_in_a_terminal(served: Served, tmux: Tmux) -> None:
         # The footer lists y and n only once the request has the focus.
         tmux.press_until("C-n", lambda screen: "n No" in screen.rstrip().splitlines()[-1])
         tmux.keys("y")
-        eventually(lambda: client.get_interaction(asked.id).status == "answered", timeout=STEP)
+        eventually(
+            lambda: client.get_interaction(asked.id).status == "answered",
+            timeout=STEP,
+            interval=0.1,
+        )
         assert client.get_interaction(asked.id).answer is True
         tmux.until(lambda screen: "Answered by you in its block: Yes" in screen)
 
