@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import tomllib
@@ -83,3 +84,25 @@ def test_above_the_store_transactions_open_only_as_units() -> None:
         if ".transaction(" in line
     ]
     assert bare == []
+
+
+def test_the_agent_never_reaches_into_the_chat_turn_queue() -> None:
+    """``pawflow.agent`` knows nothing of chats: no ``<unit>.turns.<...>`` and no import of
+    a ``turns`` module; what a run needs of a chat, its caller hands it (``ToolContext``)."""
+    found = []
+    for path in (ROOT / "src" / "pawflow" / "agent").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules: list[str] = []
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [alias.name for alias in node.names]
+                modules = [f"{node.module or ''}.{name}" for name in names]
+            reaches = (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "turns"
+            )
+            if reaches or any("turns" in module.split(".") for module in modules):
+                found.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}")
+    assert found == []

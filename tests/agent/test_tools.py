@@ -195,6 +195,20 @@ def test_request_confirmation_refuses_a_long_wait(sqlite_store: Store) -> None:
     assert sqlite_store.list_interactions(user="alice") == []
 
 
+def test_request_confirmation_outside_a_chat_does_not_wait(sqlite_store: Store) -> None:
+    """With no caller to take an answer in the turn (``ToolContext.take_answer``), the tool
+    asks and ends the turn at once, wait_seconds or not: the answer comes back later."""
+    box = Toolbox(builtin_tools())
+    ctx = context(sqlite_store)
+    assert ctx.take_answer is None
+    outcome = box.invoke(
+        ToolCall("c", "request_confirmation", '{"message": "ok?", "wait_seconds": 120}'), ctx
+    )
+    assert outcome.end_turn and outcome.content.startswith("pending")
+    [asked] = sqlite_store.list_interactions(user="alice", status="pending")
+    assert outcome.data == {"request_id": asked.id, "signal_id": asked.signal_id}
+
+
 # --- the scripted model ------------------------------------------------------------------
 
 

@@ -4,7 +4,8 @@
 continuation for ``agent:<name>`` on its signal. The agent then ends its turn; the answer
 (or a cancel, or the expiry) comes back later as a wakeup, in a new turn. With
 ``wait_seconds`` it first waits that long for a quick answer and, if one comes, takes it in
-the same turn, so that no wakeup follows for it.
+the same turn through what the run's caller hands it (``ToolContext.take_answer``; the chat
+takes the answer off its turn queue), so that no wakeup follows for it.
 """
 
 from __future__ import annotations
@@ -146,15 +147,11 @@ def request_confirmation(
         tool_call=None if ctx.call is None else ctx.call.to_dict(),
     )
     data = {"request_id": interaction.id, "signal_id": interaction.signal_id}
-    if wait_seconds:
+    if wait_seconds and ctx.take_answer is not None:
         fired = ctx.store.wait_signal(interaction.signal_id, wait_seconds)
         if fired is not None and isinstance(fired.value, dict):
             with ctx.store.unit() as u:
-                ours = u.turns.absorb(
-                    source=interaction.signal_id,
-                    target=target_of(ctx.agent),
-                    signal_id=interaction.signal_id,
-                )
+                ours = ctx.take_answer(u, interaction.signal_id)
             if ours:
                 outcome = Outcome.of(fired.value, at=fired.fired_at)
                 return ToolOutcome(

@@ -70,6 +70,12 @@ class ToolContext:
     # started, and is False when it had started before. Guards approved calls against
     # running twice.
     started: Callable[[Unit], bool] | None = None
+    # Set when the caller delivers parked answers as turns of its own (a chat, as wakeup
+    # turns): takes the answer to a signal for the call that waits on it, in the unit
+    # given, so that no later turn delivers it too; False when one already does. None: a
+    # tool does not wait for an answer in the turn; it comes back however the caller
+    # delivers parked answers.
+    take_answer: Callable[[Unit, str], bool] | None = None
     # The call being run: a tool that ends the turn names it, so its answer comes back as
     # this call's result.
     call: ToolCall | None = None

@@ -22,6 +22,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
+from pawflow.agent.builtin_tools import target_of
 from pawflow.agent.loop import (
     ApprovedCall,
     RunFinished,
@@ -328,6 +329,7 @@ class ExecuteStage:
             run_id="",
             session_id=turn.conversation_id,
             started=None if turn.wakeup is None else partial(_tool_started, turn.wakeup.id),
+            take_answer=partial(_answer_taken, target_of(task.agent.name)),
         )
         if task.seed is not None:
             return task.seed.request(task.reply, ctx)
@@ -502,3 +504,10 @@ def default_pipeline(
 def _tool_started(wakeup_id: str, u: Unit) -> bool:
     """An approved call of a wakeup turn starts once: marked on the turn (False: it had)."""
     return u.turns.mark_tool_started(wakeup_id)
+
+
+def _answer_taken(target: str, u: Unit, signal_id: str) -> bool:
+    """An answer that came while the asking turn waited is that turn's: its parked
+    continuation, or the wakeup turn it already queued, is taken off (False: a poller had
+    claimed the wakeup, which then carries the answer)."""
+    return u.turns.absorb(source=signal_id, target=target, signal_id=signal_id)
