@@ -22,17 +22,27 @@ POSTGRES_ADMIN_URL = os.environ.get(
 
 
 def eventually(
-    check: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.01
+    check: Callable[[], T | None],
+    *,
+    timeout: float = 10.0,
+    interval: float = 0.01,
+    max_interval: float = 0.1,
 ) -> T:
-    """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds."""
+    """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds.
+
+    The first looks come every ``interval``; a wait that lasts looks less and less often, up
+    to every ``max_interval``, so it leaves the CPU to the work it waits for (a server
+    starting, another process's turn)."""
     deadline = time.monotonic() + timeout
+    wait = interval
     while True:
         result = check()
         if result:
             return result
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s: {check}")
-        time.sleep(interval)
+        time.sleep(wait)
+        wait = min(wait * 1.5, max(interval, max_interval))
 
 
 def postgres_available(admin_url: str = POSTGRES_ADMIN_URL) -> bool:
