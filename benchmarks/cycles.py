@@ -20,7 +20,12 @@ import psycopg
 from common import Run, median_of, postgres_db, stopwatch
 from peers import dbos_cycles, langgraph_cycles, langgraph_postgres_cycles
 
-from pawflow import Delivery, Park, Question, open_store
+from pawflow import Delivery, Store, open_store
+
+try:
+    from pawflow import Park, Question
+except ImportError:  # a tree before Store.ask (``--ab`` against an older ref)
+    Park = Question = None  # type: ignore[assignment,misc]
 
 FLOOR_COMMITS = 2  # ask (and park), answer: the fewest durable steps of a cycle
 THREADS = 8
@@ -83,6 +88,18 @@ def spread(work: object, total: int, threads: int) -> None:
         raise failures[0]
 
 
+def _ask_parked(store: Store, conversation: str, n: int) -> str:
+    """Ask and park in one transaction, by the API of the tree measured: the id asked."""
+    target = f"bench:{conversation}:{n}"
+    if Question is None:
+        interaction, _ = store.ask_and_park(  # type: ignore[attr-defined]
+            "bench", conversation, "confirm", f"#{n}", target=target
+        )
+        return str(interaction.id)
+    question = Question("bench", conversation, "confirm", f"#{n}")
+    return store.ask(question, park=Park(target)).interaction.id
+
+
 def pawflow_cycles(url: str, cycles: int, threads: int = 1) -> float:
     """Seconds for ``cycles`` full cycles through the public API, over ``threads`` threads."""
     with open_store(url) as store:
@@ -103,9 +120,8 @@ def pawflow_cycles(url: str, cycles: int, threads: int = 1) -> float:
             with hand_lock:
                 conversation = next(handed)
             for n in range(count):
-                question = Question("bench", conversation, "confirm", f"#{n}")
-                asked = store.ask(question, park=Park(f"bench:{conversation}:{n}")).interaction
-                store.respond_interaction(asked.id, True, user="bench")
+                asked = _ask_parked(store, conversation, n)
+                store.respond_interaction(asked, True, user="bench")
 
         elapsed = stopwatch()
         spread(work, cycles, threads)
