@@ -37,6 +37,12 @@ def _base_python() -> str:
     return str(Path(sys.base_prefix) / "bin" / Path(sys.executable).name)
 
 
+def _as_a_terminal_job() -> None:
+    """Ctrl+C at its default, as a shell starts a job: a process that ignores SIGINT (a test
+    worker, once some library set it so) would pass that on, and make would not stop."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _pip_runs(folder: Path) -> bool:
     python = folder / ".venv" / "bin" / "python"
     done = subprocess.run([python, "-m", "pip", "--version"], capture_output=True, timeout=60)
@@ -77,6 +83,7 @@ def test_an_interrupt_while_the_venv_is_made_is_redone_by_the_next_run(tmp_path:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        preexec_fn=_as_a_terminal_job,
     )
     try:
         # Ctrl+C as soon as the python is there: pip is still being installed.
@@ -114,6 +121,7 @@ def test_ctrl_c_stops_make_run_without_a_make_error(tmp_path: Path) -> None:
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # its own group, as a terminal's foreground job
+        preexec_fn=_as_a_terminal_job,
     ) as make:
         assert make.stdout is not None
         try:
