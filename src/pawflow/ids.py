@@ -26,7 +26,8 @@ def new_id(nbytes: int = DEFAULT_BYTES) -> str:
 # compares as their numbers do (what a browser's string comparison sees).
 _ORDERED = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _STAMP_CHARS = 9  # microseconds since 1970 for the next four centuries
-_RANDOM_CHARS = 13  # 77 bits
+_RANDOM_CHARS = 13
+_RANDOM_BITS = 77  # one draw of the system's randomness: 62**13 > 2**77, so 13 digits hold it
 _last_stamp = 0
 _stamp_lock = threading.Lock()
 
@@ -37,8 +38,13 @@ def new_ordered_id() -> str:
     global _last_stamp
     with _stamp_lock:
         stamp = _last_stamp = max(time.time_ns() // 1000, _last_stamp + 1)
-    prefix = ""
-    for _ in range(_STAMP_CHARS):
-        stamp, digit = divmod(stamp, len(_ORDERED))
-        prefix = _ORDERED[digit] + prefix
-    return prefix + "".join(secrets.choice(_ORDERED) for _ in range(_RANDOM_CHARS))
+    return _base62(stamp, _STAMP_CHARS) + _base62(secrets.randbits(_RANDOM_BITS), _RANDOM_CHARS)
+
+
+def _base62(number: int, width: int) -> str:
+    """``number`` in ``width`` digits of ``_ORDERED``, most significant first."""
+    digits = []
+    for _ in range(width):
+        number, digit = divmod(number, 62)
+        digits.append(_ORDERED[digit])
+    return "".join(reversed(digits))

@@ -34,15 +34,18 @@ log = logging.getLogger("pawflow.store")
 POLL_SLOW = 0.02
 """SQLite: seconds between looks at ``data_version`` while no other process writes."""
 POLL_FAST = 0.001
+POLL_OWN = 0.005
 POLL_FAST_FOR = 1.0
-"""After the file changed, look every ``POLL_FAST`` for this many seconds, then slow down
-step by step: a process answering another's questions is heard within about a
-millisecond, and an idle one costs no more than before. A look is a read of four bytes of
-the WAL index (its change counter), no statement; only another process's commit wakes the
-listeners. Where the counter cannot be read, ``PRAGMA data_version`` is the look, and a
-change that may be this process's own (it committed too) is announced as "touched": a
-listener that heard of its own commits directly looks for what it may hide of others' in
-one cheap read."""
+"""After another process changed the file, look every ``POLL_FAST`` for this many seconds;
+after a change of this process's own, every ``POLL_OWN`` (an answer from another process
+to what this one just asked may follow); then slower step by step: a process answering
+another's questions is heard within about a millisecond, an answer to a fresh question
+within a few, and an idle one costs no more than before. A look is a read of four bytes of
+the WAL index (its change counter), no statement and no lock; only another process's
+commit wakes the listeners. Where the counter cannot be read, ``PRAGMA data_version`` is
+the look (every change counts as another process's), and a change that may be this
+process's own (it committed too) is announced as "touched": a listener that heard of its
+own commits directly looks for what it may hide of others' in one cheap read."""
 
 _CHANGE_COUNTER = struct.Struct("=I")
 """SQLite's WAL index (the ``-shm`` file) begins with its header, whose third 32-bit word
@@ -105,17 +108,22 @@ _UNAVAILABLE = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_READON
 
 class _Pace:
     """How long a watcher waits before its next look: ``POLL_SLOW`` while the file is still,
-    ``POLL_FAST`` for ``POLL_FAST_FOR`` after it changed, then slower step by step."""
+    ``POLL_FAST`` (``POLL_OWN`` after only this process's own commits) for
+    ``POLL_FAST_FOR`` after it changed, then slower step by step."""
 
     def __init__(self) -> None:
         self.interval = POLL_SLOW
         self._quiet_until = 0.0
 
-    def looked(self, *, moved: bool) -> None:
+    def looked(self, *, moved: bool, foreign: bool = True) -> None:
         if moved:
             # Someone is at work: look again soon (a change of another process's may come
-            # right after one of ours: an answer to what we just asked).
-            self.interval = POLL_FAST
+            # right after one of ours: an answer to what we just asked). A thread that
+            # wakes every millisecond takes the interpreter from this process's own work
+            # as often, so only another process's change brings the fastest pace.
+            pace = POLL_FAST if foreign else POLL_OWN
+            if foreign or self.interval >= POLL_OWN:
+                self.interval = pace
             self._quiet_until = time.monotonic() + POLL_FAST_FOR
         elif self.interval < POLL_SLOW and time.monotonic() > self._quiet_until:
             self.interval = min(self.interval * 2, POLL_SLOW)
@@ -164,6 +172,8 @@ class SqliteDatabase(Database):
         self._unchecked = 0
         self._checkpoints = threading.Condition()
         self._checkpointer: threading.Thread | None = None
+        self._dormant = False
+        """Whether the checkpointer waits for a commit to wake it (between bursts)."""
         self.checkpointed = 0
         """How many checkpoints this process ran (its own, off the commit path)."""
 
@@ -330,15 +340,26 @@ class SqliteDatabase(Database):
         self._finish(tx)
 
     def _commit_counted(self, conn: sqlite3.Connection, shm: int, changes: int) -> None:
-        """COMMIT, noting for the watchers the change counter's value this commit gives it
-        (under the commit lock): read before, while this transaction holds the write lock
-        (nobody else can commit), plus one if the transaction changed rows since
-        ``changes`` (a commit that wrote nothing leaves the counter as it was)."""
-        before = _read_counter(shm)
-        conn.execute("COMMIT")
-        if before is not None and conn.total_changes != changes:
-            for own in self._counting:
-                own.add((before + 1) & 0xFFFFFFFF)
+        """COMMIT, noting for the watchers the change counter's value this commit gives it:
+        read before, while this transaction holds the write lock (nobody else can commit),
+        plus one if the transaction changed rows since ``changes`` (a commit that wrote
+        nothing leaves the counter as it was). The value is noted before the COMMIT, so a
+        watcher that sees the counter move finds it noted without taking a lock; a COMMIT
+        that fails takes it back while this transaction still holds the write lock."""
+        noted = None
+        if conn.total_changes != changes:
+            before = _read_counter(shm)
+            if before is not None:
+                noted = (before + 1) & 0xFFFFFFFF
+                for own in self._counting:
+                    own.add(noted)
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            if noted is not None:
+                for own in self._counting:
+                    own.discard(noted)
+            raise
 
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
         # In this process, commits call listeners directly; other processes' commits are
@@ -425,31 +446,34 @@ class SqliteDatabase(Database):
         loop.failures.succeeded()
         pace = _Pace()
         while not loop.stopping(pace.interval):
-            with self._commit_lock:
-                now = _read_counter(shm)
-                moved = now != last
-                foreign = moved and not _only_own(own, last, now)
-                last = now
+            # No lock: a commit of ours notes its value before the counter moves.
+            now = _read_counter(shm)
+            moved = now != last
+            foreign = moved and not _only_own(own, last, now)
+            last = now
             if foreign:  # another process committed: what it did may concern us
                 callback("changed")
-            pace.looked(moved=moved)
+            pace.looked(moved=moved, foreign=foreign)
 
     # -- checkpoints ------------------------------------------------------------------------
 
     def _committed(self) -> None:
-        """Count a commit for the checkpointer (started with the first one)."""
+        """Count a commit for the checkpointer (started with the first one). Only a dormant
+        checkpointer is woken: in a burst it looks at the count on its own, so a commit
+        wakes no other thread."""
         if self.path == ":memory:":
             return
-        with self._checkpoints:
-            self._unchecked += 1
-            if self._checkpointer is None and not self._closed:
-                self._checkpointer = threading.Thread(
-                    target=self._checkpoint_between_bursts,
-                    name="pawflow-sqlite-checkpoint",
-                    daemon=True,
-                )
-                self._checkpointer.start()
-            self._checkpoints.notify()
+        self._unchecked += 1  # before reading _dormant: see _checkpoint_between_bursts
+        if self._dormant or self._checkpointer is None:
+            with self._checkpoints:
+                if self._checkpointer is None and not self._closed:
+                    self._checkpointer = threading.Thread(
+                        target=self._checkpoint_between_bursts,
+                        name="pawflow-sqlite-checkpoint",
+                        daemon=True,
+                    )
+                    self._checkpointer.start()
+                self._checkpoints.notify()
 
     def _checkpoint_between_bursts(self) -> None:
         """Checkpoint the WAL once this process's commits pause for ``CHECKPOINT_IDLE``
@@ -459,11 +483,15 @@ class SqliteDatabase(Database):
         try:
             while True:
                 with self._checkpoints:
+                    # Dormant before the count is read: a commit counts before it looks
+                    # whether to wake us, so one of the two sees the other.
+                    self._dormant = True
                     while not self._closed and self._unchecked == 0:
                         self._checkpoints.wait()
+                    self._dormant = False
                     while not self._closed:  # a burst: wait for it to end
                         seen = self._unchecked
-                        self._checkpoints.wait(CHECKPOINT_IDLE)
+                        self._checkpoints.wait(CHECKPOINT_IDLE)  # only close() wakes it
                         if self._unchecked in (seen, 0) or self._unchecked >= CHECKPOINT_EVERY:
                             break
                     if self._closed:
