@@ -11,14 +11,14 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from pawflow import Store, open_store
 from pawflow.store import Question
 from pawflow.store.engine.database import Database, sql
-from pawflow.store.ledger import events
+from pawflow.store.ledger import audit, events
 from pawflow.testing import eventually, throwaway_postgres
 from tests.conftest import require_postgres
 
@@ -123,3 +123,30 @@ def test_numbers_pruned_stay_taken(store: Store) -> None:
     assert [event.seq for event in store.events_after("bob", 0, limit=10)] == [2]
     with store.transaction() as tx:
         assert (events.last_seq(tx, "ann"), events.last_seq(tx, "bob")) == (3, 2)
+
+
+def test_the_log_is_pruned_from_its_start_up_to_its_first_recent_event(store: Store) -> None:
+    with store.transaction() as tx:
+        for day in (1, 2, 9, 3):  # the third event is recent; the fourth's clock was behind
+            events.append_event(tx, ["ann"], None, "t", {}, NOW + timedelta(days=day))
+    with store.transaction() as tx:
+        assert events.prune_events(tx, NOW + timedelta(days=5)) == 2
+        assert events.prune_events(tx, NOW + timedelta(days=5)) == 0
+    assert [event.seq for event in store.events_after("ann", 0, limit=10)] == [3, 4]
+
+
+def test_the_audit_trail_since_a_moment_is_found_by_its_numbers(store: Store) -> None:
+    """Many steps, stamped as time goes on (and one a little out of order, as writers side
+    by side stamp them): ``since`` finds exactly those from the moment on."""
+    with store.transaction() as tx:
+        for n in range(300):
+            at = NOW + timedelta(seconds=n)
+            audit.record(tx, f"r{n}", "created", at, actor="ann", via="api")
+        audit.record(tx, "late", "created", NOW + timedelta(seconds=199), actor="ann")
+    with store.transaction(write=False) as tx:
+        found = [step["request_id"] for step in audit.since(tx, NOW + timedelta(seconds=200))]
+        assert found == [f"r{n}" for n in range(200, 300)]
+        found = [step["request_id"] for step in audit.since(tx, NOW + timedelta(seconds=199))]
+        assert found == ["r199", *(f"r{n}" for n in range(200, 300)), "late"]
+        assert len(list(audit.since(tx, NOW, batch=7))) == 301
+        assert list(audit.since(tx, NOW + timedelta(days=1))) == []

@@ -637,3 +637,7 @@ CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (created_at)
 CREATE INDEX outbox_settled ON outbox (created_at) WHERE status <> 'queued';
 -- A notification's answer links, found when it is forgotten (they stay, no longer naming it).
 CREATE INDEX answer_links_outbox ON answer_links (outbox_id);
+
+-- 0028: the event log and the audit trail are found by age through their sequence.
+DROP INDEX events_created;
+DROP INDEX request_audit_at;
