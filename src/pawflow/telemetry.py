@@ -27,7 +27,7 @@ import json
 import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -54,18 +54,22 @@ _IDS: ContextVar[Mapping[str, str] | None] = ContextVar("pawflow_log_ids", defau
 # -- spans ------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
 def span(
     name: str, attributes: Mapping[str, str | int | None] | None = None, **ids: str | None
-) -> Iterator[Span]:
+) -> contextlib.AbstractContextManager[Span]:
     """A span named ``name``, current for the block, and the ``ids`` (of :data:`LOG_IDS`)
     on it (as ``pawflow.<id>``) and on every line logged inside it. Without a configured
-    tracer no span is made, nor its attributes: the block gets the one non-recording span,
-    and its log lines the ids."""
+    tracer no span is made, nor its attributes, nor a generator: the block gets the one
+    non-recording span, and its log lines the ids."""
     if not tracing():
-        with log_context(**ids):
-            yield cast("Span", _UNRECORDED)
-        return
+        return _Unrecording(ids)
+    return _traced(name, attributes, ids)
+
+
+@contextlib.contextmanager
+def _traced(
+    name: str, attributes: Mapping[str, str | int | None] | None, ids: Mapping[str, str | None]
+) -> Iterator[Span]:
     given = {key: value for key, value in ids.items() if value}
     attrs: dict[str, str | int] = {f"pawflow.{key}": value for key, value in given.items()}
     attrs.update({key: value for key, value in (attributes or {}).items() if value is not None})
@@ -127,18 +131,39 @@ def recording() -> bool:
 # -- log ids ------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def log_context(**ids: str | None) -> Iterator[None]:
+class _LogIds:
+    """The block of :func:`log_context`: the ids named for its log lines, if any."""
+
+    __slots__ = ("_ids", "_token")
+
+    def __init__(self, ids: Mapping[str, str | None]) -> None:
+        self._ids = ids
+        self._token: Token[Mapping[str, str] | None] | None = None
+
+    def __enter__(self) -> None:
+        given = {key: value for key, value in self._ids.items() if value}
+        if given:
+            self._token = _IDS.set({**(_IDS.get() or {}), **given})
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _IDS.reset(self._token)
+            self._token = None
+
+
+class _Unrecording(_LogIds):
+    """The block of :func:`span` without a tracer: the ids for its log lines, no span."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Span:  # type: ignore[override]
+        super().__enter__()
+        return cast("Span", _UNRECORDED)
+
+
+def log_context(**ids: str | None) -> contextlib.AbstractContextManager[None]:
     """Name, for every line logged in the block, what it is about (:data:`LOG_IDS`)."""
-    given = {key: value for key, value in ids.items() if value}
-    if not given:
-        yield
-        return
-    token = _IDS.set({**(_IDS.get() or {}), **given})
-    try:
-        yield
-    finally:
-        _IDS.reset(token)
+    return _LogIds(ids)
 
 
 def log_ids() -> dict[str, str]:
