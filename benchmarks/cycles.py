@@ -27,6 +27,11 @@ try:
 except ImportError:  # a tree before Store.ask (``--ab`` against an older ref)
     Park = Question = None  # type: ignore[assignment,misc]
 
+try:  # the floor's pages are the size the store measured gives a new file
+    from pawflow.store.engine.sqlite import PAGE_SIZE
+except ImportError:  # a tree from before it chose one (``--ab`` against an older ref)
+    PAGE_SIZE = 4096
+
 FLOOR_COMMITS = 2  # ask (and park), answer: the fewest durable steps of a cycle
 THREADS = 8
 BODY = "x" * 200
@@ -36,6 +41,7 @@ def sqlite_floor(path: Path, cycles: int) -> float:
     """Seconds for ``cycles`` cycles of 2 one-row commits, with the store's pragmas."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
+        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
         for pragma in ("journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON"):
             conn.execute(f"PRAGMA {pragma}")
         conn.execute("CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT NOT NULL)")
