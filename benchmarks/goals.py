@@ -20,6 +20,29 @@ GOALS: tuple[Goal, ...] = (
     Goal("answer", "pawflow answer, running server", "<= 0.5 s", "startup"),
     Goal("serve", "pawflow serve -> /healthz 200", "<= 1.5 s", "startup"),
     Goal("backpressure", "60 FlowFiles resumed by one answer, queue_capacity 3", "<= 2 s", "flows"),
+    Goal("flows_sqlite", "durable flow queues (SQLite) vs in-memory", ">= 0.6x", "flows"),
+    Goal("flows_postgres", "durable flow queues (PostgreSQL) vs in-memory", ">= 0.6x", "flows"),
+    Goal(
+        "sweep_sqlite",
+        "SQLite sweep pass, 1M parked vs 1k",
+        "flat: 1M <= 2x the 1k pass",
+        "sweeper",
+    ),
+    Goal(
+        "sweep_postgres",
+        "PostgreSQL sweep pass, 1M parked vs 1k",
+        "flat: 1M <= 2x the 1k pass",
+        "sweeper",
+    ),
+    Goal(
+        "metrics_sqlite", "SQLite /metrics scrape, 1M parked + 1M answered", "<= 50 ms", "metrics"
+    ),
+    Goal(
+        "metrics_postgres",
+        "PostgreSQL /metrics scrape, 1M parked + 1M answered",
+        "<= 50 ms",
+        "metrics",
+    ),
     Goal("http", "HTTP actions, 64 clients", ">= 2x today's req/s, p99 < 100 ms", "http"),
     Goal("sse", "SSE, one event -> 1,000 open streams", "p50 <= 50 ms", "sse"),
     Goal("pg_threads", "PostgreSQL cycle, 8 threads vs 1", ">= 4x", "postgres"),

@@ -8,10 +8,12 @@ Sections (``--only NAME`` runs some of them, in this order):
 - footprint: bytes of store per asked-and-parked item vs LangGraph's parked thread;
 - sse: 1,000 event streams on a real ``pawflow serve``, one event → every stream;
 - http: actions requests/s and p50/p99 at 1, 64 and 256 clients on a real server;
-- sweeper: a sweeper pass with 1k, 100k and 1M parked continuations;
+- sweeper: a sweeper pass with 1k, 100k and 1M parked continuations, on both backends;
 - costs: statements, commits and bytes written per cycle, and a profile of the SQLite cycle;
-- flows: FlowFiles/s through a three-task flow, durable queues vs in-memory ones;
-- metrics: a ``/metrics`` scrape with 1,000 and with 1,000,000 answered requests stored;
+- flows: FlowFiles/s through a three-task flow, durable queues (SQLite, PostgreSQL) vs
+  in-memory ones;
+- metrics: a ``/metrics`` scrape with 1,000 and with 1,000,000 continuations parked and as
+  many answered requests stored, on both backends;
 - startup: ``pawflow --help``, ``inbox`` and ``answer`` against a running server, and
   ``pawflow serve`` until ``/healthz`` answers, each a median of fresh processes;
 - deliveries: a user's notification latency while another user's six slow receivers and

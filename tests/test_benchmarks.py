@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_postgres
+
 ROOT = Path(__file__).parents[1]
 RUN = ROOT / "benchmarks" / "run.py"
 
@@ -57,15 +59,53 @@ def test_the_quick_run_names_every_figure_of_its_sections() -> None:
     assert "ratio" in out
     assert "SSE fan-out" not in out  # a section not asked for does not run
     # The run ends with every row of the goals: measured here, or the section to run.
+    rows = goal_rows(out)
+    assert len(rows) == 23  # one per goal in benchmarks/goals.py
+    floor = rows["SQLite cycle vs the raw 2-commit floor"]
+    assert "cycles/s" in floor and "| >= 0.33x |" in floor
+    assert "KB vs the floor's" in rows["SQLite bytes written per cycle"]
+    assert "not run (--only sse)" in rows["SSE, one event -> 1,000 open streams"]
+    http = rows["HTTP actions, 64 clients"]
+    assert "not run (--only http)" in http and "p99 < 100 ms" in http
+    for what, section in (
+        ("durable flow queues (SQLite) vs in-memory", "flows"),
+        ("PostgreSQL sweep pass, 1M parked vs 1k", "sweeper"),
+        ("SQLite /metrics scrape, 1M parked + 1M answered", "metrics"),
+    ):
+        assert f"not run (--only {section})" in rows[what]
+
+
+def goal_rows(out: str) -> dict[str, str]:
+    """The rows of the goals' table that ends a run, by their first column."""
     table = out.split("Each row of the goals, beside what this run measured", 1)[1]
     rows = [line for line in table.splitlines() if line.startswith("| ")][1:]
-    assert len(rows) == 17  # one per goal in benchmarks/goals.py
-    floor = next(row for row in rows if row.startswith("| SQLite cycle vs the raw"))
-    assert "cycles/s" in floor and "| >= 0.33x |" in floor
-    written = next(row for row in rows if row.startswith("| SQLite bytes written"))
-    assert "KB vs the floor's" in written
-    sse = next(row for row in rows if row.startswith("| SSE"))
-    assert "not run (--only sse)" in sse
+    return {row.split(" | ")[0].removeprefix("| "): row for row in rows}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(LIMIT + 20)
+def test_the_flow_sweeper_and_metrics_rows_are_measured_on_both_backends() -> None:
+    require_postgres()
+    out = bench("--only", "flows,sweeper,metrics")
+    for figure in (
+        "three-task flow, durable queues (SQLite):",
+        "three-task flow, durable queues (PostgreSQL):",
+        "ratio durable (PostgreSQL) : in-memory",
+        "sqlite sweep pass, 10,000 parked:",
+        "postgres sweep pass, 10,000 parked:",
+        "sqlite scrape, 10,000 parked and 10,000 answered:",
+        "postgres scrape, 10,000 parked and 10,000 answered:",
+    ):
+        assert figure in out, figure
+    rows = goal_rows(out)
+    for backend in ("SQLite", "PostgreSQL"):
+        flows = rows[f"durable flow queues ({backend}) vs in-memory"]
+        assert "x (" in flows and "FlowFiles/s" in flows and "| >= 0.6x |" in flows
+        # A quick run stops at 10k: it shows the figures, and leaves the verdict to 1M.
+        sweep = rows[f"{backend} sweep pass, 1M parked vs 1k"]
+        assert "at 10,000:" in sweep and sweep.endswith("| - |"), sweep
+        scrape = rows[f"{backend} /metrics scrape, 1M parked + 1M answered"]
+        assert "ms with 10,000 parked" in scrape and "| <= 50 ms |" in scrape, scrape
 
 
 @pytest.mark.slow
