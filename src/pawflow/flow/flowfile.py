@@ -19,6 +19,8 @@ from pawflow.ids import new_id
 MAX_LINEAGE = 64
 _MAGIC = b"PFF1"
 _HEADER = struct.Struct(">4sI")
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+"""One encoder for every header (``json.dumps`` with options makes one per call)."""
 # FlowFile ids name data, not a secret: shorter ones read better in logs.
 FLOWFILE_ID_BYTES = 12
 
@@ -109,7 +111,7 @@ class FlowFile:
             "attributes": dict(self.attributes),
             **(extra or {}),
         }
-        encoded = json.dumps(header, separators=(",", ":")).encode()
+        encoded = _COMPACT.encode(header).encode()
         return _HEADER.pack(_MAGIC, len(encoded)) + encoded + self.content
 
     @classmethod
