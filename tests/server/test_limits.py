@@ -152,3 +152,32 @@ def test_wrong_types_are_422_with_errors(api: MakeApi) -> None:
         response = alice.call("request_interaction", **body)
         assert response.status_code == 422, (body, response.text)
         assert response.json()["errors"], json.dumps(body)
+
+
+NUL_AT_THE_DOOR: list[tuple[str, dict[str, Any]]] = [
+    ("create_conversation", {"title": "Plans\x00"}),
+    ("send_message", {"content": "hi\x00"}),
+    ("request_interaction", {"kind": "confirm", "message": "Go\x00?"}),
+    ("request_interaction", {"kind": "confirm", "message": "Go?", "title": "\x00"}),
+    ("respond_interaction", {"answer": "yes\x00"}),
+    ("share_conversation", {"with_user": "bob\x00", "access": "read"}),
+    ("create_token", {"name": "laptop\x00"}),
+    ("create_webhook", {"url": "https://example.com/\x00", "events": ["interaction_answered"]}),
+    ("get_interaction", {"request_id": "id\x00"}),
+]
+
+
+@pytest.mark.parametrize(("action", "fields"), NUL_AT_THE_DOOR)
+def test_a_nul_at_each_door_is_a_4xx_over_http_and_nothing_is_kept(
+    api: MakeApi, action: str, fields: dict[str, Any]
+) -> None:
+    alice = api("alice")
+    conversation = alice.conversation()
+    asked = alice.ask(conversation)
+    body = {"conversation_id": conversation, "request_id": asked["id"], **fields}
+    refused = alice.call(action, **body)
+    assert 400 <= refused.status_code < 500, refused.text
+    assert "NUL" in refused.json()["error"]
+    assert [c["id"] for c in alice.ok("list_conversations")["conversations"]] == [conversation]
+    assert alice.ok("get_history", conversation_id=conversation)["messages"] == []
+    assert alice.ok("get_interaction", request_id=asked["id"])["interaction"]["status"] == "pending"

@@ -31,7 +31,7 @@ from pawflow.store.runtime.delivery import Delivery, DeliveryHandler
 from pawflow.store.runtime.dispatch import Dispatcher
 from pawflow.store.runtime.interactions import Asked, Park, Question
 from pawflow.store.runtime.reports import SWEEP_BATCH, SweepReport
-from pawflow.store.unit import Unit
+from pawflow.store.unit import Unit, doors
 
 DEFAULT_PAYLOAD_CAP = 1024 * 1024
 DEFAULT_FILE_CAP = 10 * 1024 * 1024
@@ -43,6 +43,7 @@ DEPRECATED = "Store.{} is deprecated: use Store.ask(Question(...), park=Park(...
 """What the older spellings of :meth:`Store.ask` warn (they go in a later release)."""
 
 
+@doors
 class Store:
     """Everything PawFlow keeps, over SQLite or PostgreSQL (``db``), with its ``clock``.
 
@@ -209,8 +210,7 @@ class Store:
             )
 
     def discard_files(self, owner: str, file_ids: Collection[str]) -> int:
-        """Remove uploads of ``owner`` that answer nothing (an answer that carried them was
-        refused); how many."""
+        """Remove ``owner``'s uploads that answer nothing (their answer was refused); how many."""
         with self.db.transaction() as tx:
             return convs.discard_files(tx, owner, file_ids)
 

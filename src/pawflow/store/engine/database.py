@@ -23,9 +23,9 @@ Params = Sequence[Any]
 NOTIFY_CHANNEL = "pawflow"
 
 NUL_REFUSED = "text cannot contain NUL characters"
-"""What a statement given text with NUL raises (``InvalidInput``), on every backend alike,
-whatever the text is (an id looked up, a name, a message): SQLite would keep it,
-PostgreSQL cannot. Each value is looked at once, by the backend's own binding of it."""
+"""What PostgreSQL's driver refusing text with NUL becomes (``InvalidInput``). SQLite would
+keep such text, so nothing relies on the backends: the store's door
+(:mod:`pawflow.store.unit.binding`) refuses it first, on both, naming the argument."""
 
 log = logging.getLogger("pawflow.store")
 

@@ -18,16 +18,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pawflow.errors import Conflict, InvalidInput, StoreError, StoreUnavailable
+from pawflow.errors import Conflict, StoreError, StoreUnavailable
 from pawflow.loops import Loop
-from pawflow.store.engine.database import (
-    NUL_REFUSED,
-    TOUCHED,
-    Database,
-    Params,
-    Row,
-    Tx,
-)
+from pawflow.store.engine.database import TOUCHED, Database, Params, Row, Tx
 
 log = logging.getLogger("pawflow.store")
 
@@ -245,9 +238,6 @@ class SqliteDatabase(Database):
         return conn
 
     def run(self, cursor: Any, sql: str, params: Params) -> None:
-        for value in params:  # SQLite would keep a NUL (PostgreSQL's driver refuses it)
-            if isinstance(value, str) and "\x00" in value:
-                raise InvalidInput(NUL_REFUSED)
         try:
             cursor.execute(sql, params)
         except sqlite3.IntegrityError as exc:

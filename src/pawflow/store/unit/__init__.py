@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from pawflow.store.engine.database import Tx
-from pawflow.store.unit.binding import NO_CLOCK, Table, bound, tables
+from pawflow.store.unit.binding import NO_CLOCK, Table, bound, doors, tables
 from pawflow.store.unit.governance import AccountabilityTable, AdministrationTable, ApprovalsTable
 from pawflow.store.unit.ledger import (
     AuditTable,
@@ -48,7 +48,7 @@ from pawflow.store.unit.runtime import (
     TurnsTable,
 )
 
-__all__ = ["A2APushTable", "Table", "Unit", "WebhooksTable", "bound"]
+__all__ = ["A2APushTable", "Table", "Unit", "WebhooksTable", "bound", "doors"]
 
 
 class Unit:
