@@ -30,7 +30,7 @@ from pawflow.server.credentials import (
     sign_out_everywhere,
     token_expiry,
 )
-from pawflow.store import Question, Store
+from pawflow.store import Question, Store, Unit
 from pawflow.store.engine import migrations
 from pawflow.store.engine.database import sql
 from pawflow.store.people import credentials as rows
@@ -61,8 +61,8 @@ def test_a_token_is_listed_by_name_and_refused_once_past_its_expiry(
     secret, token_id = _token(store, "ana", name="laptop", days=2)
     _token(store, "bob", name="ci", days=None)
     with store.transaction(write=False) as tx:
-        mine = list_tokens(tx, "ana")
-        everyone = list_tokens(tx)
+        mine = list_tokens(Unit(tx, store.now), "ana")
+        everyone = list_tokens(Unit(tx, store.now))
     assert [(t.id, t.user_id, t.name) for t in mine] == [(token_id, "ana", "laptop")]
     assert mine[0].expires_at == mine[0].created_at + 2 * DAY
     assert mine[0].last_used_at is None
@@ -90,16 +90,18 @@ def test_last_use_is_written_at_most_once_a_minute(store: Store, clock: FakeCloc
     clock.advance(timedelta(seconds=1))
     assert _check(store, secret)[2] is True
     with store.transaction(write=False) as tx:
-        assert list_tokens(tx, "ana")[0].last_used_at == used_at
+        assert list_tokens(Unit(tx, store.now), "ana")[0].last_used_at == used_at
 
 
 def test_a_token_is_revoked_by_its_id_and_only_by_its_owner_or_an_admin(store: Store) -> None:
     secret, token_id = _token(store, "ana")
     other, _ = _token(store, "ana")
     with store.transaction() as tx:
-        assert revoke_token(tx, token_id, owner="bob") is None  # not bob's: as if unknown
-        assert revoke_token(tx, "tok_unknown") is None
-        gone = revoke_token(tx, token_id, owner="ana")
+        assert (
+            revoke_token(Unit(tx, store.now), token_id, owner="bob") is None
+        )  # not bob's: as if unknown
+        assert revoke_token(Unit(tx, store.now), "tok_unknown") is None
+        gone = revoke_token(Unit(tx, store.now), token_id, owner="ana")
     assert gone is not None and gone.id == token_id
     assert _check(store, secret)[:2] == (None, "invalid token")
     assert _check(store, other)[0] == "ana"
@@ -174,7 +176,7 @@ def test_signing_out_everywhere_and_revoking_end_every_login(store: Store) -> No
     with store.transaction() as tx:
         cookies = [create_login(tx, "ana", ttl=DAY, now=store.now())[0] for _ in range(2)]
         bobs, _ = create_login(tx, "bob", ttl=DAY, now=store.now())
-        assert sign_out_everywhere(tx, "ana") == 2
+        assert sign_out_everywhere(Unit(tx, store.now), "ana") == 2
         again, _ = create_login(tx, "ana", ttl=DAY, now=store.now())
         revoke_tokens(tx, "ana", now=store.now())
     with store.transaction(write=False) as tx:
@@ -264,10 +266,10 @@ def test_tokens_and_logins_made_before_keep_working_with_ids_and_no_expiry(
         user, _, _ = _check(store, secret)
         assert user == "ana"
         with store.transaction(write=False) as tx:
-            (row,) = list_tokens(tx, "ana")
+            (row,) = list_tokens(Unit(tx, store.now), "ana")
             assert login_for(tx, "cookie", now=store.now(), idle=DAY) is not None
         assert row.id == "tok_" + digest(secret)[:16]
         assert (row.name, row.expires_at, row.last_used_at) == ("laptop", None, None)
         with store.transaction() as tx:
-            assert revoke_token(tx, row.id) is not None
+            assert revoke_token(Unit(tx, store.now), row.id) is not None
         assert _check(store, secret)[0] is None

@@ -56,8 +56,6 @@ def test_a_unit_on_a_handed_transaction_runs_at_the_instant_it_is_given(
 ) -> None:
     then = clock.now() - timedelta(hours=1)
     with store.transaction() as tx:
-        with pytest.raises(RuntimeError, match="without the store's clock"):
-            Unit(tx).leases.acquire("flow:d1", "proc-a", TTL)
         assert Unit(tx, then).leases.acquire("flow:d1", "proc-a", TTL)
-        lease = Unit(tx).leases.get("flow:d1")  # a function without `now` needs no clock
+        lease = Unit(tx, clock.now).leases.get("flow:d1")
     assert lease is not None and lease.expires_at == then + TTL

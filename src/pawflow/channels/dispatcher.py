@@ -123,8 +123,8 @@ class Posting(Generic[D, T]):
     """The delivery as it is posted (a webhook's event gains its context)."""
 
 
-def _title(tx: Tx, conversation_id: str) -> str:
-    found = Unit(tx).conversations.find_conversation(conversation_id)
+def _title(u: Unit, conversation_id: str) -> str:
+    found = u.conversations.find_conversation(conversation_id)
     return "" if found is None else found.title
 
 
@@ -345,7 +345,7 @@ class Dispatcher:
             expires_at=request.expires_at,
             outbox_id=row.id,
         )
-        return outgoing(row, request, self.base_url, token, _title(tx, request.conversation_id))
+        return outgoing(row, request, self.base_url, token, _title(u, request.conversation_id))
 
     def _with_context(self, tx: Tx, delivery: WebhookDelivery) -> WebhookDelivery:
         """A webhook's event with its ``context``: who asks, in which conversation (its
@@ -356,7 +356,7 @@ class Dispatcher:
             record = Interaction.model_validate(event["data"]["interaction"])
         except (ValueError, KeyError, TypeError):
             return delivery  # an event of another shape: posted as it was written
-        title = _title(tx, record.conversation_id)
+        title = _title(Unit(tx, self.store.now), record.conversation_id)
         event["data"]["context"] = webhook_context(record, title, self.base_url)
         return replace(delivery, payload=json.dumps(event, separators=(",", ":")))
 

@@ -227,7 +227,7 @@ def token_list(
     from pawflow.store import open_store
 
     with open_store(db) as store, store.unit(write=False) as u:
-        found = list_tokens(u.tx, user)
+        found = list_tokens(u, user)
         now = store.now()
     if as_json:
         _say(json.dumps({"tokens": [row.to_dict() for row in found]}))
@@ -256,7 +256,7 @@ def token_revoke(
     from pawflow.store import open_store
 
     with open_store(db) as store, store.unit() as u:
-        gone = revoke_token(u.tx, token_id)
+        gone = revoke_token(u, token_id)
     if gone is None:
         raise typer.BadParameter(f"no token {token_id} in this store")
     _say(f"revoked {gone.id} of {gone.user_id}")

@@ -66,15 +66,13 @@ class Deployment(DeploymentRow):
 # -- rows ---------------------------------------------------------------------------------
 
 
-def get(tx: Tx, deployment_id: str) -> Deployment:
-    u = Unit(tx)
+def get(u: Unit, deployment_id: str) -> Deployment:
     return Deployment.of_row(u.deployments.get(deployment_id))
 
 
 def all_deployments(
-    tx: Tx, *, user: str | None = None, status: Status | None = None
+    u: Unit, *, user: str | None = None, status: Status | None = None
 ) -> list[Deployment]:
-    u = Unit(tx)
     return [
         Deployment.of_row(row) for row in u.deployments.all_deployments(user=user, status=status)
     ]
@@ -87,8 +85,7 @@ def set_status(
     return Deployment.of_row(u.deployments.set_status(deployment_id, status, reason=reason))
 
 
-def record_error(tx: Tx, deployment_id: str, error: str | None) -> None:
-    u = Unit(tx)
+def record_error(u: Unit, deployment_id: str, error: str | None) -> None:
     u.deployments.record_error(deployment_id, error)
 
 
@@ -112,7 +109,7 @@ def deploy(
     directory = Path(base_dir).resolve() if base_dir is not None else None
     flow = parse_flow(definition, registry=registry, base_dir=directory)
     with store.unit() as u:
-        deploying_user = scope_in(u.tx, conversation_id, user).user
+        deploying_user = scope_in(u, conversation_id, user).user
         row, created = u.deployments.save(
             name=flow.name,
             definition=definition,
@@ -123,12 +120,11 @@ def deploy(
         return Deployment.of_row(row), created
 
 
-def scope_in(tx: Tx, conversation_id: str, user: str | None) -> FlowScope:
+def scope_in(u: Unit, conversation_id: str, user: str | None) -> FlowScope:
     """The scope a flow acting for ``user`` (default: the owner) gets in a conversation.
 
     The user needs write access there: it is whom the flow asks, and where.
     """
-    u = Unit(tx)
     conversation = u.conversations.find_conversation(conversation_id)
     if conversation is None:
         raise NotFound("conversation")
@@ -143,7 +139,7 @@ def scope_in(tx: Tx, conversation_id: str, user: str | None) -> FlowScope:
 
 def resolve_scope(store: Store, conversation_id: str, user: str | None = None) -> FlowScope:
     with store.unit(write=False) as u:
-        return scope_in(u.tx, conversation_id, user)
+        return scope_in(u, conversation_id, user)
 
 
 def _text(path: Path | None) -> str | None:
@@ -152,14 +148,14 @@ def _text(path: Path | None) -> str | None:
 
 def get_deployment(store: Store, deployment_id: str) -> Deployment:
     with store.unit(write=False) as u:
-        return get(u.tx, deployment_id)
+        return get(u, deployment_id)
 
 
 def list_deployments(
     store: Store, *, user: str | None = None, status: Status | None = None
 ) -> list[Deployment]:
     with store.unit(write=False) as u:
-        return all_deployments(u.tx, user=user, status=status)
+        return all_deployments(u, user=user, status=status)
 
 
 def change_status(

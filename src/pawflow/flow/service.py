@@ -234,7 +234,7 @@ class FlowService:
             log.error("cannot start flow deployment %s: %s", deployment.id, exc)
             self._failed[deployment.id] = deployment.version
             with self.store.unit() as u:
-                deployments.record_error(u.tx, deployment.id, str(exc))
+                deployments.record_error(u, deployment.id, str(exc))
             with self.store.unit() as u:
                 u.leases.release(target_of(deployment.id), self.owner)
             return False

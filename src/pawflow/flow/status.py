@@ -17,7 +17,6 @@ from pawflow.flow.deployments import Deployment, all_deployments, get
 from pawflow.flow.executors import target_of
 from pawflow.store import QUEUE_STATUSES as STATUSES
 from pawflow.store import Store, Unit
-from pawflow.store import Transaction as Tx
 
 
 @dataclass(frozen=True)
@@ -51,8 +50,7 @@ def _task_order(deployment: Deployment) -> list[str]:
     return [str(task) for task in tasks] if isinstance(tasks, dict) else []
 
 
-def _status(tx: Tx, deployment: Deployment, order: list[str], store: Store) -> DeploymentStatus:
-    u = Unit(tx)
+def _status(u: Unit, deployment: Deployment, order: list[str], store: Store) -> DeploymentStatus:
     target = target_of(deployment.id)
     found = u.queues.counts(target).get(target, {})
     tasks: dict[str, dict[str, int]] = {task: dict.fromkeys(STATUSES, 0) for task in order}
@@ -68,16 +66,16 @@ def _status(tx: Tx, deployment: Deployment, order: list[str], store: Store) -> D
 def deployment_status(store: Store, deployment_id: str) -> DeploymentStatus:
     """One deployment's counts; ``NotFound`` when there is none with that id."""
     with store.unit(write=False) as u:
-        deployment = get(u.tx, deployment_id)
+        deployment = get(u, deployment_id)
     order = _task_order(deployment)
     with store.unit(write=False) as u:
-        return _status(u.tx, deployment, order, store)
+        return _status(u, deployment, order, store)
 
 
 def deployment_statuses(store: Store, *, user: str | None = None) -> list[DeploymentStatus]:
     """Every deployment (of ``user``), with its counts."""
     with store.unit(write=False) as u:
-        found = all_deployments(u.tx, user=user)
+        found = all_deployments(u, user=user)
     orders = {d.id: _task_order(d) for d in found}
     with store.unit(write=False) as u:
-        return [_status(u.tx, d, orders[d.id], store) for d in found]
+        return [_status(u, d, orders[d.id], store) for d in found]

@@ -141,11 +141,11 @@ def overview(admin: AdminCaller, request: Request) -> Overview:
             users=users,
             groups=group_list,
             delegations=u.groups.delegations(),
-            tokens=[_token(row) for row in credentials.list_tokens(u.tx)],
+            tokens=[_token(row) for row in credentials.list_tokens(u)],
             webhooks=u.administration.webhooks(),
             approval_rules=u.administration.approval_rules(),
             channels=_channels(request, u.administration.outbox_counts()),
-            options={"link_signin": link_signin_on(u.tx)},
+            options={"link_signin": link_signin_on(u)},
             sso=None,
         )
     provider = context_of(request).oidc
@@ -173,7 +173,7 @@ def _time(value: str | None, name: str) -> datetime | None:
 
 
 def _trail(
-    tx: Tx,
+    u: Unit,
     *,
     user: str | None,
     action: str | None,
@@ -182,7 +182,6 @@ def _trail(
     until: datetime | None,
 ) -> Iterator[dict[str, Any]]:
     """Admin actions and request steps, oldest first, as the filters pick them."""
-    u = Unit(tx)
     found: list[dict[str, Any]] = []
     if request_id is None:
         for entry in u.roles.trail(RoleAuditFilter(action=action, since=since, until=until)):
@@ -248,7 +247,7 @@ def audit_trail(
     start, end = _time(since, "since"), _time(until, "until")
     with store.unit(write=False) as u:
         entries = list(
-            _trail(u.tx, user=user, action=action, request_id=request_id, since=start, until=end)
+            _trail(u, user=user, action=action, request_id=request_id, since=start, until=end)
         )
     if format == "json":
         body = json.dumps({"entries": entries[-limit:]})
@@ -291,8 +290,8 @@ def _changed(path: str, summary: str) -> Callable[[_Route], _Route]:
     return router.post(path, response_model=Done, responses=_ERRORS, summary=summary)
 
 
-def _known(tx: Tx, user: str) -> None:
-    if not Unit(tx).conversations.user_exists(user):
+def _known(u: Unit, user: str) -> None:
+    if not u.conversations.user_exists(user):
         raise NotFound(f"no user {user!r}")
 
 
@@ -321,7 +320,7 @@ class SetRole(m.Body):
 @_changed("/users/role", "Make a user an admin, or a member only")
 def set_role(body: SetRole, admin: AdminCaller) -> Done:
     with admin.store.unit() as u:
-        _known(u.tx, body.name)
+        _known(u, body.name)
         if body.role == "member" and u.roles.admins() == [body.name]:
             raise Conflict("this is the last admin: make another admin first")
         u.roles.set_role(body.name, body.role)
@@ -336,7 +335,7 @@ class UserRef(m.Body):
 @_changed("/users/revoke_tokens", "Revoke every API token of a user")
 def revoke_user_tokens(body: UserRef, admin: AdminCaller) -> Done:
     with admin.store.unit() as u:
-        _known(u.tx, body.name)
+        _known(u, body.name)
         count = revoke_tokens(u.tx, body.name, now=admin.store.now())
         admin.audit(u.tx, "user.revoke_tokens", body.name, tokens=count)
     return Done()
@@ -351,7 +350,7 @@ class GroupChange(m.Body):
 def add_to_group(body: GroupChange, admin: AdminCaller) -> Done:
     with admin.store.unit() as u:
         for name in body.users:
-            _known(u.tx, name)
+            _known(u, name)
         u.groups.add_members(body.name, body.users)
         admin.audit(u.tx, "group.add", f"group:{body.name}", users=body.users)
     return Done()
@@ -397,7 +396,7 @@ class ItemRef(m.Body):
 @_changed("/tokens/revoke", "Revoke one API token")
 def revoke_token(body: ItemRef, admin: AdminCaller) -> Done:
     with admin.store.unit() as u:
-        found = credentials.revoke_token(u.tx, body.id)
+        found = credentials.revoke_token(u, body.id)
         if found is None:
             raise NotFound("token")
         admin.audit(u.tx, "token.revoke", found.user_id, token=body.id)

@@ -101,7 +101,7 @@ class TokenVerdict:
 
 
 def check_token(tx: Tx, token: str, *, now: datetime) -> TokenVerdict:
-    u = Unit(tx)
+    u = Unit(tx, now)
     if not token or len(token) > MAX_SECRET:
         return TokenVerdict(None, "invalid token")
     wanted = digest(token)
@@ -131,21 +131,19 @@ def note_token_use(store: Store, token: str) -> None:
         u.credentials.touch_token(digest(token))
 
 
-def list_tokens(tx: Tx, user: str | None = None) -> list[TokenRow]:
+def list_tokens(u: Unit, user: str | None = None) -> list[TokenRow]:
     """The tokens of ``user``, or everyone's (None): never their secrets."""
-    u = Unit(tx)
     return u.credentials.tokens(user)
 
 
-def revoke_token(tx: Tx, token_id: str, *, owner: str | None = None) -> TokenRow | None:
+def revoke_token(u: Unit, token_id: str, *, owner: str | None = None) -> TokenRow | None:
     """Revoke one token by its id (only if it is ``owner``'s, when given); what it was, or
     None when there is no such token (for ``owner``). Streams opened with it end at once."""
-    u = Unit(tx)
     found = u.credentials.token_by_id(token_id)
     if found is None or (owner is not None and found.user_id != owner):
         return None
     u.credentials.remove_token(token_id)
-    tx.notify(auth_notice(found.user_id))
+    u.tx.notify(auth_notice(found.user_id))
     return found
 
 
@@ -162,7 +160,7 @@ def rotate_token(
     by default as long as the old one was from its making (at most ``max_age``; an old
     token without expiry: ``max_age``); the old one stops at once. None: no such token (for
     ``owner``)."""
-    old = revoke_token(tx, token_id, owner=owner)
+    old = revoke_token(Unit(tx, now), token_id, owner=owner)
     if old is None:
         return None
     if expires_at is None:
@@ -183,10 +181,9 @@ def revoke_tokens(tx: Tx, user: str, *, now: datetime) -> int:
     return u.credentials.remove_tokens(user)
 
 
-def sign_out_everywhere(tx: Tx, user: str) -> int:
+def sign_out_everywhere(u: Unit, user: str) -> int:
     """End every browser session of ``user`` (how many); their open streams end at once."""
-    u = Unit(tx)
-    tx.notify(auth_notice(user))
+    u.tx.notify(auth_notice(user))
     return u.credentials.remove_logins(user)
 
 
@@ -268,11 +265,10 @@ def note_login_use(store: Store, cookie: str) -> None:
         u.credentials.touch_login(digest(cookie))
 
 
-def drop_login(tx: Tx, cookie: str) -> None:
-    u = Unit(tx)
+def drop_login(u: Unit, cookie: str) -> None:
     user = u.credentials.remove_login(digest(cookie))
     if user is not None:
-        tx.notify(auth_notice(user))
+        u.tx.notify(auth_notice(user))
 
 
 def prune_expired(tx: Tx, now: datetime) -> int:

@@ -39,7 +39,6 @@ from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
 from pawflow.server.markdown import with_html
 from pawflow.server.models import MAX_SAFE_INTEGER
 from pawflow.store import EVENT_PRUNE_BATCH, Store, SweepStep, Unit
-from pawflow.store import Transaction as Tx
 
 BATCH = 500
 RETRY_MILLIS = 2000
@@ -62,14 +61,13 @@ router = APIRouter()
 # -- the log's bounds and its retention ------------------------------------------------------
 
 
-def read_batch(tx: Tx, user: str, after: int) -> tuple[list[Event], bool]:
+def read_batch(u: Unit, user: str, after: int) -> tuple[list[Event], bool]:
     """The next events after ``after``, and whether some after it were pruned unseen.
 
     A user's numbers have no holes (each comes from the user's counter, in the transaction
     that logs the event), so the next one missing while the counter is past ``after`` means
     retention removed it.
     """
-    u = Unit(tx)
     tail = u.events.last_seq(user)
     if after >= tail:
         return [], False
@@ -114,7 +112,7 @@ def _start(store: Store, user: str, asked: int | None) -> tuple[int, bool]:
         tail = u.events.last_seq(user)
         if asked is None:
             return tail, False
-        if asked > tail or read_batch(u.tx, user, asked)[1]:
+        if asked > tail or read_batch(u, user, asked)[1]:
             return tail, True
         return asked, False
 
@@ -207,7 +205,7 @@ class Read:
 
 def _read(store: Store, user: str, after: int) -> Read:
     with store.unit(write=False) as u:
-        batch, gone = read_batch(u.tx, user, after)
+        batch, gone = read_batch(u, user, after)
     text = "".join(frames(event) for event in batch)
     return Read(text, len(batch), batch[-1].seq if batch else after, gone)
 

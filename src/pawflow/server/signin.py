@@ -25,7 +25,6 @@ from pawflow.server.auth import (
 from pawflow.server.context import ServerContext, context_of
 from pawflow.server.credentials import BrowserLogin, create_login, drop_login, redeem_signin
 from pawflow.server.errors import ERROR_RESPONSES
-from pawflow.store import Transaction as Tx
 from pawflow.store import Unit
 
 router = APIRouter(tags=["session"])
@@ -38,8 +37,7 @@ LINK_SIGNIN = "link_signin"
 """The run-time option (``server_options``) an admin turns link sign-in off with."""
 
 
-def link_signin_on(tx: Tx) -> bool:
-    u = Unit(tx)
+def link_signin_on(u: Unit) -> bool:
     return u.roles.option(LINK_SIGNIN) != "off"
 
 
@@ -59,7 +57,7 @@ def _choices(request: Request, links: bool) -> str:
 def signin_form(request: Request, token: str = "") -> HTMLResponse:
     store = context_of(request).store
     with store.unit(write=False) as u:
-        links = link_signin_on(u.tx)
+        links = link_signin_on(u)
         user = signin_page.link_user(u.tx, token, now=store.now()) if token and links else None
     if not token:
         return _page("Sign in", _choices(request, links))
@@ -103,7 +101,7 @@ def signin(request: Request, token: Annotated[str, Form(max_length=200)] = "") -
     address = client_address(request)
     ctx.auth_failures.check(address)
     with store.unit() as u:
-        if not link_signin_on(u.tx):
+        if not link_signin_on(u):
             return _page("Sign in", signin_page.LINKS_OFF, status=403)
         user = redeem_signin(u.tx, token, now=store.now())
         if user is None:
@@ -124,7 +122,7 @@ def signout(request: Request, principal: Annotated[Principal, Depends(authentica
     if principal.via == "session" and cookie:
         store = context_of(request).store
         with store.unit() as u:
-            drop_login(u.tx, cookie)
+            drop_login(u, cookie)
     response = Response(status_code=204)
     response.delete_cookie(SESSION_COOKIE)
     response.delete_cookie(CSRF_COOKIE)

@@ -135,7 +135,7 @@ def list_tokens_action(
         store = admin_only(request, principal)
         whose = None if body.all else body.user
     with store.unit(write=False) as u:
-        found = list_tokens(u.tx, whose)
+        found = list_tokens(u, whose)
     return Tokens(tokens=[TokenInfo.of(row) for row in found])
 
 
@@ -157,7 +157,7 @@ def revoke_token_action(body: TokenRef, principal: Caller, request: Request) -> 
     store = context_of(request).store
     owner = _owner(request, principal)  # read before the write transaction opens
     with store.unit() as u:
-        gone = revoke_token(u.tx, body.token_id, owner=owner)
+        gone = revoke_token(u, body.token_id, owner=owner)
     if gone is None:
         raise NotFound("token")
     return TokenInfo.of(gone)
@@ -212,5 +212,5 @@ def sign_out_everywhere_action(
 ) -> SignedOut:
     store = context_of(request).store
     with store.unit() as u:
-        ended = sign_out_everywhere(u.tx, principal.user)
+        ended = sign_out_everywhere(u, principal.user)
     return SignedOut(ended=ended)

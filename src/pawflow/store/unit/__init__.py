@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from pawflow.store.engine.database import Tx
-from pawflow.store.unit.binding import NO_CLOCK, Table, bound, doors, tables
+from pawflow.store.unit.binding import Table, bound, doors, tables
 from pawflow.store.unit.governance import AccountabilityTable, AdministrationTable, ApprovalsTable
 from pawflow.store.unit.ledger import (
     AuditTable,
@@ -56,20 +56,16 @@ class Unit:
 
     ``Store.unit()`` opens one with the store's clock. ``Unit(tx, now)`` binds the tables to
     a transaction a caller was handed (a delivery's) and to ``now``: the instant that
-    transaction runs at, or a clock to read. ``Unit(tx)`` has no clock: its tables' methods
-    that need one raise.
+    transaction runs at, or a clock to read. A unit always has its clock (code that has a
+    unit passes the unit, not its ``tx``), so no table's method can lack one.
     """
 
-    def __init__(self, tx: Tx, now: Callable[[], datetime] | datetime | None = None) -> None:
+    def __init__(self, tx: Tx, now: Callable[[], datetime] | datetime) -> None:
         self.tx = tx
-        self.clock: Callable[[], datetime] | None = (
-            (lambda: now) if isinstance(now, datetime) else now
-        )
+        self.clock: Callable[[], datetime] = (lambda: now) if isinstance(now, datetime) else now
 
     def now(self) -> datetime:
         """The unit's clock (the store's: a ``FakeClock`` in tests)."""
-        if self.clock is None:
-            raise RuntimeError(NO_CLOCK)
         return self.clock()
 
     a2a_push = tables(A2APushTable)

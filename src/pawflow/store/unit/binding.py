@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 
-NO_CLOCK = "this unit was made without the store's clock: Unit(tx, now) gives it one"
-
 MAX_TEXT = 1024 * 1024
 """The most characters a text argument may hold (a parked payload's default cap): the
 tables' own limits, tighter (a name's 200, a message's 100,000), still hold."""
@@ -198,7 +196,7 @@ class Table:
 
     __slots__ = ("_clock", "tx")
 
-    def __init__(self, tx: Tx, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, tx: Tx, clock: Callable[[], datetime]) -> None:
         self.tx = tx
         self._clock = clock
 
@@ -208,8 +206,6 @@ class Table:
 
     def now(self) -> datetime:
         """The unit's clock: what the methods pass their function as ``now``."""
-        if self._clock is None:
-            raise RuntimeError(NO_CLOCK)
         return self._clock()
 
 
