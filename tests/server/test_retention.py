@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from pawflow.clock import FakeClock
 from pawflow.server.retention import settled_step
@@ -181,3 +182,58 @@ def test_the_server_forgets_after_its_setting(make_server: Callable[..., LiveSer
     assert server.store.sweep()["a2a_tasks_pruned"] == 0
     clock.advance("2h")
     assert server.store.sweep()["a2a_tasks_pruned"] == 1
+
+
+def _steps_of_a_pass(store: Store) -> int:
+    """The virtual machine steps SQLite takes for one retention pass: what it reads, counted
+    by SQLite itself (not timed)."""
+    db: Any = store.db
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0  # go on
+
+    with store.unit(write=False) as u:  # the connection this thread's units run on
+        conn = db._connection()
+        conn.set_progress_handler(count, 1)
+        del u
+    try:
+        settled_step(RETENTION, batch=BATCH)(store)
+    finally:
+        conn.set_progress_handler(None, 1)
+    return steps[0]
+
+
+def test_a_pass_never_reads_the_old_notifications_of_requests_still_pending(
+    sqlite_store: Store, clock: FakeClock
+) -> None:
+    """Old mail of requests still pending costs a pass nothing: it takes as many steps with
+    33 such mails as with 3."""
+    store = sqlite_store
+    store.ensure_user("ada")
+    with store.unit() as u:
+        u.outbox.set_reach("ada", email="ada@example.org")
+    conversation = store.create_conversation("ada", "retention")
+
+    def ask(count: int) -> list[str]:
+        asked = [
+            store.ask(Question("ada", conversation.id, "confirm", f"#{n}?")).interaction.id
+            for n in range(count)
+        ]
+        _send_everything(store)
+        return asked
+
+    settled, pending = ask(1), ask(3)
+    store.cancel_interaction(settled[0], user="ada")
+    _send_everything(store)
+    clock.advance("31d")
+    assert settled_step(RETENTION, batch=BATCH)(store)["notifications_pruned"] == 1
+    few = _steps_of_a_pass(store)
+    pending += ask(30)
+    clock.advance("31d")
+
+    assert _steps_of_a_pass(store) == few  # the pending requests' mail is never read
+    with store.unit(write=False) as u:
+        assert u.outbox.deliveries(settled[0]) == []
+        assert all(u.outbox.deliveries(request) for request in pending)  # kept, unread

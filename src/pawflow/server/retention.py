@@ -14,8 +14,8 @@
 Nothing still queued, due to be sent again or to have its copy updated is ever forgotten.
 Each kind goes in batches of :data:`BATCH` rows, each batch its own transaction, oldest
 first along an index, so a pass over a million old rows holds no long transaction, and a
-pass with nothing to forget reads nothing it keeps but the old notifications of requests
-still pending, or settled lately.
+pass with nothing to forget reads nothing it keeps: a notification is found by when its
+request settled, so those of requests still pending (or settled lately) are never read.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ updated (``settle``: a channel that can change a sent message says who answered)
 rows not sent yet are ``skipped``: nobody is asked a question that was already settled.
 
 The rows are the request's delivery history (its details show them) until the retention
-sweep forgets them, once the request was settled longer ago (:func:`prune_settled`).
+sweep forgets them, each by when its request settled (:func:`prune_settled`): links stay.
 """
 
 from __future__ import annotations
@@ -514,10 +514,11 @@ def settle_request(tx: Tx, record: Interaction, now: datetime) -> bool:
     rows = sql(tx).all("SELECT channel, status FROM outbox WHERE request_id = ?", (record.id,))
     if not rows:
         return False
-    sql(tx).execute(
-        "UPDATE outbox SET settle = 'due', next_at = ? WHERE request_id = ? AND status = 'sent'"
-        " AND channel <> 'webhook'",
-        (to_millis(now), record.id),
+    sql(tx).execute(  # each row notes when its request settled (the retention sweep's key)
+        "UPDATE outbox SET settled_at = ?, settle = CASE WHEN status = 'sent' AND channel"
+        " <> 'webhook' THEN 'due' ELSE settle END, next_at = CASE WHEN status = 'sent'"
+        " AND channel <> 'webhook' THEN ? ELSE next_at END WHERE request_id = ?",
+        (to_millis(now), to_millis(now), record.id),
     )
     if any(row["status"] == "sent" and row["channel"] != "webhook" for row in rows):
         tx.notify(NOTICE)
@@ -532,13 +533,12 @@ def settle_request(tx: Tx, record: Interaction, now: datetime) -> bool:
 
 
 def prune_settled(tx: Tx, before: datetime, limit: int) -> int:
-    """Forget up to ``limit`` rows, oldest first, of requests settled before ``before``, each
-    done (not queued, no copy left to update); how many. Their answer links stay."""
+    """Forget up to ``limit`` done rows (not queued, no copy to update) of requests settled
+    before ``before``, found by when they settled (a pending request's are never read)."""
     at = to_millis(before)
     rows = sql(tx).all(
-        "SELECT o.id FROM outbox AS o JOIN interactions AS i ON i.id = o.request_id"
-        " WHERE o.status <> 'queued' AND o.created_at < ? AND o.settle <> 'due'"
-        " AND i.status <> 'pending' AND i.answered_at < ? ORDER BY o.created_at LIMIT ?",
+        "SELECT id FROM outbox WHERE settled_at IS NOT NULL AND status <> 'queued'"
+        " AND settled_at < ? AND created_at < ? AND settle <> 'due' ORDER BY settled_at LIMIT ?",
         (at, at, limit),
     )
     ids = [row["id"] for row in rows]

@@ -641,3 +641,9 @@ CREATE INDEX answer_links_outbox ON answer_links (outbox_id);
 -- 0028: the event log and the audit trail are found by age through their sequence.
 DROP INDEX events_created;
 DROP INDEX request_audit_at;
+
+-- 0029: a notification notes when its request settled (what the retention sweep goes by).
+ALTER TABLE outbox ADD COLUMN settled_at INTEGER;
+CREATE INDEX outbox_forgettable ON outbox (settled_at)
+    WHERE settled_at IS NOT NULL AND status <> 'queued';
+DROP INDEX outbox_settled;
