@@ -125,7 +125,9 @@ def chat_service(
 def dispatcher(store: Store, settings: ServerSettings) -> Dispatcher:
     """The outbox's dispatcher, with the channels the settings configure."""
     rule = EgressRule.parse(settings.egress_allowed_hosts)
-    channels: list[Channel] = [AppriseChannel(rule, timeout=settings.delivery_timeout)]
+    channels: list[Channel] = [
+        AppriseChannel(rule, timeout=settings.delivery_timeout, clock=store.clock)
+    ]
     if settings.smtp_url:
         channels.append(EmailChannel(SmtpConfig.from_url(settings.smtp_url, settings.mail_from)))
     if settings.slack_bot_token:

@@ -4,10 +4,12 @@ destinations go out side by side, and the caps (both backends)."""
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import pytest
 
 from pawflow.channels import AppriseChannel, Dispatcher, EmailChannel, SmtpConfig, WebhookSender
+from pawflow.channels.apprise import LATE_KEPT
 from pawflow.clock import FakeClock
 from pawflow.egress import EgressRule
 from pawflow.errors import InvalidInput
@@ -185,6 +187,29 @@ def test_an_apprise_send_past_its_deadline_is_not_sent_again(
 
         eventually(retried)
         assert len(held.received()) == 1
+
+
+@pytest.mark.parametrize(("status", "kept"), [(204, True), (500, False)])
+def test_a_late_apprise_send_of_a_request_settled_meanwhile_is_forgotten(
+    store: Store, clock: FakeClock, status: int, kept: bool
+) -> None:
+    """The request is cancelled while its send is past its deadline: its row is never tried
+    again. A late send that failed is forgotten as it ends; one that got through is kept for
+    a next attempt only for ``LATE_KEPT``, then forgotten too."""
+    hold = threading.Event()
+    with receiver([status], hold=hold) as held:
+        asked = _notified(store, "ada", notify_url=held.url.replace("http://", "json://"))
+        channel = AppriseChannel(LOOPBACK, timeout=0.5, clock=store.clock)
+        Dispatcher(store, [channel], base_url="http://x", owner="t").step()
+        assert (_row(store, asked).status, channel.late()) == ("queued", 1)
+        store.cancel_interaction(asked, user="ada")
+        assert _row(store, asked).status == "skipped"  # never tried again
+        hold.set()  # the late send ends
+        eventually(lambda: channel.late() == (1 if kept else 0))
+    clock.advance(LATE_KEPT - timedelta(seconds=1))
+    assert channel.late() == (1 if kept else 0)
+    clock.advance(timedelta(seconds=1))
+    assert channel.late() == 0
 
 
 def test_mail_never_waits_behind_a_slow_webhook(store: Store) -> None:

@@ -32,10 +32,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 from pawflow.channels.base import DeliveryError, Outgoing
 from pawflow.channels.webhooks import MAX_URL, TIMEOUT
+from pawflow.clock import Clock, SystemClock
 from pawflow.egress import EgressRule
 from pawflow.errors import EgressRefused, FieldError, InvalidInput
 from pawflow.records import Interaction
@@ -169,16 +172,43 @@ def notification_text(message: Outgoing) -> str:
     return "\n".join(lines)
 
 
+LATE_KEPT = timedelta(hours=1)
+"""How long a send that got through past its deadline is remembered for its row's next
+attempt, which sends nothing then (it comes within the outbox's longest backoff, 30
+minutes). A row whose request settled meanwhile is never tried again: it is forgotten then."""
+
+
+@dataclass
+class _Late:
+    """A send past its deadline: its thread, where its outcome lands, when it ended."""
+
+    worker: threading.Thread
+    outcome: list[DeliveryError | None]
+    ended: datetime | None = None
+
+    @property
+    def delivered(self) -> bool:
+        return bool(self.outcome) and self.outcome[0] is None
+
+
 class AppriseChannel:
     """The ``apprise`` channel: one notification per outbox row, to the row's Apprise URL."""
 
     name = "apprise"
 
-    def __init__(self, rule: EgressRule | None = None, *, timeout: float = TIMEOUT) -> None:
+    def __init__(
+        self,
+        rule: EgressRule | None = None,
+        *,
+        timeout: float = TIMEOUT,
+        clock: Clock | None = None,
+    ) -> None:
         self.rule = rule or EgressRule()
         self.timeout = timeout
-        self._late: dict[str, tuple[threading.Thread, list[DeliveryError | None]]] = {}
-        """Sends past their deadline, by delivery: the thread and where its outcome lands."""
+        self.clock: Clock = clock or SystemClock()
+        self._late: dict[str, _Late] = {}
+        """Sends past their deadline, by delivery, while running, and if they got through,
+        for :data:`LATE_KEPT` after (a failed one is forgotten as it ends)."""
         self._lock = threading.Lock()
 
     def render(self, message: Outgoing) -> tuple[str, str]:
@@ -193,20 +223,18 @@ class AppriseChannel:
             raise DeliveryError(f"the notification URL {exc.message}", permanent=True) from exc
         key = message.row.id
         with self._lock:
+            self._forget_ended()
             late = self._late.pop(key, None)
-        if late is not None:
-            worker, outcome = late
-            if worker.is_alive():
-                with self._lock:
-                    self._late[key] = late
+            if late is not None and late.worker.is_alive():
+                self._late[key] = late
                 raise DeliveryError("the previous attempt is still waiting for an answer")
-            if outcome and outcome[0] is None:
-                return None  # the previous attempt got through after its deadline
+        if late is not None and late.delivered:
+            return None  # the previous attempt got through after its deadline
         title, body = self.render(message)
-        outcome = []
+        outcome: list[DeliveryError | None] = []
         worker = threading.Thread(
-            target=self._notify,
-            args=(url, pins, title, body, outcome),
+            target=self._attempt,
+            args=(key, url, pins, title, body, outcome),
             name="pawflow-apprise",
             daemon=True,
         )
@@ -214,11 +242,50 @@ class AppriseChannel:
         worker.join(self.timeout)
         if not outcome:  # it goes on, but this attempt has failed: tried again later
             with self._lock:
-                self._late[key] = (worker, outcome)
+                self._late[key] = _Late(worker, outcome)
             raise DeliveryError(f"no complete answer within {self.timeout:g} s")
         if outcome[0] is not None:
             raise outcome[0]
         return None
+
+    def late(self) -> int:
+        """How many sends past their deadline are remembered (running, or delivered lately)."""
+        with self._lock:
+            self._forget_ended()
+            return len(self._late)
+
+    def _forget_ended(self) -> None:
+        """Forget the late sends that failed, and those delivered more than :data:`LATE_KEPT`
+        ago whose row never came back (its request settled, or it went out from elsewhere)."""
+        now = self.clock.now()
+        for key, late in list(self._late.items()):
+            if late.worker.is_alive():
+                continue
+            if not late.delivered:
+                del self._late[key]  # failed: the next attempt sends anew
+            elif late.ended is None:
+                late.ended = now  # it ended as its send() returned: from now on
+            elif now - late.ended >= LATE_KEPT:
+                del self._late[key]
+
+    def _attempt(
+        self,
+        key: str,
+        url: str,
+        pins: Mapping[str, tuple[str, ...]],
+        title: str,
+        body: str,
+        outcome: list[DeliveryError | None],
+    ) -> None:
+        self._notify(url, pins, title, body, outcome)
+        with self._lock:
+            late = self._late.get(key)
+            if late is None or late.outcome is not outcome:
+                return  # in time (or its send() has not noted it yet: it does when it looks)
+            if late.delivered:
+                late.ended = self.clock.now()
+            else:
+                del self._late[key]  # failed: the next attempt sends anew
 
     def _notify(
         self,
