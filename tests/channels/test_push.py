@@ -19,6 +19,7 @@ from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import live_server
 from pawflow.store import Question, Store
 from pawflow.store.reach import lanes, outbox, web_push
+from pawflow.testing import eventually
 from tests.channels.push_service import Device, PushService, b64, push_service
 
 LOOPBACK = EgressRule.parse("127.0.0.1")
@@ -137,6 +138,34 @@ def test_a_person_s_devices_are_pushed_to_at_once(store: Store, service: PushSer
     (row,) = _rows(store, request_id)
     assert (row.status, row.last_error) == ("sent", None)
     assert sorted(p.device for p in service.received()) == ["laptop", "phone", "tablet"]
+
+
+def _pushing(before: set[threading.Thread]) -> set[threading.Thread]:
+    return {
+        t for t in threading.enumerate() if t.name.startswith("pawflow-push") and t not in before
+    }
+
+
+def test_every_attempt_pushes_on_one_pool_closed_with_the_dispatcher(
+    store: Store, service: PushService
+) -> None:
+    """No pool (nor its threads) is made per attempt: the channel's threads push every
+    attempt, and end when the dispatcher stops."""
+    before = _pushing(set())
+    for name in ("phone", "laptop"):
+        _subscribe(store, "ada", service.device(name))
+    dispatcher = _dispatcher(store)
+    threads: set[threading.Thread] = set()
+    for n in range(4):
+        request_id = _ask(store, "ada")
+        dispatcher.step()
+        assert [row.status for row in _rows(store, request_id)] == ["sent"]
+        threads |= _pushing(before)
+        assert len(threads) == 2, n  # the first attempt's two, kept and used again
+        assert all(t.is_alive() for t in threads)
+    assert len(service.received()) == 8
+    dispatcher.stop()
+    eventually(lambda: not any(t.is_alive() for t in threads))
 
 
 def test_a_busy_push_service_is_tried_again_after_the_backoff(

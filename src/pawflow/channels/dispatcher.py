@@ -206,6 +206,10 @@ class Dispatcher:
             self._stop_listening = None
         self.loop.stop()
         self._pool.shutdown(wait=False)  # what is in flight ends by its deadline, recorded
+        for channel in self.channels.values():
+            close = getattr(channel, "close", None)  # a channel's own threads (push's)
+            if callable(close):
+                close()
         try:
             with self.store.unit() as u:
                 u.leases.release(LEASE, self.owner)

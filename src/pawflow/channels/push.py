@@ -36,6 +36,7 @@ import base64
 import hashlib
 import json
 import logging
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -62,6 +63,9 @@ DEFAULT_TTL = timedelta(days=1)
 """How long a push service keeps a notification for a device that is offline."""
 JWT_LIFETIME = timedelta(hours=12)
 """A VAPID token's ``exp`` (push services refuse more than 24 h)."""
+WORKERS = 8 * 20
+"""Threads pushing at most: the dispatcher's attempts in flight on a lane (8) times the devices
+a person may have (20), so no attempt waits for another's pushes to start its own."""
 MAX_BODY = 1000
 MAX_TITLE = 120
 """Characters of the question and of its title a notification carries (a payload holds at
@@ -169,7 +173,30 @@ class PushChannel:
         self.subject = subject
         self.rule = rule or EgressRule()
         self.timeout = timeout
+        self._pool: ThreadPoolExecutor | None = None
+        self._closed = False
+        self._lock = threading.Lock()
         hosts_only_in_http_logs()  # an endpoint's path is the device's address
+
+    def close(self) -> None:
+        """Let the pushes' threads go (the dispatcher closes its channels as it stops): what
+        is in flight ends by its deadline; an attempt after this fails, to be tried again."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+            self._closed = True
+        if pool is not None:
+            pool.shutdown(wait=False)
+
+    def _threads(self) -> ThreadPoolExecutor:
+        """The pool every attempt pushes to a person's devices with: made on the first
+        attempt to more than one device, kept until :meth:`close` (threads are started as
+        pushes need them, and reused)."""
+        with self._lock:
+            if self._closed:
+                raise DeliveryError("the push channel is closed: the server is stopping")
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="pawflow-push")
+            return self._pool
 
     def render(self, message: Outgoing) -> dict[str, Any]:
         return payload(message)
@@ -212,8 +239,8 @@ class PushChannel:
         (a person has at most ``MAX_DEVICES``)."""
         if len(devices) == 1:
             return [self.push(devices[0], data, ttl=ttl, topic=topic)]
-        with ThreadPoolExecutor(len(devices), thread_name_prefix="pawflow-push") as pool:
-            return list(pool.map(lambda d: self.push(d, data, ttl=ttl, topic=topic), devices))
+        pool = self._threads()
+        return list(pool.map(lambda d: self.push(d, data, ttl=ttl, topic=topic), devices))
 
     def _ttl(self, request: Interaction) -> int:
         now = self.store.now()
