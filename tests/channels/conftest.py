@@ -16,7 +16,7 @@ from pawflow.clock import FakeClock
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import Question
-from pawflow.store.reach import outbox
+from pawflow.store.reach import addresses
 from pawflow.testing import temporary_store
 from tests.channels.slack_api import SlackApi, sign, slack_api
 from tests.conftest import require_postgres
@@ -79,7 +79,7 @@ def slack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Slack]:
         with live_server(store, settings=settings) as server:
             store.ensure_user("ada")
             with store.transaction() as tx:
-                outbox.set_reach(tx, "ada", slack=ADA, now=store.now())
+                addresses.set_reach(tx, "ada", slack=ADA, now=store.now())
             channel = SlackChannel(SlackConfig(TOKEN, SECRET, api.url))
             dispatcher = Dispatcher(store, [channel], base_url=server.url, owner="test")
             hands = Slack(server, api, dispatcher)

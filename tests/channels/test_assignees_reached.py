@@ -6,7 +6,7 @@ from __future__ import annotations
 from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.clock import FakeClock
 from pawflow.store import Question, Store
-from pawflow.store.reach import outbox
+from pawflow.store.reach import addresses
 from tests.channels.smtp import smtp_server
 
 
@@ -14,7 +14,7 @@ def _reachable(store: Store, *users: str) -> None:
     for user in users:
         store.ensure_user(user)
         with store.transaction() as tx:
-            outbox.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
+            addresses.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
 
 
 def test_assignees_are_mailed_reminded_and_escalated_to(store: Store, clock: FakeClock) -> None:

@@ -11,7 +11,7 @@ from pawflow.channels.dispatcher import LEASE
 from pawflow.clock import FakeClock
 from pawflow.server.settings import ServerSettings
 from pawflow.store import Question, Store
-from pawflow.store.reach import outbox
+from pawflow.store.reach import addresses, outbox
 from pawflow.store.runtime.leases import Hold, LeaseTerms
 from tests.channels.smtp import smtp_server
 
@@ -19,7 +19,7 @@ from tests.channels.smtp import smtp_server
 def _asked(store: Store, user: str, count: int = 1) -> list[str]:
     store.ensure_user(user)
     with store.transaction() as tx:
-        outbox.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
+        addresses.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
     conversation = store.create_conversation(user, "d")
     return [
         store.ask(Question(user, conversation.id, "confirm", f"Go {n}?")).interaction.id
@@ -83,7 +83,7 @@ def test_a_refused_mail_fails_for_good_with_the_reason(store: Store) -> None:
 def test_a_channel_this_server_lacks_fails_with_the_reason(store: Store) -> None:
     store.ensure_user("di")
     with store.transaction() as tx:
-        outbox.set_reach(tx, "di", slack="U0123ABCD", now=store.now())
+        addresses.set_reach(tx, "di", slack="U0123ABCD", now=store.now())
     conversation = store.create_conversation("di", "d")
     asked = store.ask(Question("di", conversation.id, "confirm", "Slack?")).interaction
     Dispatcher(store, [], base_url="http://x", owner="t").step()

@@ -19,7 +19,7 @@ from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import Question, Store
 from pawflow.store.engine.database import sql
-from pawflow.store.reach import outbox
+from pawflow.store.reach import addresses, outbox
 from pawflow.testing import temporary_store
 from tests.channels.smtp import Inbox, html_of, smtp_server, text_of
 from tests.conftest import require_postgres
@@ -47,7 +47,7 @@ def served(
 def _ask(store: Store, kind: str, message: str, **kwargs: object) -> str:
     store.ensure_user("ada")
     with store.transaction() as tx:
-        outbox.set_reach(tx, "ada", email="ada@example.org", now=store.now())
+        addresses.set_reach(tx, "ada", email="ada@example.org", now=store.now())
     conversation = store.create_conversation("ada", "mail")
     return store.ask(Question("ada", conversation.id, kind, message, **kwargs)).interaction.id  # type: ignore[arg-type]
 
@@ -195,7 +195,7 @@ def test_notify_lists_choose_the_rows(store: Store) -> None:
         assert outbox.deliveries(tx, none.id) == outbox.deliveries(tx, default.id) == []
         (row,) = outbox.deliveries(tx, missing.id)
         assert (row.status, row.last_error) == ("failed", "bo has no email address")
-        outbox.set_reach(
+        addresses.set_reach(
             tx, "bo", email="bo@example.org", notify=["email", "slack"], now=store.now()
         )
     asked = store.ask(Question("bo", conversation.id, "text", "Now?")).interaction
@@ -211,7 +211,7 @@ def test_notify_lists_choose_the_rows(store: Store) -> None:
 def test_an_unreachable_mail_server_is_retried_with_backoff(store: Store, clock: FakeClock) -> None:
     store.ensure_user("cy")
     with store.transaction() as tx:
-        outbox.set_reach(tx, "cy", email="cy@example.org", now=store.now())
+        addresses.set_reach(tx, "cy", email="cy@example.org", now=store.now())
     conversation = store.create_conversation("cy", "r")
     asked = store.ask(Question("cy", conversation.id, "confirm", "Retry?")).interaction
     with smtp_server() as (_, url):
@@ -267,7 +267,7 @@ def _share_and_ask(store: Store, **policy: object) -> str:
     for user in ("ada", "bea"):
         store.ensure_user(user)
         with store.transaction() as tx:
-            outbox.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
+            addresses.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
     room = store.create_conversation("req", "mail")
     store.share_conversation(room.id, user="req", with_user="ada", access="write")
     return store.ask(Question("req", room.id, "confirm", "Ship?", policy=policy)).interaction.id
@@ -378,7 +378,7 @@ def test_a_mail_says_who_asks_where_and_by_when_in_both_parts(
     store = server.store
     store.ensure_user("ada")
     with store.transaction() as tx:
-        outbox.set_reach(tx, "ada", email="ada@example.org", now=store.now())
+        addresses.set_reach(tx, "ada", email="ada@example.org", now=store.now())
     conversation = store.create_conversation("ada", "deploys")
     asked = store.ask(
         Question(

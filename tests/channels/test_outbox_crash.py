@@ -17,7 +17,7 @@ import pytest
 from pawflow import FakeClock, Store, SystemClock
 from pawflow.channels.email import message_id
 from pawflow.store import Question
-from pawflow.store.reach import outbox
+from pawflow.store.reach import addresses, outbox
 from pawflow.testing import eventually
 from tests.channels.smtp import smtp_server
 from tests.served import Served
@@ -35,7 +35,7 @@ def test_sigkill_mid_dispatch_loses_and_duplicates_no_mail(
     url = store_url(store, tmp_path)
     store.ensure_user("ada")
     with store.transaction() as tx:
-        outbox.set_reach(tx, "ada", email="ada@example.org", now=store.now())
+        addresses.set_reach(tx, "ada", email="ada@example.org", now=store.now())
     conversation = store.create_conversation("ada", "crash")
     asked = [
         store.ask(Question("ada", conversation.id, "confirm", f"Deploy {n}?")).interaction.id

@@ -18,7 +18,7 @@ from pawflow.errors import ConfigError
 from pawflow.server.settings import ServerSettings
 from pawflow.server.testing import live_server
 from pawflow.store import Question, Store
-from pawflow.store.reach import lanes, outbox, web_push
+from pawflow.store.reach import addresses, lanes, outbox, web_push
 from pawflow.testing import eventually
 from tests.channels.push_service import Device, PushService, b64, push_service
 
@@ -72,7 +72,7 @@ def test_a_confirm_reaches_every_device_encrypted_and_signed(
     _subscribe(store, "ada", phone)
     _subscribe(store, "ada", laptop)
     with store.transaction(write=False) as tx:
-        assert "push" in outbox.get_reach(tx, "ada").channels()
+        assert "push" in addresses.get_reach(tx, "ada").channels()
     request_id = _ask(store, "ada", expires_in="2h")
     assert _dispatcher(store).step() == 1
     pushes = service.received()
@@ -125,7 +125,7 @@ def test_a_gone_device_is_forgotten_and_the_others_still_reached(
     assert row.status == "failed"
     assert row.last_error == "push: the push service says every subscribed device is gone"
     with store.transaction(write=False) as tx:
-        assert not outbox.get_reach(tx, "ada").reachable("push")
+        assert not addresses.get_reach(tx, "ada").reachable("push")
 
 
 def test_a_person_s_devices_are_pushed_to_at_once(store: Store, service: PushService) -> None:

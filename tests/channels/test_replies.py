@@ -12,7 +12,7 @@ from pawflow.channels import Dispatcher, EmailChannel, SmtpConfig
 from pawflow.channels.replies import ImapConfig, ReplyReader
 from pawflow.records import Interaction
 from pawflow.store import Question, Store
-from pawflow.store.reach import outbox
+from pawflow.store.reach import addresses
 from tests.channels.imap import imap_server
 from tests.channels.smtp import smtp_server
 from tests.logs import tracebacks
@@ -39,7 +39,7 @@ def _reply(to: EmailMessage, sender: str, text: str) -> bytes:
 def test_a_reply_answers_its_request_through_the_readers(store: Store) -> None:
     store.ensure_user("ada")
     with store.transaction() as tx:
-        outbox.set_reach(tx, "ada", email="ada@example.org", now=store.now())
+        addresses.set_reach(tx, "ada", email="ada@example.org", now=store.now())
     conversation = store.create_conversation("ada", "replies")
     deploy = store.ask(Question("ada", conversation.id, "confirm", "Deploy?")).interaction
     pick = store.ask(
@@ -97,7 +97,7 @@ def test_a_reply_that_is_not_the_senders_to_give_is_refused_without_a_traceback(
     for user in ("ada", "bea"):
         store.ensure_user(user)
         with store.transaction() as tx:
-            outbox.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
+            addresses.set_reach(tx, user, email=f"{user}@example.org", now=store.now())
     room = store.create_conversation("req", "replies")
     store.share_conversation(room.id, user="req", with_user="ada", access="write")
     handed_on = store.ask(

@@ -12,7 +12,7 @@ from pawflow.cli import app
 from pawflow.server.governance import delivery_text
 from pawflow.server.testing import LiveServer, live_server
 from pawflow.store import open_store
-from pawflow.store.reach import outbox
+from pawflow.store.reach import addresses, outbox
 from pawflow.testing import temporary_store
 from tests.channels.test_email import QUIET
 
@@ -29,7 +29,7 @@ def test_users_set_keeps_addresses_and_channels(tmp_path: Path) -> None:
     cleared = runner.invoke(app, ["users", "set", "ada", "--db", db, "--notify", "default"])
     assert cleared.exit_code == 0 and "notify: email, slack" in cleared.output
     with open_store(db) as store, store.transaction(write=False) as tx:
-        reach = outbox.get_reach(tx, "ada")
+        reach = addresses.get_reach(tx, "ada")
     assert (reach.email, reach.slack, reach.notify) == ("ada@example.org", "U0123ABCD", None)
 
 

@@ -14,7 +14,7 @@ from pawflow.clock import FakeClock
 from pawflow.egress import EgressRule
 from pawflow.errors import InvalidInput
 from pawflow.store import Question, Store
-from pawflow.store.reach import outbox, webhooks
+from pawflow.store.reach import addresses, outbox, webhooks
 from pawflow.testing import eventually
 from tests.channels.receiver import receiver
 from tests.channels.smtp import smtp_server
@@ -125,7 +125,7 @@ def _notified(store: Store, user: str, **reach: str) -> str:
     """A request of ``user``, reached as ``reach`` says (set in the store: no door)."""
     store.ensure_user(user)
     with store.transaction() as tx:
-        outbox.set_reach(tx, user, now=store.now(), **reach)
+        addresses.set_reach(tx, user, now=store.now(), **reach)
     conversation = store.create_conversation(user, "d")
     return store.ask(Question(user, conversation.id, "confirm", "Go?")).interaction.id
 

@@ -23,7 +23,7 @@ from pawflow.redaction import redact
 from pawflow.serve import dispatcher
 from pawflow.server.testing import live_server
 from pawflow.store import Question, Store
-from pawflow.store.reach import outbox
+from pawflow.store.reach import addresses, outbox
 from tests.channels.conftest import ADA, PATH, QUIET, SECRET, TOKEN, Slack, click
 from tests.channels.slack_api import sign
 from tests.logs import tracebacks
@@ -264,7 +264,7 @@ def test_an_unknown_slack_user_is_refused_politely(slack: Slack) -> None:
     # Another PawFlow user's Slack id cannot answer ada's request either.
     slack.store.ensure_user("bo")
     with slack.store.transaction() as tx:
-        outbox.set_reach(tx, "bo", slack="U0BO00001", now=slack.store.now())
+        addresses.set_reach(tx, "bo", slack="U0BO00001", now=slack.store.now())
     slack.post(click(asked, "pick", "0", user="U0BO00001"))
     assert slack.status(asked) == "pending"
     assert "not one you can answer" in slack.api.called("chat.postEphemeral")[-1]["text"]
@@ -443,7 +443,7 @@ def test_an_assignee_and_her_delegate_answer_an_assigned_request_from_slack(slac
     for user, slack_id in (("lee", lee), ("bob", bob), ("zed", "U0ZED00001")):
         store.ensure_user(user)
         with store.transaction() as tx:
-            outbox.set_reach(tx, user, slack=slack_id, now=store.now())
+            addresses.set_reach(tx, user, slack=slack_id, now=store.now())
     with store.unit() as u:
         u.groups.add_members("leads", ["lee"])
         u.groups.delegate("lee", to="bob", until=store.now() + timedelta(days=1))

@@ -13,7 +13,7 @@ from pawflow import Question
 from pawflow.channels import AppriseChannel, Dispatcher, WebhookSender
 from pawflow.egress import EgressRule
 from pawflow.store import Store, open_store
-from pawflow.store.reach import outbox, webhooks
+from pawflow.store.reach import addresses, outbox, webhooks
 from pawflow.testing import eventually
 from tests.channels.receiver import Receiver, receiver
 
@@ -70,7 +70,7 @@ def test_a_queued_notification_wakes_the_dispatcher(
     store.ensure_user("ada")
     with store.transaction() as tx:
         notify_url = inbox.url.replace("http://", "json://") + "/topic"
-        outbox.set_reach(tx, "ada", now=store.now(), notify_url=notify_url)
+        addresses.set_reach(tx, "ada", now=store.now(), notify_url=notify_url)
     asked = _ask(store, "ada")
     eventually(inbox.received, timeout=DEADLINE)
     with store.transaction(write=False) as tx:

@@ -13,7 +13,7 @@ from pawflow.errors import InvalidInput
 from pawflow.store import Delivery, Question, Store
 from pawflow.store.engine.database import sql
 from pawflow.store.engine.metrics import QUERIES, GaugeQuery, StoreGauges, add_gauges, read
-from pawflow.store.reach import outbox
+from pawflow.store.reach import addresses, outbox
 from pawflow.telemetry import Family, Sample
 
 
@@ -187,7 +187,7 @@ def test_the_outbox_shows_what_waits_by_channel_and_counts_what_was_sent(
 ) -> None:
     store.ensure_user("mia")
     with store.transaction() as tx:
-        outbox.set_reach(tx, "mia", email="mia@example.org", now=store.now())
+        addresses.set_reach(tx, "mia", email="mia@example.org", now=store.now())
     conversation = store.create_conversation("mia", "m")
     for n in range(2):
         store.ask(Question("mia", conversation.id, "confirm", f"Ship {n}?"))

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 import pawflow
-from pawflow.store.reach import outbox
+from pawflow.store.reach import addresses
 from tests.webchat.conftest import Person
 
 pytestmark = pytest.mark.slow
@@ -20,7 +20,7 @@ def test_notifications_are_shown_and_saved(person: Callable[..., Person]) -> Non
     says why the others are off, and saves what is chosen without touching the rest."""
     ann = person()
     with ann.store.transaction() as tx:
-        outbox.set_reach(tx, ann.name, email="ann@example.org", now=ann.store.now())
+        addresses.set_reach(tx, ann.name, email="ann@example.org", now=ann.store.now())
     page = ann.open("/")
     page.get_by_text("Notifications", exact=True).click()
     expect(page.locator(".channels-off")).to_have_text(
@@ -37,7 +37,7 @@ def test_notifications_are_shown_and_saved(person: Callable[..., Person]) -> Non
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
     with ann.store.transaction(write=False) as tx:
-        reach = outbox.get_reach(tx, ann.name)
+        reach = addresses.get_reach(tx, ann.name)
     assert (reach.email, reach.slack, reach.notify) == ("ann@example.org", None, ("webhook",))
 
     page.get_by_label("Notification URL (Apprise)").fill("nope://example.org")

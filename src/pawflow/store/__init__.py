@@ -35,17 +35,17 @@ from pawflow.store.people.sign_in import Attempt as SignInAttempt
 from pawflow.store.people.sign_in import usable_group_names
 from pawflow.store.reach.a2a_push import PushDelivery
 from pawflow.store.reach.a2a_tasks import PushConfig, StoredTask
-from pawflow.store.reach.answer_links import AnswerLink
-from pawflow.store.reach.lanes import destination as lane_destination
-from pawflow.store.reach.outbox import (
+from pawflow.store.reach.addresses import (
     EMAIL_PATTERN,
     NOTIFY_CHANNELS,
     SLACK_PATTERN,
     URL_PATTERN,
-    OutboxRow,
     Reach,
 )
+from pawflow.store.reach.answer_links import AnswerLink
+from pawflow.store.reach.lanes import destination as lane_destination
 from pawflow.store.reach.outbox import NOTICE as OUTBOX_NOTICE
+from pawflow.store.reach.outbox import OutboxRow
 from pawflow.store.reach.web_push import Subscription, VapidKeys
 from pawflow.store.reach.webhooks import EVENTS as WEBHOOK_EVENTS
 from pawflow.store.reach.webhooks import Webhook, WebhookDelivery

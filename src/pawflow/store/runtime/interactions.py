@@ -39,6 +39,7 @@ from pawflow.store.ledger.conversations import (
 )
 from pawflow.store.ledger.events import append_interaction_event
 from pawflow.store.reach import outbox, webhooks
+from pawflow.store.reach.addresses import Reach
 from pawflow.store.runtime import idempotency
 from pawflow.store.runtime.continuations import Continuation, Payload, fire_signal
 
@@ -284,7 +285,7 @@ def request(
 
 def _members_and_reach(
     tx: Tx, conversation_id: str, owner: str
-) -> tuple[dict[str, str], outbox.Reach | None]:
+) -> tuple[dict[str, str], Reach | None]:
     """The conversation's members with their access, and the asker's reach (None when the
     asker is no member), in one statement: what a question needs to know before it is
     published, and to notify."""
@@ -303,11 +304,9 @@ def _members_and_reach(
         return members, None
     hooks, devices = bool(mine["hooks"]), bool(mine["devices"])
     if mine["found"] is None:
-        return members, outbox.Reach(owner, webhooks=hooks, devices=devices)
+        return members, Reach(owner, webhooks=hooks, devices=devices)
     notify = None if mine["notify"] is None else tuple(json.loads(mine["notify"]))
-    reach = outbox.Reach(
-        owner, mine["email"], mine["slack"], mine["notify_url"], notify, hooks, devices
-    )
+    reach = Reach(owner, mine["email"], mine["slack"], mine["notify_url"], notify, hooks, devices)
     return members, reach
 
 

@@ -10,14 +10,16 @@ from typing import Any
 from pawflow.records import Interaction
 from pawflow.store.reach import a2a_push as _a2a_push
 from pawflow.store.reach import a2a_tasks as _a2a_tasks
+from pawflow.store.reach import addresses as _addresses
 from pawflow.store.reach import answer_links as _answer_links
 from pawflow.store.reach import outbox as _outbox
 from pawflow.store.reach import web_push as _web_push
 from pawflow.store.reach import webhooks as _webhooks
 from pawflow.store.reach.a2a_push import PushDelivery
 from pawflow.store.reach.a2a_tasks import PushConfig
+from pawflow.store.reach.addresses import Reach
 from pawflow.store.reach.lanes import Busy
-from pawflow.store.reach.outbox import OutboxRow, Reach
+from pawflow.store.reach.outbox import OutboxRow
 from pawflow.store.reach.web_push import Subscription, VapidKeys
 from pawflow.store.reach.webhooks import Queue, Webhook, WebhookDelivery
 from pawflow.store.unit.binding import Table, bound
@@ -108,18 +110,18 @@ class AnswerLinksTable(Table):
 class OutboxTable(Table):
     """Messages owed to channels, and each user's reach."""
 
-    get_reach = bound(_outbox.get_reach)
+    get_reach = bound(_addresses.get_reach)
 
     def set_reach(
         self,
         user: str,
         *,
-        email: str | None = _outbox._UNSET,
-        slack: str | None = _outbox._UNSET,
-        notify_url: str | None = _outbox._UNSET,
-        notify: Sequence[str] | None = _outbox._UNSET,
+        email: str | None = _addresses._UNSET,
+        slack: str | None = _addresses._UNSET,
+        notify_url: str | None = _addresses._UNSET,
+        notify: Sequence[str] | None = _addresses._UNSET,
     ) -> Reach:
-        return _outbox.set_reach(
+        return _addresses.set_reach(
             self.tx,
             user,
             now=self.now(),
@@ -129,7 +131,7 @@ class OutboxTable(Table):
             notify=notify,
         )
 
-    user_by_slack = bound(_outbox.user_by_slack)
+    user_by_slack = bound(_addresses.user_by_slack)
 
     def enqueue(
         self,
