@@ -18,7 +18,7 @@ from pawflow.interactions import Kind, normalize_answer
 from pawflow.interactions.tool_approval import decide, is_tool_approval
 from pawflow.records import CHANNELS, Interaction
 from pawflow.store.engine.database import Tx, sql
-from pawflow.store.governance import policies
+from pawflow.store.governance import policies, votes
 from pawflow.store.governance.approvals import keep_rule
 from pawflow.store.ledger.conversations import get_file
 from pawflow.store.reach.file_links import link_files, referenced_files
@@ -165,7 +165,10 @@ def respond(
             message = f"this call needs {needed} approvals: vote approve or reject"
             raise InvalidAnswer(message, [FieldError("decision", message)])
         yes = choice == "approve" if isinstance(normalized, dict) else normalized
-        principal, decided = policies.vote(tx, row, policy, user, bool(yes), via=via, now=now)
+        people = policies.deciders(tx, row, policy)
+        principal, decided = votes.vote(
+            tx, row, policy, user, bool(yes), people=people, via=via, now=now
+        )
         note = None if principal == user else {"for": principal}
         if decided is None:
             return Interaction.from_row(row)
