@@ -73,11 +73,12 @@ class Sql:
     def one(self, sql: str, params: Params = ()) -> Row | None:
         self._run(sql, params)
         row = self._cursor.fetchone()
-        return None if row is None else dict(row)
+        return None if row is None else self._db.as_dict(row)
 
     def all(self, sql: str, params: Params = ()) -> list[Row]:
         self._run(sql, params)
-        return [dict(row) for row in self._cursor.fetchall()]
+        as_dict = self._db.as_dict
+        return [as_dict(row) for row in self._cursor.fetchall()]
 
     def _run(self, sql: str, params: Params) -> None:
         if not self._deferred and not self._queued:
@@ -258,6 +259,11 @@ class Database:
 
     def run(self, cursor: Any, sql: str, params: Params) -> None:
         raise NotImplementedError
+
+    @staticmethod
+    def as_dict(row: Any) -> Row:
+        """A row as the driver gives it, as a dict of its own."""
+        return dict(row)
 
     def run_batch(self, cursor: Any, statements: list[tuple[str, Params]]) -> None:
         """Run ``statements`` in order; the cursor holds the last one's result."""

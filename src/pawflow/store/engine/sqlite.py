@@ -249,6 +249,11 @@ class SqliteDatabase(Database):
                 raise self.unavailable(exc, "database unavailable") from exc
             raise StoreError(f"database error: {exc}") from exc
 
+    @staticmethod
+    def as_dict(row: Any) -> Row:
+        # By position: dict(row) looks each column up by name, a scan of them all.
+        return dict(zip(row.keys(), row, strict=True))
+
     def lock_key(self, tx: Tx, key: str) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already serializes every writer."""
 
@@ -259,7 +264,7 @@ class SqliteDatabase(Database):
             row = cursor.fetchone()
         except sqlite3.Error as exc:  # busy, which only a write transaction waits out
             raise StoreUnavailable(f"cannot read: {exc}") from exc
-        return None if row is None else dict(row)
+        return None if row is None else self.as_dict(row)
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[Tx]:
