@@ -60,13 +60,21 @@ class Sql:
         self._run(sql, params)
         return int(self._cursor.rowcount)
 
-    def send(self, sql: str, params: Params = ()) -> None:
+    def send(self, sql: str, params: Params = (), *, ahead: bool = False) -> None:
         """Run a statement whose result nobody reads. Where the backend pipelines
         (PostgreSQL), it travels with the next statement that is read, or with the commit,
         in one exchange with the server; what it raises is raised there. Inside a savepoint
-        it runs at once, so that the savepoint's block answers for its own statements."""
+        it runs at once, so that the savepoint's block answers for its own statements.
+
+        ``ahead`` queues it before the statements still waiting (after BEGIN), for one whose
+        place in the transaction does not matter: what they lock until commit is then held
+        for less."""
         if self._db.pipelines and not self._inside:
-            self._queued.append((sql, params))
+            if ahead:
+                begins = bool(self._queued) and self._queued[0][0] == "BEGIN"
+                self._queued.insert(1 if begins else 0, (sql, params))
+            else:
+                self._queued.append((sql, params))
         else:
             self._run(sql, params)
 

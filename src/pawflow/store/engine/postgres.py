@@ -182,8 +182,12 @@ class PostgresDatabase(Database):
                 try:
                     yield tx
                     tx._close()
-                    for payload in _payloads(self.origin, tx._notices):
-                        statements.send("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, payload))
+                    # Delivered at commit wherever it runs: it goes ahead of the last
+                    # statements, so that only COMMIT follows a user's event counter, which
+                    # stays locked until then.
+                    for payload in reversed(_payloads(self.origin, tx._notices)):
+                        notify = "SELECT pg_notify(?, ?)"
+                        statements.send(notify, (NOTIFY_CHANNEL, payload), ahead=True)
                     if not statements.idle:  # the last statements and COMMIT: one exchange
                         statements.send("COMMIT")
                         statements.flush()
@@ -263,10 +267,13 @@ class PostgresDatabase(Database):
                         self._reconnected()
                     callback("changed")  # anything missed while (re)connecting
                     loop.failures.succeeded()
+                    mine = json.dumps([self.origin, []])[:-3]  # how this process's begin
                     while not loop.stopping():
                         for note in conn.notifies(timeout=0.25):
-                            origin, notices = _read_payload(note.payload)
                             # This process's listeners heard its commits directly.
+                            if note.payload.startswith(mine):
+                                continue
+                            origin, notices = _read_payload(note.payload)
                             if origin != self.origin:
                                 for notice in notices:
                                     callback(notice)
