@@ -94,20 +94,22 @@ def spread(work: object, total: int, threads: int) -> None:
         raise failures[0]
 
 
-def _ask_parked(store: Store, conversation: str, n: int) -> str:
+def _ask_parked(store: Store, user: str, conversation: str, n: int) -> str:
     """Ask and park in one transaction, by the API of the tree measured: the id asked."""
     target = f"bench:{conversation}:{n}"
     if Question is None:
         interaction, _ = store.ask_and_park(  # type: ignore[attr-defined]
-            "bench", conversation, "confirm", f"#{n}", target=target
+            user, conversation, "confirm", f"#{n}", target=target
         )
         return str(interaction.id)
-    question = Question("bench", conversation, "confirm", f"#{n}")
+    question = Question(user, conversation, "confirm", f"#{n}")
     return store.ask(question, park=Park(target)).interaction.id
 
 
-def pawflow_cycles(url: str, cycles: int, threads: int = 1) -> float:
-    """Seconds for ``cycles`` full cycles through the public API, over ``threads`` threads."""
+def pawflow_cycles(url: str, cycles: int, threads: int = 1, *, users: int = 1) -> float:
+    """Seconds for ``cycles`` full cycles through the public API, over ``threads`` threads,
+    each in a conversation of its own, of ``users`` users taken in turn (one user's events
+    are numbered in commit order: their transactions take turns at their counter)."""
     with open_store(url) as store:
         resumed = 0
         lock = threading.Lock()
@@ -118,16 +120,16 @@ def pawflow_cycles(url: str, cycles: int, threads: int = 1) -> float:
                 resumed += 1
 
         store.register_handler("bench", on_resume)
-        conversations = [store.create_conversation("bench").id for _ in range(threads)]
-        handed = iter(conversations)
+        owners = [f"bench{n % users}" if users > 1 else "bench" for n in range(threads)]
+        handed = iter([(user, store.create_conversation(user).id) for user in owners])
         hand_lock = threading.Lock()
 
         def work(count: int) -> None:
             with hand_lock:
-                conversation = next(handed)
+                user, conversation = next(handed)
             for n in range(count):
-                asked = _ask_parked(store, conversation, n)
-                store.respond_interaction(asked, True, user="bench")
+                asked = _ask_parked(store, user, conversation, n)
+                store.respond_interaction(asked, True, user=user)
 
         elapsed = stopwatch()
         spread(work, cycles, threads)
@@ -230,10 +232,20 @@ def postgres_section(run: Run) -> None:
         ratio=ours8 / ours,
         goal=">= 4x the one-thread figure",
     )
+    apart = many / median_of(
+        run.repeats, lambda: fresh(lambda url: pawflow_cycles(url, many, THREADS, users=THREADS))
+    )
+    run.figure(
+        f"postgres pawflow cycle, {THREADS} threads, {THREADS} users",
+        apart,
+        "cycles/s",
+        against=f"1 thread {ours:,.0f}; {THREADS} threads of 1 user {ours8:,.0f}",
+        ratio=apart / ours,
+    )
     run.row(
         "pg_threads",
         f"{ours8 / ours:.2f}x ({ours8:,.0f} vs {ours:,.0f} cycles/s;"
-        f" raw floor {floor8 / floor:.2f}x)",
+        f" raw floor {floor8 / floor:.2f}x; {THREADS} users {apart / ours:.2f}x)",
         ours8 >= 4 * ours,
     )
     if not run.peers:
