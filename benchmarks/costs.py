@@ -1,18 +1,22 @@
 """Where a cycle's time goes: statements, commits, bytes written, and a profile.
 
 The same cycle as the cycles section, instrumented from outside the store: the database
-object's ``transaction`` and ``run`` are wrapped to count transactions and statements (and,
-from their SQL, the tables written, advisory locks and notifications); ``/proc/self/io``
-gives the bytes and ``write()`` calls the process made; cProfile gives the time by function,
-grouped into the time spent inside the database driver and the Python around it.
+object's ``transaction``, ``run`` and ``run_batch`` are wrapped to count transactions and
+statements (and, from their SQL, the tables written, advisory locks and notifications);
+``/proc/self/io`` gives the bytes and ``write()`` calls the process made; cProfile gives the
+time by function, grouped into the time spent inside the database driver and the Python
+around it. On PostgreSQL, the CPU a cycle costs this thread (inside psycopg and around it),
+the store's other threads and the server's processes, beside its wall-clock time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import cProfile
+import os
 import pstats
 import re
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,16 +46,26 @@ def instrument(store: Store) -> Counts:
     """Count what ``store`` sends to its database from now on."""
     db: Any = store.db
     counts = Counts()
-    run, transaction = db.run, db.transaction
+    run, run_batch, transaction = db.run, db.run_batch, db.transaction
 
-    def counting_run(cursor: Any, sql: str, params: Any) -> None:
+    def count(sql: str) -> None:
+        if sql in ("BEGIN", "COMMIT"):  # PostgreSQL sends them with the other statements
+            return
         counts.statements += 1
         for table in _WRITTEN.findall(sql):
             if table.upper() != "SET":
                 counts.tables[table.lower()] += 1
         counts.locks += "pg_advisory_xact_lock" in sql
         counts.notifies += "pg_notify" in sql
+
+    def counting_run(cursor: Any, sql: str, params: Any) -> None:
+        count(sql)
         run(cursor, sql, params)
+
+    def counting_batch(cursor: Any, statements: list[tuple[str, Any]]) -> None:
+        for sql, _ in statements:
+            count(sql)
+        run_batch(cursor, statements)
 
     @contextlib.contextmanager
     def counting_transaction(*, write: bool = True) -> Iterator[Any]:
@@ -62,7 +76,7 @@ def instrument(store: Store) -> Counts:
         with transaction(write=write) as tx:
             yield tx
 
-    db.run, db.transaction = counting_run, counting_transaction
+    db.run, db.run_batch, db.transaction = counting_run, counting_batch, counting_transaction
     return counts
 
 
@@ -170,6 +184,68 @@ def profile(run: Run, url: str, count: int, top: int = 12) -> None:
         run.say(f"  {100 * row[2] / total:5.1f}%  {row[1] / count:6.1f} calls/cycle  {where}")
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU of processes of this machine (those gone count nothing)."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_time(run: Run, url: str, count: int) -> None:
+    """Where a PostgreSQL cycle's wall-clock time goes: this thread's CPU (inside psycopg,
+    where statements are encoded, sent and their results decoded, and around it), the
+    store's other threads (the LISTEN thread), and the server's processes for the store's
+    connections (``/proc``: a server on this machine)."""
+    import psycopg  # noqa: PLC0415
+
+    inside = [0.0]
+    wait = psycopg.Connection.wait
+
+    def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.thread_time()
+        try:
+            return wait(self, *args, **kwargs)
+        finally:
+            inside[0] += time.thread_time() - started
+
+    with open_store(url) as store:
+        store.register_handler("bench", lambda delivery: None)
+        _cycles(store, 20)  # warm: the pool's connections, prepared statements
+        with psycopg.connect(url, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT pid FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchall()
+        server = [int(row[0]) for row in rows]
+        psycopg.Connection.wait = timed  # type: ignore[method-assign]
+        try:
+            marks = time.perf_counter(), time.thread_time(), time.process_time()
+            served = _cpu_seconds(server)
+            _cycles(store, count)
+            served = _cpu_seconds(server) - served
+            wall, here, process = (
+                now - then
+                for now, then in zip(
+                    (time.perf_counter(), time.thread_time(), time.process_time()),
+                    marks,
+                    strict=True,
+                )
+            )
+        finally:
+            psycopg.Connection.wait = wait  # type: ignore[method-assign]
+    ms = 1000 / count
+    run.say(
+        f"postgres time per cycle (N={count}): {wall * ms:.2f} ms wall; CPU: this thread"
+        f" {here * ms:.2f} ms (in psycopg {inside[0] * ms:.2f}, around it"
+        f" {(here - inside[0]) * ms:.2f}), the store's other threads"
+        f" {(process - here) * ms:.2f}, the server's {len(server)} processes for the store"
+        f" {served * ms:.2f} ms"
+    )
+
+
 def section(run: Run) -> None:
     run.heading("Costs of one cycle (what the optimization work starts from)")
     count = run.n(500, 50)
@@ -177,6 +253,8 @@ def section(run: Run) -> None:
     if run.postgres:
         with postgres_db() as url:
             _counted(run, "postgres", url, run.n(200, 20))
+        with postgres_db() as url:
+            postgres_time(run, url, run.n(1000, 50))
     else:
         run.skip("postgres per cycle", "no PostgreSQL on 127.0.0.1:5432")
     profile(run, f"sqlite:///{run.path('profile')}.db", count)
