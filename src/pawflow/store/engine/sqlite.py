@@ -21,6 +21,7 @@ from typing import Any
 from pawflow.errors import Conflict, StoreError, StoreUnavailable
 from pawflow.loops import Loop
 from pawflow.store.engine.database import TOUCHED, Database, Params, Row, Tx
+from pawflow.store.engine.writers import WritersLock
 
 log = logging.getLogger("pawflow.store")
 
@@ -169,6 +170,7 @@ class SqliteDatabase(Database):
         """Per watcher reading the WAL index's change counter: the values this process's
         commits gave it that the watcher has not seen yet."""
         self._writer = threading.Lock()
+        self._writers = WritersLock(path)
         self._unchecked = 0
         self._checkpoints = threading.Condition()
         self._checkpointer: threading.Thread | None = None
@@ -274,12 +276,19 @@ class SqliteDatabase(Database):
             return
         if not self._writer.acquire(timeout=self.busy_timeout):
             raise StoreUnavailable("the database stayed busy: this process's writers queue")
+        try:  # then the writers of other processes (see writers.py)
+            across = self._writers.acquire(self.busy_timeout)
+        except BaseException:
+            self._writer.release()
+            raise
         held = True
 
         def release() -> None:
             nonlocal held
             if held:
                 held = False
+                if across:
+                    self._writers.release()
                 self._writer.release()
 
         try:
@@ -529,3 +538,4 @@ class SqliteDatabase(Database):
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
             self._connections.clear()
+        self._writers.close()

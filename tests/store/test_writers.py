@@ -1,0 +1,71 @@
+"""SQLite: writers of different processes take turns at the store's lock file.
+
+Two stores opened on one file stand for two processes (a lock of ``flock`` belongs to its
+open file, so two in one process exclude each other as two processes do). The second
+writer waits at the lock file while the first holds its transaction open — not in SQLite's
+busy handler, which sleeps in steps of up to 100 ms — and goes on once the first commits.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from pawflow import open_store
+from pawflow.store import Store
+from pawflow.testing import eventually
+
+
+def _waits(store: Store) -> int:
+    return int(store.db._writers.waits)  # type: ignore[attr-defined]
+
+
+def test_a_writer_of_another_process_waits_its_turn_at_the_lock_file(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    first, second = open_store(url), open_store(url)
+    try:
+        holding, go = threading.Event(), threading.Event()
+        order: list[str] = []
+
+        def hold_open() -> None:
+            with first.unit() as u:
+                u.messages.notify_user("ann", "first")
+                holding.set()
+                go.wait(30)
+                order.append("first")
+
+        def write_after() -> None:
+            with second.unit() as u:
+                u.messages.notify_user("bob", "second")
+                order.append("second")
+
+        holder = threading.Thread(target=hold_open)
+        holder.start()
+        assert holding.wait(30)
+        writer = threading.Thread(target=write_after)
+        writer.start()
+        eventually(lambda: _waits(second) == 1)  # at the lock file, before BEGIN
+        assert order == []
+        go.set()
+        holder.join(30)
+        writer.join(30)
+        assert order == ["first", "second"]
+        assert (tmp_path / "shared.db-writer").stat().st_mode & 0o777 == 0o600
+        with second.unit() as u:  # its lock is free again: no wait the next time
+            u.messages.notify_user("bob", "third")
+        assert _waits(second) == 1
+        assert _waits(first) == 0
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_store_in_memory_has_no_lock_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where a lock file named after ":memory:" would go
+    with open_store("sqlite:///:memory:") as store, store.unit() as u:
+        u.messages.notify_user("ann", "kept in memory")
+    assert list(tmp_path.iterdir()) == []
