@@ -69,3 +69,19 @@ def test_a_store_in_memory_has_no_lock_file(
     with open_store("sqlite:///:memory:") as store, store.unit() as u:
         u.messages.notify_user("ann", "kept in memory")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_without_a_lock_file_the_writers_still_write(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Where the lock file cannot be made (here a folder holds its name), SQLite's own lock
+    alone keeps the writers apart, as before, and the store says so once."""
+    (tmp_path / "shared.db-writer").mkdir()
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    with open_store(url) as store:
+        for n in range(3):
+            with store.unit() as u:
+                u.messages.notify_user("ann", f"note {n}")
+        assert len(store.events_after("ann", 0, limit=10)) == 3
+    warned = [r for r in caplog.records if "writers of other processes" in r.getMessage()]
+    assert len(warned) == 1
