@@ -73,6 +73,11 @@ def _translated(exc: psycopg.Error) -> PawFlowError:
     return StoreError(f"database error: {exc}")
 
 
+def _payload_start(origin: str) -> str:
+    """How every payload :func:`_payloads` makes for ``origin`` begins."""
+    return json.dumps([origin, []])[:-3]
+
+
 def _read_payload(payload: str) -> tuple[str, list[str]]:
     try:
         origin, notices = json.loads(payload)
@@ -267,7 +272,7 @@ class PostgresDatabase(Database):
                         self._reconnected()
                     callback("changed")  # anything missed while (re)connecting
                     loop.failures.succeeded()
-                    mine = json.dumps([self.origin, []])[:-3]  # how this process's begin
+                    mine = _payload_start(self.origin)
                     while not loop.stopping():
                         for note in conn.notifies(timeout=0.25):
                             # This process's listeners heard its commits directly.

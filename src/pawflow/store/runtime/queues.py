@@ -59,13 +59,6 @@ class NewRow:
     continuation_id: str | None = None
 
 
-# PostgreSQL: a batch's rows are turned into their next ones by their keys, whatever the
-# table's statistics say. A queue's table swings from empty to many rows between autovacuum's
-# looks; planned by statistics taken while it was nearly empty, the join of a batch with its
-# rows became a nested loop over the whole table (20 ms a batch of 256 at 5,000 rows queued,
-# and growing with the queue) rather than 256 lookups by key (4 ms).
-
-
 def _chunks(items: Sequence[Any]) -> list[Sequence[Any]]:
     return [items[i : i + _CHUNK] for i in range(0, len(items), _CHUNK)]
 
@@ -144,8 +137,13 @@ def move(tx: Tx, moves: Sequence[tuple[int, NewRow]], owner: str) -> int:
     A FlowFile going on to one next task (or parking) keeps its row: one write, not two.
     """
     moved = 0
+    # PostgreSQL: by key, whatever the table's statistics say. A queue's table swings from
+    # empty to many rows between autovacuum's looks; planned by statistics taken while it was
+    # nearly empty, the join of a batch with its rows became a nested loop over the whole
+    # table (20 ms a batch of 256 at 5,000 rows queued, growing with the queue) rather than
+    # 256 lookups by key (4 ms).
     by_key = tx.dialect == "postgres"
-    if by_key:  # by key, never a scan of the table (see above _chunks)
+    if by_key:
         sql(tx).send("SET LOCAL enable_seqscan = off")
     for chunk in _chunks(moves):
         values = ", ".join("(?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
