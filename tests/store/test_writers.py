@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from pawflow import open_store
+from pawflow.errors import StoreError
 from pawflow.store import Store
+from pawflow.store.engine.database import sql
 from pawflow.testing import eventually
 
 
@@ -85,3 +87,54 @@ def test_without_a_lock_file_the_writers_still_write(
         assert len(store.events_after("ann", 0, limit=10)) == 3
     warned = [r for r in caplog.records if "writers of other processes" in r.getMessage()]
     assert len(warned) == 1
+
+
+def test_the_writers_of_one_process_take_turns_at_one_connection(tmp_path: Path) -> None:
+    """Every write transaction of a process runs on one connection, whichever thread asks:
+    its page cache stays warm from one write to the next (a connection per thread finds its
+    cache stale after any other thread's commit). Reads keep a connection per thread."""
+    with open_store(f"sqlite:///{tmp_path / 'one.db'}") as store:
+        used: list[object] = []
+        lock = threading.Lock()
+
+        def write(n: int) -> None:
+            with store.unit() as u:
+                u.messages.notify_user("ann", f"note {n}")
+                with lock:
+                    used.append(store.db._writing())  # type: ignore[attr-defined]
+            store.events_after("ann", 0, limit=1)  # a read, on this thread's own
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert len(used) == 4
+        assert len({id(conn) for conn in used}) == 1
+        assert len(store.events_after("ann", 0, limit=10)) == 4
+        # The writers' connection, and one per thread that read.
+        assert len(store.db._connections) == 1 + 5  # type: ignore[attr-defined]
+
+
+def test_a_transaction_used_after_its_commit_fails_rather_than_run_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """After COMMIT the writers' connection is the next writer's: a statement sent through
+    a transaction that has ended must not run there (it would join that writer's
+    transaction), so it fails."""
+    with open_store(f"sqlite:///{tmp_path / 'ended.db'}") as store:
+        with store.unit() as u:
+            u.messages.notify_user("ann", "inside")
+            ended = u.tx
+        with pytest.raises(StoreError):
+            sql(ended).execute("DELETE FROM events")
+        assert len(store.events_after("ann", 0, limit=10)) == 1
+
+
+def test_a_store_in_memory_reads_what_it_wrote(tmp_path: Path) -> None:
+    """In memory every connection is a database of its own: writes and reads of a thread
+    stay on one."""
+    with open_store("sqlite:///:memory:") as store:
+        with store.unit() as u:
+            u.messages.notify_user("ann", "kept in memory")
+        assert len(store.events_after("ann", 0, limit=10)) == 1

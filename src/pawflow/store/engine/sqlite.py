@@ -1,7 +1,8 @@
 """The SQLite backend: the embedded default.
 
-One connection per thread, writers taking turns (``BEGIN IMMEDIATE``), and a watcher that
-hears other processes' commits by the WAL index's change counter.
+One connection per thread for reads; one connection for this process's writers, who take
+turns at it (``BEGIN IMMEDIATE``); and a watcher that hears other processes' commits by the
+WAL index's change counter.
 """
 
 from __future__ import annotations
@@ -170,6 +171,7 @@ class SqliteDatabase(Database):
         """Per watcher reading the WAL index's change counter: the values this process's
         commits gave it that the watcher has not seen yet."""
         self._writer = threading.Lock()
+        self._writer_conn: sqlite3.Connection | None = None
         self._writers = WritersLock(path)
         self._unchecked = 0
         self._checkpoints = threading.Condition()
@@ -227,6 +229,23 @@ class SqliteDatabase(Database):
         except OSError:
             return None
         return found.f_bavail * found.f_frsize
+
+    def _writing(self) -> sqlite3.Connection:
+        """The connection every write transaction of this process uses, one at a time (under
+        ``_writer``): its page cache and prepared statements stay warm from one write to the
+        next, where a connection per thread would find its cache stale after every other
+        thread's commit and read the pages again. In memory, every connection is a database
+        of its own: the thread's own connection, as for reads."""
+        conn = self._writer_conn
+        if conn is None:
+            if self.path == ":memory:":
+                return self._connection()
+            if self._closed:
+                raise StoreUnavailable("the store is closed")
+            conn = self._writer_conn = self.connect()
+            with self._lock:
+                self._connections.append(conn)
+        return conn
 
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -301,7 +320,7 @@ class SqliteDatabase(Database):
     def _transaction(
         self, *, write: bool, committed: Callable[[], None] | None = None
     ) -> Iterator[Tx]:
-        conn = self._connection()
+        conn = self._writing() if write else self._connection()
         deadline = time.monotonic() + self.busy_timeout
         while True:
             try:
@@ -315,7 +334,8 @@ class SqliteDatabase(Database):
                     raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
                 time.sleep(0.005)
         changes = conn.total_changes
-        tx = Tx(self, conn.cursor())
+        cursor = conn.cursor()
+        tx = Tx(self, cursor)
         try:
             yield tx
             tx._close()
@@ -344,6 +364,9 @@ class SqliteDatabase(Database):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
             raise self.unavailable(exc, "commit failed") from exc
+        # The transaction is over: a statement sent through it now fails, rather than run
+        # outside it (on the writers' connection, inside the next writer's transaction).
+        cursor.close()
         if write:
             if self.availability.problem is not None:
                 self.availability.back()  # a write went through: the disk has room again
