@@ -24,7 +24,7 @@ from pawflow.server import models as m
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
-from pawflow.server.errors import action_route
+from pawflow.server.routes import action_route
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["approvals"])
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -208,21 +208,3 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (503, "The store is busy or unreachable; retry shortly."),
     )
 }
-
-
-_Handler = TypeVar("_Handler", bound=Callable[..., Any])
-
-
-def action_route(
-    router: APIRouter, name: str, response: type[BaseModel], summary: str, statuses: Sequence[int]
-) -> Callable[[_Handler], _Handler]:
-    """``POST /api/actions/{name}``: an action of the API, with its model and the errors it
-    may answer (from :data:`ERROR_RESPONSES`)."""
-    return router.post(
-        f"/{name}",
-        name=name,
-        summary=summary,
-        response_model=response,
-        responses={k: v for k, v in ERROR_RESPONSES.items() if k in statuses},
-        operation_id=name,
-    )

@@ -20,7 +20,7 @@ from pawflow.server.admin import Admin, require_admin
 from pawflow.server.auth import Principal, authenticate
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
-from pawflow.server.errors import action_route
+from pawflow.server.routes import action_route
 from pawflow.store import OutboxRow, Store
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])

@@ -30,9 +30,9 @@ from pawflow.server.credentials import (
     sign_out_everywhere,
     token_expiry,
 )
-from pawflow.server.errors import action_route
 from pawflow.server.governance import Caller, UserName
 from pawflow.server.governance import _admin as admin_only
+from pawflow.server.routes import action_route
 from pawflow.store import Store, TokenRow
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
