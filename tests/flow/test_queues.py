@@ -1,5 +1,6 @@
 """Durable queues inside one test process: backpressure and counts, takeover, spreading,
-the hop limit of one-shot runs, and what ``pawflow flow list``/``status`` show.
+a batch's record that takes the next batch, the hop limit of one-shot runs, and what
+``pawflow flow list``/``status`` show.
 
 A second ``Store`` on the same database stands for a second server process.
 """
@@ -8,7 +9,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,7 @@ from pawflow.flow import deployments as deps
 from pawflow.flow.definition import parse_flow
 from pawflow.flow.engine import run_batch
 from pawflow.flow.status import deployment_status
+from pawflow.store.unit.runtime import QueuesTable
 from pawflow.testing import eventually
 from tests.store.test_concurrency import store_url
 
@@ -166,6 +169,61 @@ def test_deployments_spread_over_processes_and_move_when_one_dies(
     finally:
         first.stop()
         second.stop()
+
+
+RUNS: Counter[str] = Counter()
+
+
+@flow_task("noteAttempt")
+def note_attempt(flowfile: FlowFile, ctx: TaskContext) -> FlowFile:
+    RUNS[flowfile.id] += 1
+    return flowfile.evolve(update={"attempt": str(ctx.attempt)})
+
+
+PAIRS = """
+name: pairs-{backend}
+tasks:
+  note: {{type: noteAttempt, batch: 2}}
+"""
+
+
+def test_a_failed_record_puts_back_the_batch_it_took_with_it_uncounted(
+    store: Store, conversation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    takes = 0
+    take = QueuesTable.take
+
+    def second_take_fails(table: QueuesTable, ids: Sequence[int], owner: str) -> int:
+        nonlocal takes
+        takes += 1
+        if takes == 2:  # the first batch's record, taking the second batch
+            raise RuntimeError("the disk hiccupped")
+        return take(table, ids, owner)
+
+    monkeypatch.setattr(QueuesTable, "take", second_take_fails)
+    with FlowService(store, reconcile_interval=None) as service:
+        text = PAIRS.format(backend=store.dialect)
+        deployment, _ = deps.deploy(store, text, conversation_id=conversation)
+        service.reconcile()
+        instance = service.instance(deployment.id)
+        assert instance is not None
+        sent = [FlowFile.create(attributes={"n": str(i)}) for i in range(4)]
+        instance.inject_many(sent)
+
+        def all_four() -> list[Ending] | None:
+            found = instance.endings()
+            return found if len(found) == 4 else None
+
+        endings = eventually(all_four, timeout=20)
+        attempts = {e.flowfile.id: e.flowfile.attributes["attempt"] for e in endings}
+        first, second = [f.id for f in sent[:2]], [f.id for f in sent[2:]]
+        # The first batch ran, was not recorded, and ran again as a new attempt; the second
+        # was taken by that record, so its take was undone with it and counted once.
+        assert attempts == {**dict.fromkeys(first, "2"), **dict.fromkeys(second, "1")}
+        assert [RUNS[i] for i in first + second] == [2, 2, 1, 1]
+        assert takes == 4  # the first batch and, with its record, the second; twice
+        assert instance.wait_idle()
+        assert counts(store, deployment.id) == {"note": {"queued": 0, "running": 0, "parked": 0}}
 
 
 LOOP = """

@@ -4,13 +4,15 @@ A FlowFile handed to a task is a row in the store (``store.queues``) until that 
 outcome is recorded. Workers take a batch of FlowFiles queued for one task (one transaction
 marks them running and counts the attempt), run the task on each outside any transaction,
 then record the outcomes in one transaction: the taken rows go, what the tasks emitted is
-queued for the next tasks, and what they parked becomes a continuation. A task declared with
+queued for the next tasks, and what they parked becomes a continuation. That transaction
+also takes the worker's next batch, if one waits (one commit for both; the next batch is
+still taken just before it runs, so no more is running at a crash). A task declared with
 ``side_effects`` (or ``batch: N``) takes one FlowFile (at most N) at a time, so a crash runs
-it again on that many at most. A crash at any point
-leaves every FlowFile at the last task boundary it passed: the new owner queues the rows
-that were running again, and the task that was running at the crash runs again on them
-(at-least-once, with a higher ``ctx.attempt``). A resumed continuation joins the queue in
-the transaction that consumes it (exactly once).
+it again on that many at most. A crash at any point leaves every FlowFile at the last task
+boundary it passed: the new owner queues the rows that were running again, and the task
+that was running at the crash runs again on them (at-least-once, with a higher
+``ctx.attempt``). A resumed continuation joins the queue in the transaction that consumes
+it (exactly once).
 
 The rows are mirrored in memory, so scheduling and backpressure cost no query: only the
 process holding the deployment's lease runs it, and every transaction here checks that lease
@@ -27,16 +29,15 @@ import logging
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pawflow import durations
-from pawflow.errors import InvalidInput, LeaseLost, PayloadTooLarge, QueueFull, Undeliverable
+from pawflow.errors import InvalidInput, LeaseLost, QueueFull, Undeliverable
 from pawflow.flow.definition import FlowDefinition
 from pawflow.flow.engine import PARK_MODE_RESUME, Ending, Engine, Item, fan_out
 from pawflow.flow.flowfile import FlowFile
-from pawflow.flow.task import Emit, Parker, Resumption, RuntimeContext
+from pawflow.flow.outcomes import Outcome, Park, decode, encode
+from pawflow.flow.task import Emit, Resumption, RuntimeContext
 from pawflow.ids import new_id
 from pawflow.loops import Failures
 from pawflow.store import NewQueueRow as NewRow
@@ -51,97 +52,6 @@ log = logging.getLogger("pawflow.flow")
 DEFAULT_BATCH = 256
 RETRY_AFTER = 1.0
 """Seconds to wait before taking work again after the store failed."""
-
-
-def encode(flowfile: FlowFile, resumption: Resumption | None) -> bytes:
-    """A queue row's payload: the FlowFile, and why it came back to its task, if it did."""
-    if resumption is None:
-        return flowfile.encode()
-    return flowfile.encode(
-        {
-            "resumption": {
-                "outcome": resumption.outcome,
-                "signal_id": resumption.signal_id,
-                "value": resumption.value,
-            }
-        }
-    )
-
-
-def decode(payload: bytes) -> tuple[FlowFile, Resumption | None]:
-    flowfile, header = FlowFile.decode(payload)
-    resumed = header.get("resumption")
-    if not isinstance(resumed, dict):
-        return flowfile, None
-    return flowfile, Resumption(
-        str(resumed.get("outcome") or "signaled"), resumed.get("signal_id"), resumed.get("value")
-    )
-
-
-@dataclass(frozen=True)
-class _Park:
-    task_id: str
-    flowfile: FlowFile
-    signal_id: str | None
-    deadline: datetime | None
-    payload: bytes
-    hops: int
-
-
-class _Outcome(Parker):
-    """What a task did with one FlowFile besides emitting: recorded with the batch."""
-
-    def __init__(self, engine: DurableEngine, item: Item) -> None:
-        self.engine = engine
-        self.item = item
-        self.parks: list[_Park] = []
-        self.held = False
-
-    def park(
-        self,
-        task_id: str,
-        flowfile: FlowFile,
-        *,
-        signal_id: str | None = None,
-        timeout: str | None = None,
-        until: str | datetime | None = None,
-    ) -> None:
-        # Checked now, so that recording the outcome cannot fail on them.
-        store = self.engine.store
-        if timeout is not None and until is not None:
-            raise InvalidInput("give a timeout or an until, not both")
-        deadline = (
-            durations.parse_deadline(until)
-            if until is not None
-            else durations.deadline_after(store.now(), timeout)
-        )
-        if signal_id is None and deadline is None:
-            raise InvalidInput("a continuation needs a signal, a deadline, or both")
-        if signal_id is not None and not signal_id:
-            raise InvalidInput("signal_id must not be empty")
-        payload = flowfile.encode(
-            {"task": task_id, "mode": PARK_MODE_RESUME, "hops": self.item.hops}
-        )
-        if len(payload) > store.payload_cap:
-            raise PayloadTooLarge(
-                f"the parked FlowFile takes {len(payload)} bytes; the cap is {store.payload_cap}"
-            )
-        self.parks.append(_Park(task_id, flowfile, signal_id, deadline, payload, self.item.hops))
-
-    def hold(
-        self, task_id: str, flowfile: FlowFile, key: str, deadline: datetime | None
-    ) -> Resumption | None:
-        item = self.item
-
-        def release(resumed: Resumption) -> None:
-            # Its row stays running: the released FlowFile goes on with the same row.
-            self.engine.release_held(
-                task_id, Item(flowfile, resumed, item.hops, item.row_id, item.attempts, True)
-            )
-
-        resumed = self.engine.wait_on_board(key, deadline, release)
-        self.held = resumed is None
-        return resumed
 
 
 class DurableEngine(Engine):
@@ -359,19 +269,26 @@ class DurableEngine(Engine):
         size = max(1, min([self.batch, limit, len(queue), *rooms]))
         return task_id, [queue.popleft() for _ in range(size)]
 
-    def process_batch(self, task_id: str, items: list[Item]) -> None:
-        """Run ``task_id`` on ``items`` and record the outcomes in one transaction."""
+    def process_batch(self, task_id: str, items: list[Item]) -> tuple[str, list[Item]] | None:
+        """Run ``task_id`` on ``items`` and record the outcomes in one transaction.
+
+        That transaction also takes this worker's next batch, if one is queued (one commit,
+        one fence, for both): returned, taken, for the worker to run next (:meth:`_record`).
+        """
+        following = None
         try:
             if self._take(task_id, items):
                 results = []
+                confirmed = True
                 for index, item in enumerate(items):
                     if not self._confirmed():  # frozen or cut off: the lease may be elsewhere
                         self._wait_for_lease(task_id, items[index:])
+                        confirmed = False
                         break
-                    outcome = _Outcome(self, item)
+                    outcome = Outcome(self, item)
                     results.append((item, outcome, self.run_task(task_id, item, outcome)))
                 if results:
-                    self._record(task_id, results)
+                    following = self._record(task_id, results, take_next=confirmed)
         finally:
             with self._cond:
                 self._in_flight -= len(items)
@@ -382,6 +299,7 @@ class DurableEngine(Engine):
             if offer and self._on_room is not None and self._on_room(self.target):
                 with self._cond:  # all it asked for came: more may wait
                     self._held_back = True
+        return following
 
     def _take(self, task_id: str, items: list[Item]) -> bool:
         fresh = [item for item in items if not item.taken]
@@ -406,10 +324,16 @@ class DurableEngine(Engine):
             item.taken = True
         return True
 
-    def _record(self, task_id: str, results: list[tuple[Item, _Outcome, list[Emit]]]) -> None:
+    def _record(
+        self, task_id: str, results: list[tuple[Item, Outcome, list[Emit]]], *, take_next: bool
+    ) -> tuple[str, list[Item]] | None:
+        """Record a batch's outcomes and, in the same transaction, take the next batch (picked
+        now, as :meth:`take_batch` would, so none of what this batch emits is in it); returns
+        that batch, taken. A failed transaction puts both batches back, neither recorded nor
+        taken; a lost lease drops both."""
         endings: list[Ending] = []
         # Per FlowFile taken: what it goes on as (next tasks, then parks).
-        plans: list[tuple[Item, bool, list[tuple[str, FlowFile, int]], list[_Park]]] = []
+        plans: list[tuple[Item, bool, list[tuple[str, FlowFile, int]], list[Park]]] = []
         for item, outcome, emitted in results:
             going: list[tuple[str, FlowFile, int]] = []
             for relationship, flowfile in emitted:
@@ -422,6 +346,8 @@ class DurableEngine(Engine):
         now = self.store.now()
         parked: list[Continuation] = []
         queued: list[tuple[int, tuple[str, FlowFile, int]]] = []
+        following = self.take_batch() if take_next else None
+        fresh = [] if following is None else [item for item in following[1] if not item.taken]
         try:
             with self.store.unit() as u:
                 u.queues.fence(self.lease, self.owner, self.epoch)
@@ -457,14 +383,24 @@ class DurableEngine(Engine):
                     for row_id, (_, next_task) in zip(ids, inserts, strict=True)
                     if next_task is not None
                 ]
+                ids = [item.row_id for item in fresh if item.row_id is not None]
+                if fresh and u.queues.take(ids, self.token) != len(fresh):
+                    raise LeaseLost(f"rows of {self.target} were taken over")
         except LeaseLost:
             self.lose()
-            return
+            self._drop(following)
+            return None
         except Exception as exc:  # it runs again
             self._failures.failed(exc)
+            if following is not None:
+                self._put_back(*following)
+                self._drop(following)
             self._put_back(task_id, [item for item, held, _, _ in plans if not held])
-            return
+            return None
         self._failures.succeeded()
+        for item in fresh:
+            item.attempts += 1
+            item.taken = True
         with self._cond:
             if not self.lost:
                 for row_id, (target, flowfile, hops) in queued:
@@ -475,8 +411,19 @@ class DurableEngine(Engine):
         if self._on_park is not None:
             for continuation in parked:
                 self._on_park(continuation)
+        if self.lost:  # meanwhile: the next batch is the new owner's
+            self._drop(following)
+            return None
+        return following
 
-    def _park(self, tx: Tx, park: _Park, now: datetime) -> Continuation:
+    def _drop(self, batch: tuple[str, list[Item]] | None) -> None:
+        """A batch taken with :meth:`take_batch` that will not run (now): no longer in flight."""
+        if batch is not None:
+            with self._cond:
+                self._in_flight -= len(batch[1])
+                self._cond.notify_all()
+
+    def _park(self, tx: Tx, park: Park, now: datetime) -> Continuation:
         u = Unit(tx, now)
         return u.continuations.park(
             self.target,

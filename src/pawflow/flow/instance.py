@@ -207,15 +207,19 @@ class FlowInstance:
     def _work(self) -> None:
         last_expiry = time.monotonic()
         failures = Failures(f"a worker of flow {self.id}", log)
-        while not self._stop.is_set():
+        picked = None
+        # A batch taken with the last one's record runs even once stopping: it is in flight.
+        while picked is not None or not self._stop.is_set():
             try:
-                picked = self.engine.take_batch(timeout=POLL)
+                if picked is None:
+                    picked = self.engine.take_batch(timeout=POLL)
                 if picked is not None:
-                    self.engine.process_batch(*picked)
+                    picked = self.engine.process_batch(*picked)
                 if time.monotonic() - last_expiry > POLL:
                     last_expiry = time.monotonic()
                     self.poke()
             except Exception as exc:  # a worker outlives whatever a batch runs into
+                picked = None
                 failures.failed(exc)
                 self._stop.wait(failures.backoff(POLL))
             else:
