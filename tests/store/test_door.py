@@ -18,7 +18,7 @@ import pytest
 
 from pawflow.errors import InvalidInput
 from pawflow.store import NewQueueRow, Park, Question, Store, Unit
-from pawflow.store.unit.binding import MAX_TEXT, Table, bound
+from pawflow.store.unit.binding import MAX_TEXT, Table, bound, checked, refuse_unstorable
 
 Door = Callable[[Store, str], object]
 
@@ -72,6 +72,14 @@ UNITS: list[tuple[str, Door]] = [
         _in_unit(lambda u: u.queues.enqueue("flow:x", [NewQueueRow("t\x00", "ff", b"")])),
     ),
     (
+        "moves[1][1].flowfile_id",
+        _in_unit(
+            lambda u: u.queues.move(
+                [(1, NewQueueRow("t", "ff", b"")), (2, NewQueueRow("t", "f\ud800", b""))], "me"
+            )
+        ),
+    ),
+    (
         "name",
         _in_unit(lambda u: u.credentials.add_token("h", "alice", name="n\x00", expires_at=None)),
     ),
@@ -101,6 +109,18 @@ def test_text_no_database_can_keep_is_refused_at_the_door_naming_it(
     assert store.list_interactions(user="alice") == []
     with store.unit(write=False) as u:
         assert u.messages.history(conversation_id, user="alice") == []
+
+
+def test_texts_each_within_the_limit_pass_however_long_together() -> None:
+    def enqueue(tx: object, rows: list[NewQueueRow]) -> None:
+        """Stands for a table function: the door looks at its rows."""
+
+    where = checked(enqueue)
+    long = [NewQueueRow("t", "x" * MAX_TEXT, b""), NewQueueRow("t", "y" * MAX_TEXT, b"")]
+    refuse_unstorable(where, [long], {})
+    with pytest.raises(InvalidInput) as refused:
+        refuse_unstorable(where, [[*long, NewQueueRow("t", "z" * (MAX_TEXT + 1), b"")]], {})
+    assert [e.path for e in refused.value.errors] == ["rows[2].flowfile_id"]
 
 
 def test_json_values_keep_their_nul_alike_on_every_backend(store: Store) -> None:
