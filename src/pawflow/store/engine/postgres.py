@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import os
+import re
 import secrets
 import threading
 from collections.abc import Callable, Iterator
@@ -27,6 +28,11 @@ from psycopg.rows import dict_row
 from pawflow.errors import Conflict, InvalidInput, PawFlowError, StoreError, StoreUnavailable
 from pawflow.loops import Loop
 from pawflow.store.engine.database import NOTIFY_CHANNEL, NUL_REFUSED, Database, Params, Tx, sql
+
+_ARRAY = re.compile(r"(?<!%)%s(::\w+\[\])")
+"""A parameter cast to an array type (``?::text[]``, a batch's column) goes in binary:
+psycopg writes a text array's literal in Python, quoting each element, in five times the
+time (a batch of 256 queue rows: 1.2 ms against 0.25)."""
 
 log = logging.getLogger("pawflow.store")
 
@@ -149,7 +155,7 @@ class PostgresDatabase(Database):
     def _translate(self, sql: str) -> str:
         cached = self._sql_cache.get(sql)
         if cached is None:
-            cached = sql.replace("%", "%%").replace("?", "%s")
+            cached = _ARRAY.sub(r"%b\1", sql.replace("%", "%%").replace("?", "%s"))
             self._sql_cache[sql] = cached
         return cached
 
