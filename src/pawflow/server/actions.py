@@ -26,7 +26,7 @@ from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Interaction
 from pawflow.server import channel_models as cm
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate
+from pawflow.server.auth import Principal, caller
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.markdown import with_html
@@ -35,7 +35,7 @@ from pawflow.store import Question, Reach, Store
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
-Caller = Annotated[Principal, Depends(authenticate)]
+Caller = Annotated[Principal, Depends(caller)]
 _Handler = TypeVar("_Handler", bound=Callable[..., BaseModel])
 _CONFIRMATION_KINDS = tuple(sorted(kind.value for kind in CONFIRMATION_KINDS))
 

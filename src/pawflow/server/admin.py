@@ -22,7 +22,7 @@ from pawflow.durations import parse_deadline
 from pawflow.errors import Conflict, Forbidden, InvalidInput, NotFound
 from pawflow.server import credentials
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate, client_address
+from pawflow.server.auth import Principal, caller, client_address
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.credentials import revoke_tokens
@@ -76,7 +76,7 @@ class Admin:
         )
 
 
-def _admin(request: Request, principal: Annotated[Principal, Depends(authenticate)]) -> Admin:
+def _admin(request: Request, principal: Annotated[Principal, Depends(caller)]) -> Admin:
     return Admin(request, principal)
 
 

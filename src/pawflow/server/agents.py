@@ -19,14 +19,14 @@ from pydantic import BaseModel
 
 from pawflow.errors import NotFound
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate
+from pawflow.server.auth import Principal, caller
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["agents"])
 
-Caller = Annotated[Principal, Depends(authenticate)]
+Caller = Annotated[Principal, Depends(caller)]
 
 
 class AssignAgent(m.Body):

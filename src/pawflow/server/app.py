@@ -44,7 +44,7 @@ from pawflow.server import (
 )
 from pawflow.server import agents as agent_routes
 from pawflow.server import errors as server_errors
-from pawflow.server.auth import Principal, authenticate
+from pawflow.server.auth import Principal, caller
 from pawflow.server.context import AgentDirectory, MessageHandler, ServerContext
 from pawflow.server.hub import EventHub
 from pawflow.server.limits import (
@@ -204,7 +204,7 @@ def _add_basics(app: FastAPI, store: Store) -> None:
         return JSONResponse(body, status_code=code, headers=headers)
 
     @app.get("/openapi.json", include_in_schema=False)
-    def openapi(principal: Annotated[Principal, Depends(authenticate)]) -> JSONResponse:
+    def openapi(principal: Annotated[Principal, Depends(caller)]) -> JSONResponse:
         return JSONResponse(_openapi(app))
 
     pages.install(app)  # /docs (served offline) and /favicon.ico

@@ -21,14 +21,14 @@ from pawflow.errors import NotFound
 from pawflow.interactions.tool_approval import is_tool_approval
 from pawflow.records import ApprovalRule, Interaction, ToolExecution
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate
+from pawflow.server.auth import Principal, caller
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.routes import action_route
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["approvals"])
 
-Caller = Annotated[Principal, Depends(authenticate)]
+Caller = Annotated[Principal, Depends(caller)]
 _Handler = TypeVar("_Handler", bound=Callable[..., BaseModel])
 _STATUSES = (400, 401, 404, 413, 422, 429, 503)
 

@@ -12,8 +12,10 @@ finds and revokes them in the store).
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Literal
 
 import anyio
@@ -100,10 +102,21 @@ def bearer_token(header: str | None) -> str | None:
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="pawflow"'}
 
 
-def token_principal(ctx: ServerContext, address: str, token: str) -> Principal:
+Later = Callable[[Callable[[], None]], None]
+"""Where a write goes that a caller runs elsewhere (:func:`caller`)."""
+
+
+def _now(work: Callable[[], None]) -> None:
+    work()
+
+
+def token_principal(
+    ctx: ServerContext, address: str, token: str, *, later: Later | None = None
+) -> Principal:
     """Who ``token`` belongs to, or a 401 counted against ``address`` (a 429 once it has
     failed too often). Every surface that takes bearer tokens (the API, ``/mcp``) comes here,
-    so guesses anywhere count toward the same limit. Reads the store: call from a thread."""
+    so guesses anywhere count toward the same limit. Reads the store: call from a thread
+    (or see :func:`caller`); the write of the token's last use goes to ``later`` if given."""
     ctx.auth_failures.check(address)
     store = ctx.store
     with store.unit(write=False) as u:
@@ -113,18 +126,20 @@ def token_principal(ctx: ServerContext, address: str, token: str) -> Principal:
             ctx.auth_failures.failed(address)
         raise HTTPProblem(401, verdict.refusal, headers=CHALLENGE)
     if verdict.stale:  # its last use, written at most once a minute
-        note_token_use(store, token)
+        (later or _now)(partial(note_token_use, store, token))
     return Principal(verdict.user, "token", credential=digest(token))
 
 
-def authenticate(request: Request) -> Principal:
-    """The caller, or a 401/403/429. Runs in a worker thread (it reads the store)."""
+def authenticate(request: Request, *, later: Later | None = None) -> Principal:
+    """The caller, or a 401/403/429. Reads the store: call from a worker thread (or see
+    :func:`caller`); the write of a token's or session's last use goes to ``later`` if
+    given."""
     ctx = context_of(request)
     store = ctx.store
     address = client_address(request)
     token = bearer_token(request.headers.get("authorization"))
     if token is not None:
-        principal = token_principal(ctx, address, token)
+        principal = token_principal(ctx, address, token, later=later)
     else:
         cookie = request.cookies.get(SESSION_COOKIE)
         verdict = None
@@ -137,7 +152,7 @@ def authenticate(request: Request) -> Principal:
         if verdict is None or not cookie:
             raise HTTPProblem(401, headers=CHALLENGE)
         if verdict.stale:  # its last use (what the idle timeout counts from), once a minute
-            note_login_use(store, cookie)
+            (later or _now)(partial(note_login_use, store, cookie))
         session = verdict.login
         if request.method not in SAFE_METHODS:
             check_same_origin(request)
@@ -150,6 +165,25 @@ def authenticate(request: Request) -> Principal:
     ctx.limiter.check(principal.user)
     request.state.principal = principal
     return principal
+
+
+async def caller(request: Request) -> Principal:
+    """:func:`authenticate`, as the dependency of every route that needs a caller.
+
+    Where the store's reads never wait (SQLite in WAL mode), it reads on the event loop: the
+    read of a token or a session is shorter than a turn on a worker thread, which costs two
+    hand-overs between the loop and the thread. The write of a last use, at most once a
+    minute, still takes a worker thread (and is done before the request goes on). Elsewhere
+    (PostgreSQL: a round trip) it all runs on a worker thread.
+    """
+    if context_of(request).store.db.reads_wait:
+        return await anyio.to_thread.run_sync(authenticate, request)
+    writes: list[Callable[[], None]] = []
+    try:
+        return authenticate(request, later=writes.append)
+    finally:  # written whatever came after it (a 403, a 429), as when written at once
+        for write in writes:
+            await anyio.to_thread.run_sync(write)
 
 
 def client_address(request: HTTPConnection) -> str:

@@ -17,14 +17,14 @@ from pydantic import Field
 from pawflow.errors import AlreadyVoted, Forbidden, NotFound, NotPending, PawFlowError
 from pawflow.records import ClientChannel, Interaction
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate
+from pawflow.server.auth import Principal, caller
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES, status_of
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
-Caller = Annotated[Principal, Depends(authenticate)]
+Caller = Annotated[Principal, Depends(caller)]
 MAX_EACH = 200
 _ERRORS: dict[int | str, dict[str, Any]] = {
     k: v for k, v in ERROR_RESPONSES.items() if k in (400, 401, 403, 413, 422, 429, 503)

@@ -32,7 +32,7 @@ from fastapi.responses import StreamingResponse
 from pawflow.errors import StoreError
 from pawflow.interactions import CONFIRMATION_KINDS
 from pawflow.records import Event
-from pawflow.server.auth import Principal, authenticate, still_signed_in
+from pawflow.server.auth import Principal, caller, still_signed_in
 from pawflow.server.context import ServerContext, context_of
 from pawflow.server.credentials import prune_expired
 from pawflow.server.errors import ERROR_RESPONSES, HTTPProblem
@@ -238,7 +238,7 @@ _EVENT_ID = re.compile(r"[0-9]{1,18}")
 )
 async def events(
     request: Request,
-    principal: Annotated[Principal, Depends(authenticate)],
+    principal: Annotated[Principal, Depends(caller)],
     after: Annotated[int | None, Query(ge=0, le=MAX_SAFE_INTEGER)] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:

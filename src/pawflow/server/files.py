@@ -23,14 +23,14 @@ from pawflow.interactions.kinds import MEDIA_TYPE
 from pawflow.interactions.problems import is_clean_text
 from pawflow.records import FileRef, Interaction
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate
+from pawflow.server.auth import Principal, caller
 from pawflow.server.context import ServerContext, context_of
 from pawflow.server.errors import ERROR_RESPONSES
 from pawflow.store import Store
 
 router = APIRouter(prefix="/api/files", tags=["files"])
 
-Caller = Annotated[Principal, Depends(authenticate)]
+Caller = Annotated[Principal, Depends(caller)]
 
 
 def _refuse(path: str, message: str) -> InvalidInput:

@@ -17,7 +17,7 @@ from pawflow.durations import parse_deadline
 from pawflow.records import ClientChannel, Interaction
 from pawflow.server import models as m
 from pawflow.server.admin import Admin, require_admin
-from pawflow.server.auth import Principal, authenticate
+from pawflow.server.auth import Principal, caller
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.routes import action_route
@@ -25,7 +25,7 @@ from pawflow.store import OutboxRow, Store
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
-Caller = Annotated[Principal, Depends(authenticate)]
+Caller = Annotated[Principal, Depends(caller)]
 _STATUSES = (400, 401, 403, 404, 409, 413, 422, 429, 503)
 
 

@@ -12,14 +12,14 @@ from fastapi import APIRouter, Body, Depends, Request
 from fastapi.responses import JSONResponse, Response
 
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate
+from pawflow.server.auth import Principal, caller
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.context import context_of
 from pawflow.server.errors import ERROR_RESPONSES
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
-Caller = Annotated[Principal, Depends(authenticate)]
+Caller = Annotated[Principal, Depends(caller)]
 _ERRORS: dict[int | str, dict[str, Any]] = {
     k: v for k, v in ERROR_RESPONSES.items() if k in (400, 401, 403, 404, 413, 422, 429)
 }

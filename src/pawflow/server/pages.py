@@ -16,7 +16,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from pawflow.server.auth import Principal, authenticate
+from pawflow.server.auth import Principal, caller
 
 STATIC_DIR = Path(__file__).parent / "static"
 ASSETS = "/docs/assets"
@@ -43,7 +43,7 @@ def install(app: FastAPI) -> None:
     """Add ``/docs``, its assets, and ``/favicon.ico`` to ``app``."""
 
     @app.get("/docs", include_in_schema=False)
-    def docs(principal: Annotated[Principal, Depends(authenticate)]) -> HTMLResponse:
+    def docs(principal: Annotated[Principal, Depends(caller)]) -> HTMLResponse:
         return HTMLResponse(DOCS_PAGE, headers={"Cache-Control": "no-cache"})
 
     @app.get("/favicon.ico", include_in_schema=False)

@@ -24,7 +24,7 @@ from pawflow.channels.webhooks import check_url
 from pawflow.egress import EgressRule
 from pawflow.errors import FieldError, InvalidInput
 from pawflow.server import models as m
-from pawflow.server.auth import Principal, authenticate
+from pawflow.server.auth import Principal, caller
 from pawflow.server.bodies import StrictJSONRoute
 from pawflow.server.channel_models import Deleted
 from pawflow.server.context import context_of
@@ -32,7 +32,7 @@ from pawflow.server.routes import action_route
 
 router = APIRouter(prefix="/api/actions", route_class=StrictJSONRoute, tags=["actions"])
 
-Caller = Annotated[Principal, Depends(authenticate)]
+Caller = Annotated[Principal, Depends(caller)]
 _STATUSES = (400, 401, 404, 413, 422, 429, 503)
 Endpoint = Annotated[StrictStr, Field(min_length=8, max_length=2000, pattern=m.WEBHOOK_URL)]
 PublicKey = Annotated[StrictStr, Field(pattern=r"^B[A-P][A-Za-z0-9_\-]{85}=?$")]

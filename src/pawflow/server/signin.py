@@ -18,7 +18,7 @@ from pawflow.server.auth import (
     CSRF_COOKIE,
     SESSION_COOKIE,
     Principal,
-    authenticate,
+    caller,
     check_same_origin,
     client_address,
 )
@@ -117,7 +117,7 @@ def signin(request: Request, token: Annotated[str, Form(max_length=200)] = "") -
     status_code=204,
     responses={k: v for k, v in ERROR_RESPONSES.items() if k in (401, 403, 429)},
 )
-def signout(request: Request, principal: Annotated[Principal, Depends(authenticate)]) -> Response:
+def signout(request: Request, principal: Annotated[Principal, Depends(caller)]) -> Response:
     cookie = request.cookies.get(SESSION_COOKIE)
     if principal.via == "session" and cookie:
         store = context_of(request).store
@@ -135,9 +135,7 @@ def signout(request: Request, principal: Annotated[Principal, Depends(authentica
     response_model=m.SessionOut,
     responses={k: v for k, v in ERROR_RESPONSES.items() if k in (401, 429)},
 )
-def session(
-    request: Request, principal: Annotated[Principal, Depends(authenticate)]
-) -> JSONResponse:
+def session(request: Request, principal: Annotated[Principal, Depends(caller)]) -> JSONResponse:
     ctx = context_of(request)
     with ctx.store.unit(write=False) as u:
         admin = principal.user in ctx.settings.admins or u.roles.is_admin(principal.user)

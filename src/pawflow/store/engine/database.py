@@ -258,6 +258,10 @@ class Database:
     pipelines = False
     """Whether statements whose results nobody reads wait to travel with the next one
     (:meth:`Sql.send`)."""
+    reads_wait = True
+    """Whether a read transaction may wait: for the network, or for a writer. Where it
+    never does (SQLite in WAL mode: a reader reads the last commit without a lock), a short
+    read may run on an event loop rather than take a turn on a worker thread."""
 
     def __init__(self) -> None:
         self._local_listeners: list[Callable[[str], None]] = []

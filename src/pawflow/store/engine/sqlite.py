@@ -146,6 +146,7 @@ class SqliteDatabase(Database):
     """
 
     dialect = "sqlite"
+    reads_wait = False
 
     def __init__(self, path: str, *, busy_timeout: float = 30.0) -> None:
         super().__init__()
