@@ -28,10 +28,10 @@ from pawflow.records import Interaction, Message
 from pawflow.server.auth import (
     CHALLENGE,
     Principal,
+    bearer_principal,
     bearer_token,
     client_address,
     still_signed_in,
-    token_principal,
 )
 from pawflow.server.context import ServerContext
 from pawflow.server.errors import HTTPProblem
@@ -49,7 +49,7 @@ async def caller(ctx: ServerContext, connection: HTTPConnection) -> Principal:
     if token is None:
         raise HTTPProblem(401, "use 'Authorization: Bearer <token>'", headers=CHALLENGE)
     address = client_address(connection)
-    principal = await anyio.to_thread.run_sync(token_principal, ctx, address, token)
+    principal = await bearer_principal(ctx, address, token)
     ctx.limiter.check(principal.user)
     return principal
 

@@ -35,9 +35,9 @@ from pawflow.mcp.server import build_server
 from pawflow.server.auth import (
     CHALLENGE,
     Principal,
+    bearer_principal,
     bearer_token,
     client_address,
-    token_principal,
     until_signed_out,
 )
 from pawflow.server.context import ServerContext
@@ -88,7 +88,7 @@ class _Endpoint:
         if token is None:
             raise HTTPProblem(401, "use 'Authorization: Bearer <token>'", headers=CHALLENGE)
         address = client_address(connection)
-        return await anyio.to_thread.run_sync(token_principal, self.ctx, address, token)
+        return await bearer_principal(self.ctx, address, token)
 
     async def _serve(
         self,

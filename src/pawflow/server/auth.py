@@ -168,20 +168,37 @@ def authenticate(request: Request, *, later: Later | None = None) -> Principal:
 
 
 async def caller(request: Request) -> Principal:
-    """:func:`authenticate`, as the dependency of every route that needs a caller.
+    """:func:`authenticate`, as the dependency of every route that needs a caller, run as
+    :func:`found_from_the_loop` says."""
+    return await found_from_the_loop(
+        context_of(request).store, lambda later: authenticate(request, later=later)
+    )
 
-    Where the store's reads never wait (SQLite in WAL mode), it reads on the event loop: the
+
+async def bearer_principal(ctx: ServerContext, address: str, token: str) -> Principal:
+    """:func:`token_principal` for the surfaces that are not routes (``/mcp``, agent runs),
+    run as :func:`found_from_the_loop` says."""
+    return await found_from_the_loop(
+        ctx.store, lambda later: token_principal(ctx, address, token, later=later)
+    )
+
+
+async def found_from_the_loop(store: Store, find: Callable[[Later | None], Principal]) -> Principal:
+    """``find`` the caller from the event loop.
+
+    Where the store's reads never wait (SQLite in WAL mode), it reads on the loop itself: the
     read of a token or a session is shorter than a turn on a worker thread, which costs two
     hand-overs between the loop and the thread. The write of a last use, at most once a
-    minute, still takes a worker thread (and is done before the request goes on). Elsewhere
-    (PostgreSQL: a round trip) it all runs on a worker thread.
+    minute, still takes a worker thread, and is done before the request goes on, whatever
+    came after it (a 403, a 429), as when written at once. Elsewhere (PostgreSQL: a round
+    trip) it all runs on a worker thread.
     """
-    if context_of(request).store.db.reads_wait:
-        return await anyio.to_thread.run_sync(authenticate, request)
+    if store.db.reads_wait:
+        return await anyio.to_thread.run_sync(find, None)
     writes: list[Callable[[], None]] = []
     try:
-        return authenticate(request, later=writes.append)
-    finally:  # written whatever came after it (a 403, a 429), as when written at once
+        return find(writes.append)
+    finally:
         for write in writes:
             await anyio.to_thread.run_sync(write)
 
