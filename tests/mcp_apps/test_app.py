@@ -29,6 +29,14 @@ def answered(host: Host, frame: str) -> None:
     expect(host.block(frame)).to_have_attribute("data-status", "answered")
 
 
+def sent(host: Host, frame: str) -> None:
+    """Wait, as a person would, for ``frame`` to show its answer and the host to size it
+    again: an answered block is shorter, so every frame below it moves up, and a click aimed
+    at the next one meanwhile lands where that frame no longer is."""
+    answered(host, frame)
+    host.settled(frame)
+
+
 def test_every_kind_is_answered_in_the_app_and_stored_normalized(
     host: Callable[[], Host],
 ) -> None:
@@ -89,16 +97,21 @@ def test_every_kind_is_answered_in_the_app_and_stored_normalized(
     expect(dark_block).to_have_css("background-color", "rgb(12, 34, 56)")
     expect(ann.frame(confirm).locator("html")).to_have_attribute("data-theme", "dark")
     dark_block.get_by_role("button", name="Yes").click()
+    sent(ann, confirm)
     ann.block(choice).get_by_role("button", name="Web page").click()
+    sent(ann, choice)
     picks = ann.block(multi)
     picks.get_by_label("legal").check()
     picks.get_by_label("support").check()
     picks.get_by_role("button", name="Validate").click()
+    sent(ann, multi)
     ann.block(text).get_by_label("Your answer").fill("Apollo")
     ann.block(text).get_by_label("Your answer").press("Enter")
+    sent(ann, text)
     notes = ann.block(multiline).get_by_label("Your answer")
     notes.fill("line one\nline two")
     notes.press("Control+Enter")
+    sent(ann, multiline)
 
     # A refused answer: the server's error beside the field, and the request still pending.
     count = ann.block(integer)
@@ -108,15 +121,20 @@ def test_every_kind_is_answered_in_the_app_and_stored_normalized(
     expect(count.get_by_label("Whole number")).to_have_attribute("aria-invalid", "true")
     expect(count).to_have_attribute("data-status", "pending")
     assert ann.api.get_interaction(integer_id).status == "pending"
+    ann.settled(integer)  # taller now, with its error
     count.get_by_label("Whole number").fill("7")
     count.get_by_role("button", name="Send").click()
+    sent(ann, integer)
 
     ann.block(decimal).get_by_label("Number").fill("12.50")
     ann.block(decimal).get_by_role("button", name="Send").click()
+    sent(ann, decimal)
     ann.block(date).get_by_label("Date").fill("2026-12-24")
     ann.block(date).get_by_role("button", name="Send").click()
+    sent(ann, date)
     ann.block(moment).get_by_label("Date and time").fill("2026-12-24T10:30")
     ann.block(moment).get_by_role("button", name="Send").click()
+    sent(ann, moment)
 
     # A file the request does not take is refused beside its field (as the web chat does, before
     # it is sent); the right one is kept.
@@ -126,10 +144,11 @@ def test_every_kind_is_answered_in_the_app_and_stored_normalized(
     sending.get_by_role("button", name="Upload and send").click()
     expect(sending.locator(".field-error")).to_have_text("This file is a PDF: choose a text file.")
     expect(sending).to_have_attribute("data-status", "pending")
+    ann.settled(upload)
     contract: FilePayload = {"name": "contract.txt", "mimeType": "text/plain", "buffer": b"signed"}
     sending.get_by_label("File").set_input_files(contract)
     sending.get_by_role("button", name="Upload and send").click()
-    expect(sending).to_have_attribute("data-status", "answered")
+    sent(ann, upload)
 
     fields = ann.block(form)
     fields.get_by_label("Full name").fill("A")
@@ -146,6 +165,7 @@ def test_every_kind_is_answered_in_the_app_and_stored_normalized(
         holder = fields.locator(".field").filter(has=ann.frame(form).get_by_label(label))
         expect(holder.locator(".field-error")).to_have_text(message)
     assert ann.api.get_interaction(form_id).status == "pending"
+    ann.settled(form)
     fields.get_by_label("Full name").fill("Ada Lovelace")
     fields.get_by_label("Email").fill("ada@example.org")
     fields.get_by_label("Team").select_option("data")
@@ -243,15 +263,21 @@ def test_a_tool_approval_and_the_rich_surfaces_are_answered_in_the_app(
     asked.get_by_role("button", name="Approve with my edits").click()
     expect(asked.locator(".field--invalid .field-error")).to_have_text("must be at most 5")
     assert ann.api.get_interaction(edit_id).status == "pending"
+    ann.settled(edit)
     asked.get_by_label("environment").select_option("staging")
     asked.get_by_label("replicas").fill("3")
     asked.get_by_role("button", name="Approve with my edits").click()
+    sent(ann, edit)
     ann.block(approve).get_by_role("button", name="Approve", exact=True).click()
+    sent(ann, approve)
     ann.block(reject).get_by_label("Reason (optional)").fill("use staging first")
     ann.block(reject).get_by_role("button", name="Reject").click()
+    sent(ann, reject)
     ann.block(respond).get_by_label("Result to give instead").fill("deployed by hand")
     ann.block(respond).get_by_role("button", name="Respond instead").click()
+    sent(ann, respond)
     ann.block(table).get_by_role("button", name="Choose KL 1008").click()
+    sent(ann, table)
     expect(ann.block(card)).to_contain_text("1,204 passed")
     ann.block(card).get_by_role("button", name="Merge").click()
 
