@@ -140,6 +140,10 @@ async def event_stream(
     async def fetch(after: int) -> Read:
         return await anyio.to_thread.run_sync(_read, store, user, after)
 
+    async def check() -> bool:
+        idle = settings.session_idle
+        return await anyio.to_thread.run_sync(still_signed_in, store, principal, idle)
+
     checked = marked = time.monotonic()
     try:
         position, reset = start
@@ -153,11 +157,9 @@ async def event_stream(
         while hub.running:
             if waiter.recheck or time.monotonic() - checked >= recheck:
                 waiter.recheck = False
-                if not await anyio.to_thread.run_sync(
-                    still_signed_in, store, principal, settings.session_idle
-                ):
+                current, checked = await feed.signed_in(principal, checked, recheck, check)
+                if not current:
                     return
-                checked = time.monotonic()
             waiter.clear()  # before reading: a notice during the read wakes the next wait
             read: Read = await feed.read(position, fetch)
             if read.gone:

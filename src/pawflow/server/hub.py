@@ -16,7 +16,9 @@ The streams of one user share their reads (:class:`Feed`): woken together, they 
 read the same events and render the same frames. The first stream to ask for what follows a
 position reads it; the others at that position take its result, so one event costs one read
 however many streams the user has open. A shared read is only reused until the next notice
-for that user (or, without one, for ``SHARED_FOR`` seconds).
+for that user (or, without one, for ``SHARED_FOR`` seconds). Their re-checks of a
+credential are shared the same way (:meth:`Feed.signed_in`): the streams of one token or
+session, woken together once their check is due, wait on one read of it, not one each.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 from pawflow.store import EVENT_NOTICE, Store, user_key
@@ -63,10 +65,51 @@ class Feed(Generic[T]):
         self._reads: dict[int, tuple[asyncio.Task[T], float]] = {}
         self.reads = 0
         """How many reads were made (for tests and benchmarks: fewer than the streams')."""
+        self._checks: dict[Hashable, tuple[asyncio.Task[bool], float]] = {}
+        self.checks = 0
+        """How many credential checks were made (for tests: fewer than the streams')."""
 
     def forget(self) -> None:
         """New events may have been logged: later asks read again."""
         self._reads.clear()
+
+    def forget_checks(self) -> None:
+        """A credential of the user may have been revoked: later asks check again."""
+        self._checks.clear()
+
+    async def signed_in(
+        self,
+        credential: Hashable,
+        since: float,
+        fresh_for: float,
+        check: Callable[[], Awaitable[bool]],
+    ) -> tuple[bool, float]:
+        """Whether ``credential`` is still current, and when (``time.monotonic()``) the
+        check that says so began: a check begun after ``since`` (the stream's previous one)
+        and less than ``fresh_for`` seconds ago is shared, else ``check`` runs, shared with
+        the streams that ask meanwhile. A revocation notice forgets them all
+        (:meth:`forget_checks`), so a stream told of one waits only on a check begun after
+        it."""
+        now = time.monotonic()
+        found = self._checks.get(credential)
+        if found is not None and found[1] > max(since, now - fresh_for):
+            task, began = found
+            return await asyncio.shield(task), began
+        for key, (old, began) in list(self._checks.items()):  # the stale go as new ones come
+            if old.done() and began <= now - fresh_for:
+                del self._checks[key]
+        task = asyncio.ensure_future(check())
+        self.checks += 1
+        self._checks[credential] = (task, now)
+
+        def finished(done: asyncio.Task[bool]) -> None:
+            shared = self._checks.get(credential)
+            failed = done.cancelled() or done.exception() is not None
+            if failed and shared is not None and shared[0] is done:
+                del self._checks[credential]  # a failed check is not shared afterwards
+
+        task.add_done_callback(finished)
+        return await asyncio.shield(task), now
 
     async def read(self, after: int, fetch: Callable[[int], Awaitable[T]]) -> T:
         now = time.monotonic()
@@ -177,6 +220,8 @@ class EventHub:
                 feed.forget()
         elif (found := self._feeds.get(key)) is not None:
             found.forget()
+            if recheck:
+                found.forget_checks()
         with self._lock:
             if key is None:
                 waiters = [w for found in self._waiters.values() for w in found]
