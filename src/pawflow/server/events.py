@@ -176,8 +176,7 @@ async def event_stream(
             if time.monotonic() - marked >= refresh:
                 await anyio.to_thread.run_sync(_mark_live, store, client_id, user, ttl)
                 marked = time.monotonic()
-            with anyio.move_on_after(min(settings.keepalive, refresh, recheck)):
-                await waiter.wait()
+            await waiter.wait_at_most(min(settings.keepalive, refresh, recheck))
             # Woken early only to re-check credentials: keep-alives stay keepalive apart.
             if time.monotonic() - sent >= settings.keepalive:
                 yield ": keep-alive\n\n"

@@ -57,6 +57,16 @@ class Waiter:
     async def wait(self) -> None:
         await self.event.wait()
 
+    async def wait_at_most(self, seconds: float) -> None:
+        """Wait to be woken, or ``seconds``, whichever comes first: a timer wakes it as a
+        notice would (a stream then looks as after any wake-up), with no cancel scope made
+        and torn down for every wait of every stream."""
+        timer = asyncio.get_running_loop().call_later(seconds, self.event.set)
+        try:
+            await self.event.wait()
+        finally:
+            timer.cancel()
+
 
 class Feed(Generic[T]):
     """One user's shared reads, by the position they read after (see the module's doc)."""
