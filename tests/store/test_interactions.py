@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -75,6 +75,34 @@ def test_the_record_keeps_where_the_answer_came_from(
     cancelled = store.cancel_interaction(clicked.id, user="alice")
     assert (cancelled.answered_via, cancelled.answered_seq) == (None, None)
     assert store.pending_request(conversation_id) is None
+
+
+def test_an_answer_returns_the_record_as_stored_with_a_policy_and_a_deadline(
+    store: Store, conversation_id: str, clock: FakeClock
+) -> None:
+    """The answer's record is made from the request as its transaction read (and held) it,
+    not read back: it is the stored record, a policy's columns and all."""
+    asked = store.ask(
+        Question(
+            "alice",
+            conversation_id,
+            "text",
+            "Release name?",
+            expires_in="1d",
+            policy={"assignees": ["alice", "bob"]},
+        )
+    ).interaction
+    clock.advance(timedelta(minutes=5))
+    answered = store.respond_interaction(asked.id, "Falcon", user="alice", via="cli")
+    assert (answered.status, answered.answer, answered.answered_via) == (
+        "answered",
+        "Falcon",
+        "cli",
+    )
+    assert answered.answered_at == clock.now()
+    assert store.get_interaction(asked.id, user="alice") == answered
+    with pytest.raises(NotPending):
+        store.respond_interaction(asked.id, "Eagle", user="alice")
 
 
 def test_the_newest_pending_request_is_what_a_conversation_waits_on(

@@ -3,6 +3,9 @@
 The request, its policy and its conversation's members are read in one statement
 (:func:`read_answering`) inside the answer's writing transaction; the decoded record then
 goes through access, validation, voting and the state change without being read again.
+That read holds the request until the transaction ends (SQLite: its writers take turns;
+PostgreSQL: ``FOR UPDATE``), so the state change knows it still finds the request as read
+and reads nothing back: on PostgreSQL it travels with the signal it fires, one exchange.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ _MEMBERS = {
     "postgres": "(SELECT COALESCE(json_agg(json_build_array(user_id, access)), '[]')::text"
     " FROM conversation_members WHERE conversation_id = i.conversation_id)",
 }
+_HOLD = {"sqlite": "", "postgres": " FOR UPDATE OF i"}
+"""How the read holds the request until the answer's transaction ends: SQLite's writers
+take turns already; on PostgreSQL a concurrent answer waits here, then reads it settled."""
 
 
 @dataclass
@@ -57,7 +63,7 @@ def read_answering(tx: Tx, request_id: str) -> Answering | None:
         f" AS conversation_owner, {_MEMBERS[tx.dialect]} AS conversation_members,"
         " EXISTS (SELECT 1 FROM outbox WHERE request_id = i.id) AS notified"
         " FROM interactions AS i LEFT JOIN request_policies AS p ON p.request_id = i.id"
-        " WHERE i.id = ?",
+        f" WHERE i.id = ?{_HOLD[tx.dialect]}",
         (request_id,),
     )
     if row is None:
@@ -190,6 +196,7 @@ def respond(
         note=note,
         writers=found.writers,
         notified=found.notified,
+        held=True,
     )
     if record is None:
         current = must_find(tx, row["id"])

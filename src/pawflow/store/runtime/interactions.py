@@ -403,13 +403,16 @@ def leave_pending(
     note: dict[str, Any] | None = None,
     writers: set[str] | None = None,
     notified: bool | None = None,
+    held: bool = False,
 ) -> Interaction | None:
     """Move one request out of ``pending``; None when another attempt won first.
 
     ``via`` (and a chat message's ``seq``) say where an answer came from; the audit trail
     records the step (``note``: more about it) in the same transaction. The event goes to
     the owner and the conversation's ``writers`` (read here unless given); ``notified``:
-    whether it has outbox rows, if known.
+    whether it has outbox rows, if known. ``held``: ``row`` was read pending in this
+    transaction, which holds it since (``answering.read_answering``): the change is sent
+    without reading the row back.
     """
     at = to_millis(now)
     verb = {"answered": "answer", "cancelled": "cancel", "expired": "expire"}[outcome]
@@ -429,6 +432,7 @@ def leave_pending(
             seq=seq,
             writers=writers,
             notified=notified,
+            held=held,
         )
     if left is not None:
         action: audit.Action = "defaulted" if via == policies.POLICY_VIA else outcome
@@ -449,21 +453,27 @@ def _leave(
     seq: int | None,
     writers: set[str] | None,
     notified: bool | None,
+    held: bool,
 ) -> Interaction | None:
     answered = outcome == "answered"
-    updated = sql(tx).one(
+    changes = {
+        "status": outcome,
+        "answer": json.dumps(answer) if answered else None,
+        "answered_by": by,
+        "answered_at": at,
+        "answered_via": via if answered else None,
+        "answered_seq": seq if answered else None,
+    }
+    change = (
         "UPDATE interactions SET status = ?, answer = ?, answered_by = ?, answered_at = ?,"
-        " answered_via = ?, answered_seq = ? WHERE id = ? AND status = 'pending' RETURNING *",
-        (
-            outcome,
-            json.dumps(answer) if answered else None,
-            by,
-            at,
-            via if answered else None,
-            seq if answered else None,
-            row["id"],
-        ),
+        " answered_via = ?, answered_seq = ? WHERE id = ? AND status = 'pending'"
     )
+    updated: dict[str, Any] | None
+    if held and row["status"] == "pending":
+        sql(tx).send(change, (*changes.values(), row["id"]))
+        updated = {**row, **changes}
+    else:
+        updated = sql(tx).one(change + " RETURNING *", (*changes.values(), row["id"]))
     if updated is None:
         return None
     record = Interaction.from_row(updated)
