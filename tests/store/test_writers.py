@@ -64,6 +64,46 @@ def test_a_writer_of_another_process_waits_its_turn_at_the_lock_file(tmp_path: P
         second.close()
 
 
+def test_a_writer_that_gave_up_waiting_leaves_the_lock_to_whoever_comes_next(
+    tmp_path: Path,
+) -> None:
+    """A writer waits for the lock at most the busy timeout; the lock, freed later, is not
+    kept by the waiting it left behind: the next writer of either process has it."""
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    first, second = open_store(url), open_store(url)
+    second.db.busy_timeout = 0.3  # type: ignore[attr-defined]
+    try:
+        holding, go, done = threading.Event(), threading.Event(), threading.Event()
+
+        def hold_open() -> None:
+            with first.unit() as u:
+                u.messages.notify_user("ann", "first")
+                holding.set()
+                go.wait(30)
+            done.set()
+
+        holder = threading.Thread(target=hold_open)
+        holder.start()
+        assert holding.wait(30)
+        with (
+            pytest.raises(StoreError, match="another process's writer held it"),
+            second.unit() as u,
+        ):
+            u.messages.notify_user("bob", "gave up")
+        go.set()
+        holder.join(30)
+        assert done.is_set()
+        with first.unit() as u:  # not kept by the second's wait
+            u.messages.notify_user("ann", "again")
+        with second.unit() as u:
+            u.messages.notify_user("bob", "its turn")
+        with first.unit() as u:
+            u.messages.notify_user("ann", "and again")
+    finally:
+        first.close()
+        second.close()
+
+
 def test_a_store_in_memory_has_no_lock_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
