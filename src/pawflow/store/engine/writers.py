@@ -73,17 +73,19 @@ class WritersLock:
                 except OSError as exc:  # no flock here: SQLite's lock alone, as before
                     self._give_up(exc)
                     return False
+            if self._closed:  # its taker is gone
+                raise StoreUnavailable("the store is closed")
             self.waits += 1
             self._wanted, self._granted, self._failed = True, False, None
             self._start_taker(fd)
             self._turn.notify_all()
-            handed = self._turn.wait_for(lambda: self._granted or self._failed is not None, timeout)
+            self._turn.wait_for(lambda: self._granted or self._failed is not None, timeout)
             failed, granted = self._failed, self._granted
             self._wanted = self._granted = False
         if failed is not None:
             self._give_up(failed)
             return False
-        if not handed or not granted:
+        if not granted:
             raise StoreUnavailable("the database stayed busy: another process's writer held it")
         return True
 
