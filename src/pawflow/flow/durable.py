@@ -54,6 +54,13 @@ RETRY_AFTER = 1.0
 """Seconds to wait before taking work again after the store failed."""
 
 
+def _taken(items: list[Item]) -> None:
+    """``items`` were taken in a transaction that committed: one more attempt each."""
+    for item in items:
+        item.attempts += 1
+        item.taken = True
+
+
 class DurableEngine(Engine):
     """Queues mirrored by rows in the store, for the one process holding the lease."""
 
@@ -305,12 +312,10 @@ class DurableEngine(Engine):
         fresh = [item for item in items if not item.taken]
         if not fresh:
             return True
-        ids = [item.row_id for item in fresh if item.row_id is not None]
         try:
             with self.store.unit() as u:
                 u.queues.fence(self.lease, self.owner, self.epoch)
-                if u.queues.take(ids, self.token) != len(fresh):
-                    raise LeaseLost(f"rows of {self.target} were taken over")
+                self._take_rows(u, fresh)
         except LeaseLost:
             self.lose()
             return False
@@ -319,10 +324,15 @@ class DurableEngine(Engine):
             self._put_back(task_id, items)
             return False
         self._failures.succeeded()
-        for item in fresh:
-            item.attempts += 1
-            item.taken = True
+        _taken(fresh)
         return True
+
+    def _take_rows(self, u: Unit, fresh: list[Item]) -> None:
+        """Mark the rows of ``fresh`` running for this worker, in ``u``'s transaction (once it
+        commits: :func:`_taken`)."""
+        ids = [item.row_id for item in fresh if item.row_id is not None]
+        if u.queues.take(ids, self.token) != len(fresh):
+            raise LeaseLost(f"rows of {self.target} were taken over")
 
     def _record(
         self, task_id: str, results: list[tuple[Item, Outcome, list[Emit]]], *, take_next: bool
@@ -383,9 +393,8 @@ class DurableEngine(Engine):
                     for row_id, (_, next_task) in zip(ids, inserts, strict=True)
                     if next_task is not None
                 ]
-                ids = [item.row_id for item in fresh if item.row_id is not None]
-                if fresh and u.queues.take(ids, self.token) != len(fresh):
-                    raise LeaseLost(f"rows of {self.target} were taken over")
+                if fresh:
+                    self._take_rows(u, fresh)
         except LeaseLost:
             self.lose()
             self._drop(following)
@@ -398,9 +407,7 @@ class DurableEngine(Engine):
             self._put_back(task_id, [item for item, held, _, _ in plans if not held])
             return None
         self._failures.succeeded()
-        for item in fresh:
-            item.attempts += 1
-            item.taken = True
+        _taken(fresh)
         with self._cond:
             if not self.lost:
                 for row_id, (target, flowfile, hops) in queued:

@@ -187,16 +187,14 @@ def move(tx: Tx, moves: Sequence[tuple[int, NewRow]], owner: str) -> int:
 
     A FlowFile going on to one next task (or parking) keeps its row: one write, not two.
     """
-    moved = 0
-    # PostgreSQL: by key, whatever the table's statistics say. A queue's table swings from
-    # empty to many rows between autovacuum's looks; planned by statistics taken while it was
-    # nearly empty, the join of a batch with its rows became a nested loop over the whole
-    # table (20 ms a batch of 256 at 5,000 rows queued, growing with the queue) rather than
-    # 256 lookups by key (4 ms).
-    by_key = tx.dialect == "postgres"
-    if by_key:
+    if tx.dialect == "postgres":
         if not moves:
             return 0
+        # By key, whatever the table's statistics say. A queue's table swings from empty to
+        # many rows between autovacuum's looks; planned by statistics taken while it was
+        # nearly empty, the join of a batch with its rows became a nested loop over the whole
+        # table (20 ms a batch of 256 at 5,000 rows queued, growing with the queue) rather
+        # than 256 lookups by key (4 ms).
         sql(tx).send("SET LOCAL enable_seqscan = off")
         moved = sql(tx).execute(
             "UPDATE flow_queue SET task = v.task, flowfile_id = v.flowfile_id,"
@@ -208,6 +206,7 @@ def move(tx: Tx, moves: Sequence[tuple[int, NewRow]], owner: str) -> int:
         )
         sql(tx).send("SET LOCAL enable_seqscan TO DEFAULT")
         return moved
+    moved = 0
     for chunk in _chunks(moves):
         values = ", ".join("(?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
         params: list[Any] = []
@@ -221,7 +220,7 @@ def move(tx: Tx, moves: Sequence[tuple[int, NewRow]], owner: str) -> int:
                 row.hops,
                 row.continuation_id,
             ]
-        # Unnamed VALUES columns are column1, column2, … on both backends.
+        # SQLite names a VALUES list's columns column1, column2, …
         moved += sql(tx).execute(
             "UPDATE flow_queue SET task = v.column2, flowfile_id = v.column3,"
             " status = v.column4, payload = v.column5, hops = v.column6,"
