@@ -43,9 +43,18 @@ _CONFIRMATION_KINDS = tuple(sorted(kind.value for kind in CONFIRMATION_KINDS))
 _STATUSES = (400, 401, 403, 404, 409, 413, 422, 429, 503)
 
 
-def _action(name: str, response: type[BaseModel], summary: str) -> Callable[[_Handler], _Handler]:
+def _action(
+    name: str, response: type[BaseModel], summary: str, *, on_loop: bool = False
+) -> Callable[[_Handler], _Handler]:
+    """An action of this module; ``on_loop`` where it only calls the store (see
+    :func:`~pawflow.server.routes.one_turn`)."""
     return action_route(
-        router, name, response, summary, (400, 401, 403, 404, 409, 413, 422, 429, 503)
+        router,
+        name,
+        response,
+        summary,
+        (400, 401, 403, 404, 409, 413, 422, 429, 503),
+        on_loop=on_loop,
     )
 
 
@@ -60,7 +69,7 @@ def _store(request: Request) -> Store:
 # -- interactions ----------------------------------------------------------------------------
 
 
-@_action("request_interaction", m.InteractionEnvelope, "Publish a request for input")
+@_action("request_interaction", m.InteractionEnvelope, "Publish a request for input", on_loop=True)
 def request_interaction(
     body: m.RequestInteraction, principal: Caller, request: Request
 ) -> m.InteractionEnvelope:
@@ -105,7 +114,12 @@ def _page(
     return m.InteractionPage(interactions=items, next_cursor=cursor)
 
 
-@_action("list_interactions", m.InteractionPage, "List the caller's requests, a page at a time")
+@_action(
+    "list_interactions",
+    m.InteractionPage,
+    "List the caller's requests, a page at a time",
+    on_loop=True,
+)
 def list_interactions(
     principal: Caller,
     request: Request,
@@ -114,7 +128,7 @@ def list_interactions(
     return _page(_store(request), principal.user, body, None)
 
 
-@_action("respond_interaction", m.InteractionEnvelope, "Answer a pending request")
+@_action("respond_interaction", m.InteractionEnvelope, "Answer a pending request", on_loop=True)
 def respond_interaction(
     body: m.Respond, principal: Caller, request: Request
 ) -> m.InteractionEnvelope:
@@ -126,7 +140,7 @@ def respond_interaction(
     )
 
 
-@_action("cancel_interaction", m.InteractionEnvelope, "Cancel a pending request")
+@_action("cancel_interaction", m.InteractionEnvelope, "Cancel a pending request", on_loop=True)
 def cancel_interaction(
     body: m.RequestRef, principal: Caller, request: Request
 ) -> m.InteractionEnvelope:
@@ -136,7 +150,9 @@ def cancel_interaction(
 # -- the confirmation-family aliases ---------------------------------------------------------
 
 
-@_action("list_confirmations", m.InteractionPage, "List confirm/choice/multi requests")
+@_action(
+    "list_confirmations", m.InteractionPage, "List confirm/choice/multi requests", on_loop=True
+)
 def list_confirmations(
     principal: Caller,
     request: Request,
@@ -145,7 +161,12 @@ def list_confirmations(
     return _page(_store(request), principal.user, body, _CONFIRMATION_KINDS)
 
 
-@_action("respond_confirmation", m.InteractionEnvelope, "Answer a confirm/choice/multi request")
+@_action(
+    "respond_confirmation",
+    m.InteractionEnvelope,
+    "Answer a confirm/choice/multi request",
+    on_loop=True,
+)
 def respond_confirmation(
     body: m.Respond, principal: Caller, request: Request
 ) -> m.InteractionEnvelope:
@@ -161,7 +182,12 @@ def respond_confirmation(
     )
 
 
-@_action("cancel_confirmation", m.InteractionEnvelope, "Cancel a confirm/choice/multi request")
+@_action(
+    "cancel_confirmation",
+    m.InteractionEnvelope,
+    "Cancel a confirm/choice/multi request",
+    on_loop=True,
+)
 def cancel_confirmation(
     body: m.RequestRef, principal: Caller, request: Request
 ) -> m.InteractionEnvelope:
@@ -174,7 +200,7 @@ def cancel_confirmation(
 # -- conversations ---------------------------------------------------------------------------
 
 
-@_action("create_conversation", m.ConversationEnvelope, "Start a conversation")
+@_action("create_conversation", m.ConversationEnvelope, "Start a conversation", on_loop=True)
 def create_conversation(
     principal: Caller,
     request: Request,
@@ -184,7 +210,12 @@ def create_conversation(
     return m.ConversationEnvelope(conversation=conversation)
 
 
-@_action("list_conversations", m.ConversationList, "List the conversations the caller is in")
+@_action(
+    "list_conversations",
+    m.ConversationList,
+    "List the conversations the caller is in",
+    on_loop=True,
+)
 def list_conversations(
     principal: Caller,
     request: Request,
@@ -194,7 +225,7 @@ def list_conversations(
     return m.ConversationList(conversations=found)
 
 
-@_action("get_history", m.History, "Read a conversation's messages")
+@_action("get_history", m.History, "Read a conversation's messages", on_loop=True)
 def get_history(body: m.GetHistory, principal: Caller, request: Request) -> m.History:
     with _store(request).unit(write=False) as u:
         found = u.messages.history(

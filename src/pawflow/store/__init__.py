@@ -17,6 +17,7 @@ from pawflow.store.clocks import samples as clock_samples
 from pawflow.store.engine.database import TOUCHED
 from pawflow.store.engine.database import Tx as Transaction
 from pawflow.store.engine.metrics import StoreGauges, resuming, zero_counters
+from pawflow.store.engine.waits import WouldWait, refusing_waits
 from pawflow.store.governance.policies import POLICY_KEYS, read_policy
 from pawflow.store.ledger.events import EVENT_NOTICE, user_key
 from pawflow.store.ledger.events import PRUNE_BATCH as EVENT_PRUNE_BATCH
@@ -126,6 +127,7 @@ __all__ = [
     "Webhook",
     "WebhookDelivery",
     "WebhooksTable",
+    "WouldWait",
     "clock_health",
     "clock_samples",
     "data_dir",
@@ -136,6 +138,7 @@ __all__ = [
     "open_store",
     "postgres_available",
     "read_policy",
+    "refusing_waits",
     "resuming",
     "throwaway_postgres",
     "usable_group_names",

@@ -21,7 +21,9 @@ from typing import Any
 
 from pawflow.errors import Conflict, StoreError, StoreUnavailable
 from pawflow.loops import Loop
+from pawflow.store.engine import waits
 from pawflow.store.engine.database import TOUCHED, Database, Params, Row, Tx
+from pawflow.store.engine.waits import WouldWait
 from pawflow.store.engine.writers import WritersLock
 
 log = logging.getLogger("pawflow.store")
@@ -129,6 +131,13 @@ class _Pace:
             self._quiet_until = time.monotonic() + POLL_FAST_FOR
         elif self.interval < POLL_SLOW and time.monotonic() > self._quiet_until:
             self.interval = min(self.interval * 2, POLL_SLOW)
+
+
+LOOP_WAIT = 0.01
+"""How long a write refusing to wait (on an event loop: ``waits.py``) still waits for this
+process's writer before it: a transaction of another thread takes a millisecond or two, and
+while the loop waits the thread runs. Refused at once, such writes would go to worker
+threads, whose transactions make the next writes on the loop wait, and so on."""
 
 
 class SqliteDatabase(Database):
@@ -294,10 +303,13 @@ class SqliteDatabase(Database):
             with self._transaction(write=False) as tx:
                 yield tx
             return
-        if not self._writer.acquire(timeout=self.busy_timeout):
+        wait = not waits.refusing()  # on an event loop: see waits.py
+        if not self._writer.acquire(timeout=self.busy_timeout if wait else LOOP_WAIT):
+            if not wait:
+                raise WouldWait
             raise StoreUnavailable("the database stayed busy: this process's writers queue")
         try:  # then the writers of other processes (see writers.py)
-            across = self._writers.acquire(self.busy_timeout)
+            across = self._writers.acquire(self.busy_timeout, wait=wait)
         except BaseException:
             self._writer.release()
             raise
@@ -316,6 +328,8 @@ class SqliteDatabase(Database):
                 yield tx
         finally:
             release()
+        if not wait:
+            waits.committed()
 
     @contextlib.contextmanager
     def _transaction(

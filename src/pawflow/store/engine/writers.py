@@ -27,6 +27,7 @@ import os
 import threading
 
 from pawflow.errors import StoreUnavailable
+from pawflow.store.engine.waits import WouldWait
 
 log = logging.getLogger("pawflow.store")
 
@@ -57,9 +58,10 @@ class WritersLock:
         self._taker: threading.Thread | None = None
         self._closed = False
 
-    def acquire(self, timeout: float) -> bool:
+    def acquire(self, timeout: float, *, wait: bool = True) -> bool:
         """Take the lock (True), or go without it where it cannot be had (False);
-        ``StoreUnavailable`` when another process holds it for ``timeout`` seconds."""
+        ``StoreUnavailable`` when another process holds it for ``timeout`` seconds. Without
+        ``wait``, ``WouldWait`` at once where another process holds it."""
         fd = self._descriptor()
         if fd is None:
             return False
@@ -73,6 +75,8 @@ class WritersLock:
                 except OSError as exc:  # no flock here: SQLite's lock alone, as before
                     self._give_up(exc)
                     return False
+            if not wait:
+                raise WouldWait
             if self._closed:  # its taker is gone
                 raise StoreUnavailable("the store is closed")
             self.waits += 1

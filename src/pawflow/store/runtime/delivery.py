@@ -22,6 +22,7 @@ from pawflow.clock import to_millis
 from pawflow.errors import InvalidInput, QueueFull
 from pawflow.store.engine.database import sql
 from pawflow.store.engine.metrics import asked, count
+from pawflow.store.engine.waits import refuse_wait
 from pawflow.store.runtime.continuations import (
     RESOLVED_NOTICE,
     Continuation,
@@ -190,6 +191,8 @@ def deliver_resolved(tx: Tx, registry: DeliveryRegistry, now: datetime) -> int:
     # Handlers may resolve more through ``tx``; those join the list as it is walked.
     for row in tx.resolved:
         handler = registry.handler_for(row["target"])
+        if handler is not None:
+            refuse_wait()  # on an event loop, a handler is run on a worker thread
         if handler is not None and _hand_over(tx, handler, row, now):
             delivered += 1
         else:
