@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from pawflow import open_store
+from pawflow.clock import FakeClock
 from pawflow.errors import StoreUnavailable
-from pawflow.store import Park, Question, Store, WouldWait, refusing_waits
+from pawflow.store import Delivery, Park, Question, Store, WouldWait, refusing_waits
+from pawflow.testing import eventually
 
 
 @pytest.fixture
@@ -151,3 +154,32 @@ def test_wouldwait_is_not_caught_as_an_error() -> None:
         except Exception as exc:  # what code going on without a failed step catches
             caught.append(exc)
     assert caught == []
+
+
+def test_what_a_commit_on_the_loop_sets_due_is_delivered_on_a_thread(url: str) -> None:
+    clock = FakeClock()
+    store = open_store(url, clock=clock)
+    try:
+        failing = [True]
+        delivered: list[str] = []
+
+        def deliver(delivery: Delivery) -> None:
+            if failing[0]:
+                raise RuntimeError("not yet")  # deferred: due again later
+            delivered.append(threading.current_thread().name)
+
+        store.register_handler("resume", deliver)
+        store.park("resume:run-1", signal_id="go")
+        store.notify_signal("go")  # resolved, and deferred by the failing handler
+        failing[0] = False
+        clock.advance(timedelta(minutes=5))  # due again
+        conversation = store.create_conversation("ann", "asks")
+        asked = store.ask(
+            Question("ann", conversation.id, "confirm", "Ship it?"), park=Park("elsewhere:run-2")
+        )
+        with refusing_waits():  # its commit's notice sets the handlers here going ...
+            store.respond_interaction(asked.interaction.id, True, user="ann")
+        eventually(lambda: len(delivered) == 1)
+        assert delivered != [threading.current_thread().name]  # ... on a thread of their own
+    finally:
+        store.close()

@@ -46,8 +46,8 @@ _STATUSES = (400, 401, 403, 404, 409, 413, 422, 429, 503)
 def _action(
     name: str, response: type[BaseModel], summary: str, *, on_loop: bool = False
 ) -> Callable[[_Handler], _Handler]:
-    """An action of this module; ``on_loop`` where it only calls the store (see
-    :func:`~pawflow.server.routes.one_turn`)."""
+    """An action of this module; ``on_loop`` where it only calls the store, for one record
+    (see :func:`~pawflow.server.routes.one_turn`)."""
     return action_route(
         router,
         name,
@@ -118,7 +118,6 @@ def _page(
     "list_interactions",
     m.InteractionPage,
     "List the caller's requests, a page at a time",
-    on_loop=True,
 )
 def list_interactions(
     principal: Caller,
@@ -150,9 +149,7 @@ def cancel_interaction(
 # -- the confirmation-family aliases ---------------------------------------------------------
 
 
-@_action(
-    "list_confirmations", m.InteractionPage, "List confirm/choice/multi requests", on_loop=True
-)
+@_action("list_confirmations", m.InteractionPage, "List confirm/choice/multi requests")
 def list_confirmations(
     principal: Caller,
     request: Request,
@@ -214,7 +211,6 @@ def create_conversation(
     "list_conversations",
     m.ConversationList,
     "List the conversations the caller is in",
-    on_loop=True,
 )
 def list_conversations(
     principal: Caller,
@@ -225,7 +221,7 @@ def list_conversations(
     return m.ConversationList(conversations=found)
 
 
-@_action("get_history", m.History, "Read a conversation's messages", on_loop=True)
+@_action("get_history", m.History, "Read a conversation's messages")
 def get_history(body: m.GetHistory, principal: Caller, request: Request) -> m.History:
     with _store(request).unit(write=False) as u:
         found = u.messages.history(

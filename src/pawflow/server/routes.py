@@ -65,8 +65,9 @@ def one_turn(handler: Callable[..., Any], *, on_loop: bool = False) -> Callable[
     worker thread, with the same parameters (their annotations resolved here, as FastAPI
     reads them off the endpoint).
 
-    ``on_loop``: the handler does nothing but call the store (no other waits: no network,
-    no files) and takes the ``request`` (the store's is found through it). Where the store's
+    ``on_loop``: the handler does nothing but call the store for one record (no other
+    waits: no network, no files; no page of many, which would hold the loop as long as it
+    takes) and takes the ``request`` (the store's is found through it). Where the store's
     reads never wait, it runs on the loop first, its store calls refusing to wait, and on a
     worker thread only if one would have waited."""
     if inspect.iscoroutinefunction(handler):

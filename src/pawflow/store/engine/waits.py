@@ -10,7 +10,9 @@ this process or another), or would hand what it resolved to a handler of this pr
 again on a worker thread, where waiting is fine.
 
 Only until a write of the call has committed: a call cannot be run again once part of it
-stands, so a later transaction of the same call waits, as it would anywhere.
+stands, so a later transaction of the same call waits, as it would anywhere. What a commit
+of it sets off in this process that may take long (the handlers here delivering what its
+notice says may be due) runs on a thread instead (:func:`within`).
 
 Where a transaction waits at all is the backend's to say: SQLite in WAL mode reads without
 waiting and queues its writers on locks it can try; PostgreSQL waits on the network for
@@ -60,6 +62,13 @@ def refusing() -> bool:
     of it has committed."""
     refusal = _REFUSAL.get()
     return refusal is not None and not refusal.committed
+
+
+def within() -> bool:
+    """Whether the caller runs inside :func:`refusing_waits` (on an event loop), whether or
+    not a write of it has committed: what it would set off that takes long (a handler's
+    delivery after its commit) goes to a thread."""
+    return _REFUSAL.get() is not None
 
 
 def committed() -> None:

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime
 
+from pawflow.store.engine import waits
 from pawflow.store.engine.database import TOUCHED, Database, Tx
 from pawflow.store.runtime import continuations as cont
 from pawflow.store.runtime.delivery import (
@@ -37,6 +38,8 @@ class Dispatcher:
         self._stop_listening: Callable[[], None] | None = None
         self._listen_lock = threading.Lock()
         self._delivering = threading.local()
+        self._handing_on = False
+        """A thread is about to deliver what a notice heard on an event loop woke."""
 
     def close(self) -> None:
         if self._stop_listening is not None:
@@ -112,4 +115,22 @@ class Dispatcher:
         if notice == cont.RESOLVED_NOTICE or (
             notice in ("changed", TOUCHED) and anything_due(self.db, self.now())
         ):
+            if waits.within():  # the commit of a call on an event loop: handlers take time
+                self._deliver_on_a_thread()
+            else:
+                self.deliver_due()
+
+    def _deliver_on_a_thread(self) -> None:
+        """:meth:`deliver_due` on a thread of its own (one at a time: a notice heard before
+        it starts is delivered by it)."""
+        with self._listen_lock:
+            if self._handing_on:
+                return
+            self._handing_on = True
+
+        def deliver() -> None:
+            with self._listen_lock:
+                self._handing_on = False
             self.deliver_due()
+
+        threading.Thread(target=deliver, name="pawflow-deliver", daemon=True).start()
