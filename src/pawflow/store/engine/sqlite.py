@@ -135,9 +135,10 @@ class _Pace:
 
 LOOP_WAIT = 0.01
 """How long a write refusing to wait (on an event loop: ``waits.py``) still waits for this
-process's writer before it: a transaction of another thread takes a millisecond or two, and
-while the loop waits the thread runs. Refused at once, such writes would go to worker
-threads, whose transactions make the next writes on the loop wait, and so on."""
+process's writer before it, counted from when that writer began: a transaction of another
+thread takes a millisecond or two, and while the loop waits the thread runs. Refused at
+once, such writes would go to worker threads, whose transactions make the next writes on the
+loop wait, and so on."""
 
 
 class SqliteDatabase(Database):
@@ -181,6 +182,8 @@ class SqliteDatabase(Database):
         """Per watcher reading the WAL index's change counter: the values this process's
         commits gave it that the watcher has not seen yet."""
         self._writer = threading.Lock()
+        self._writer_since = 0.0
+        """When this process's writer took ``_writer`` (``time.monotonic()``)."""
         self._writer_conn: sqlite3.Connection | None = None
         self._writers = WritersLock(path)
         self._unchecked = 0
@@ -304,10 +307,16 @@ class SqliteDatabase(Database):
                 yield tx
             return
         wait = not waits.refusing()  # on an event loop: see waits.py
-        if not self._writer.acquire(timeout=self.busy_timeout if wait else LOOP_WAIT):
-            if not wait:
+        if wait:
+            if not self._writer.acquire(timeout=self.busy_timeout):
+                raise StoreUnavailable("the database stayed busy: this process's writers queue")
+        elif not self._writer.acquire(blocking=False):
+            # Waited for only while its holder is young: a long one (a sweep) makes every
+            # write on the loop go to a thread at once, not each after a stall of its own.
+            left = LOOP_WAIT - (time.monotonic() - self._writer_since)
+            if left <= 0 or not self._writer.acquire(timeout=left):
                 raise WouldWait
-            raise StoreUnavailable("the database stayed busy: this process's writers queue")
+        self._writer_since = time.monotonic()
         try:  # then the writers of other processes (see writers.py)
             across = self._writers.acquire(self.busy_timeout, wait=wait)
         except BaseException:
