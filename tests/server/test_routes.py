@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated
 
 import httpx
+import pytest
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
@@ -166,3 +167,13 @@ def test_an_answer_to_resume_a_handler_here_is_delivered_from_a_worker_thread(
         assert response.json()["interaction"]["status"] == "answered"
         assert len(delivered) == 1
         assert delivered[0] != "pawflow-test-server"  # the handler may take its time there
+
+
+def test_an_action_on_the_loop_must_take_the_request() -> None:
+    router = APIRouter()
+
+    def no_request(body: Ask) -> Wrote:
+        return Wrote(conversation_id=body.text)
+
+    with pytest.raises(TypeError, match="takes the request"):
+        action_route(router, "bare", Wrote, "No request", (422,), on_loop=True)(no_request)

@@ -74,6 +74,8 @@ def one_turn(handler: Callable[..., Any], *, on_loop: bool = False) -> Callable[
         return handler
     hints = get_type_hints(handler, include_extras=True)
     signature = inspect.signature(handler)
+    if on_loop and "request" not in signature.parameters:
+        raise TypeError(f"{handler.__qualname__}: an action on the loop takes the request")
     parameters = [
         parameter.replace(annotation=hints.get(parameter.name, parameter.annotation))
         for parameter in signature.parameters.values()
