@@ -48,14 +48,7 @@ def _action(
 ) -> Callable[[_Handler], _Handler]:
     """An action of this module; ``on_loop`` where it only calls the store, for one record
     (see :func:`~pawflow.server.routes.one_turn`)."""
-    return action_route(
-        router,
-        name,
-        response,
-        summary,
-        (400, 401, 403, 404, 409, 413, 422, 429, 503),
-        on_loop=on_loop,
-    )
+    return action_route(router, name, response, summary, _STATUSES, on_loop=on_loop)
 
 
 def _interaction(record: Interaction) -> m.InteractionEnvelope:
@@ -114,11 +107,7 @@ def _page(
     return m.InteractionPage(interactions=items, next_cursor=cursor)
 
 
-@_action(
-    "list_interactions",
-    m.InteractionPage,
-    "List the caller's requests, a page at a time",
-)
+@_action("list_interactions", m.InteractionPage, "List the caller's requests, a page at a time")
 def list_interactions(
     principal: Caller,
     request: Request,
@@ -207,11 +196,7 @@ def create_conversation(
     return m.ConversationEnvelope(conversation=conversation)
 
 
-@_action(
-    "list_conversations",
-    m.ConversationList,
-    "List the conversations the caller is in",
-)
+@_action("list_conversations", m.ConversationList, "List the conversations the caller is in")
 def list_conversations(
     principal: Caller,
     request: Request,

@@ -191,9 +191,11 @@ def deliver_resolved(tx: Tx, registry: DeliveryRegistry, now: datetime) -> int:
     # Handlers may resolve more through ``tx``; those join the list as it is walked.
     for row in tx.resolved:
         handler = registry.handler_for(row["target"])
-        if handler is not None:
-            refuse_wait()  # on an event loop, a handler is run on a worker thread
-        if handler is not None and _hand_over(tx, handler, row, now):
+        if handler is None:
+            left = True
+            continue
+        refuse_wait()  # on an event loop, a handler is run on a worker thread
+        if _hand_over(tx, handler, row, now):
             delivered += 1
         else:
             left = True
