@@ -55,6 +55,12 @@ class Holder:
         self._go.set()
         self._thread.join(30)
 
+    def __enter__(self) -> Holder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.let_go()
+
 
 def _conversations(store: Store, user: str) -> int:
     return len(store.list_conversations(user=user))
@@ -65,12 +71,8 @@ def test_a_write_refuses_to_wait_for_another_process_and_leaves_nothing(
 ) -> None:
     other = open_store(url)
     try:
-        holder = Holder(other)
-        try:
-            with pytest.raises(WouldWait), refusing_waits():
-                store.create_conversation("ann", "refused")
-        finally:
-            holder.let_go()
+        with Holder(other), pytest.raises(WouldWait), refusing_waits():
+            store.create_conversation("ann", "refused")
         assert _conversations(store, "ann") == 0
         with refusing_waits():  # free again: it goes through
             store.create_conversation("ann", "written")
@@ -80,23 +82,15 @@ def test_a_write_refuses_to_wait_for_another_process_and_leaves_nothing(
 
 
 def test_a_write_refuses_to_wait_long_for_a_writer_of_this_process(store: Store) -> None:
-    holder = Holder(store)
-    try:
-        with pytest.raises(WouldWait), refusing_waits():
-            store.create_conversation("ann", "refused")
-    finally:
-        holder.let_go()
+    with Holder(store), pytest.raises(WouldWait), refusing_waits():
+        store.create_conversation("ann", "refused")
     assert _conversations(store, "ann") == 0
 
 
 def test_reads_go_on_while_a_writer_holds_the_store(store: Store) -> None:
     store.create_conversation("ann", "before")
-    holder = Holder(store)
-    try:
-        with refusing_waits():
-            assert _conversations(store, "ann") == 1
-    finally:
-        holder.let_go()
+    with Holder(store), refusing_waits():
+        assert _conversations(store, "ann") == 1
 
 
 def test_once_a_write_of_the_call_committed_the_next_one_waits(store: Store, url: str) -> None:
@@ -105,12 +99,9 @@ def test_once_a_write_of_the_call_committed_the_next_one_waits(store: Store, url
         store.db.busy_timeout = 0.2  # type: ignore[attr-defined]
         with refusing_waits():
             store.create_conversation("ann", "first")
-            holder = Holder(other)
-            try:  # it cannot be run again now: it waits, here out of time, and says so
-                with pytest.raises(StoreUnavailable):
-                    store.create_conversation("ann", "second")
-            finally:
-                holder.let_go()
+            # It cannot be run again now: it waits, here out of time, and says so.
+            with Holder(other), pytest.raises(StoreUnavailable):
+                store.create_conversation("ann", "second")
         assert _conversations(store, "ann") == 1
     finally:
         other.close()
