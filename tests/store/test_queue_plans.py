@@ -40,3 +40,31 @@ def test_a_batch_moves_by_key_on_a_table_never_analyzed(store: Store) -> None:
         counts = u.queues.counts(TARGET)[TARGET]
     assert counts["two"]["queued"] == len(batch)
     assert counts["one"]["queued"] == len(rows) - len(batch)
+
+
+def test_queued_rows_get_their_own_ids_in_order(store: Store) -> None:
+    """The ids ``enqueue`` returns are the rows' own, in the order given: one past the largest
+    id each, and, once the largest possible id is taken (SQLite then draws ids at random),
+    matched to the rows by what they hold."""
+    first = [NewQueueRow("one", f"a{n}", b"a") for n in range(450)]
+    with store.unit() as u:
+        ids = u.queues.enqueue(TARGET, first)
+    assert ids == sorted(ids) and len(set(ids)) == len(first)
+    if store.dialect == "sqlite":
+        with store.unit() as u:
+            sql(u.tx).execute(
+                "INSERT INTO flow_queue (id, target, task, flowfile_id, status, payload,"
+                " created_at) VALUES (9223372036854775807, ?, 'one', 'last', 'queued', x'', 0)",
+                (TARGET,),
+            )
+    drawn = [NewQueueRow("two" if n % 2 else "one", f"b{n}", b"b", hops=n) for n in range(450)]
+    with store.unit() as u:
+        given = u.queues.enqueue(TARGET, drawn)
+    assert len(set(given)) == len(drawn)
+    with store.unit(write=False) as u:
+        found = {
+            int(row["id"]): (row["task"], row["flowfile_id"], int(row["hops"]))
+            for row in sql(u.tx).all("SELECT id, task, flowfile_id, hops FROM flow_queue")
+        }
+    assert [found[i] for i in ids] == [("one", row.flowfile_id, 0) for row in first]
+    assert [found[i] for i in given] == [(r.task, r.flowfile_id, r.hops) for r in drawn]

@@ -109,10 +109,20 @@ def enqueue(tx: Tx, target: str, rows: Sequence[NewRow], now: datetime) -> list[
             ]
         returned = sql(tx).all(
             "INSERT INTO flow_queue (target, task, flowfile_id, status, payload, hops,"
-            f" continuation_id, created_at) VALUES {values} RETURNING id, task, flowfile_id",
+            f" continuation_id, created_at) VALUES {values} RETURNING id",
             params,
         )
-        ids += _matched(chunk, returned)
+        made = sorted(int(row["id"]) for row in returned)
+        if made and made[-1] - made[0] == len(made) - 1:
+            # SQLite inserts a VALUES list in its order, each row one past the largest id:
+            # consecutive ids are the rows' own, in their order.
+            ids += made
+        else:  # ids past the largest possible are drawn at random: match them by content
+            found = sql(tx).all(
+                f"SELECT id, task, flowfile_id FROM flow_queue WHERE id IN ({_marks(len(made))})",
+                made,
+            )
+            ids += _matched(chunk, found)
     return ids
 
 
