@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pawflow import FakeClock, Store, Undeliverable, open_store
+from pawflow import FakeClock, Store, Undeliverable, open_store, telemetry
 from pawflow.cli import app
 from pawflow.flow import (
     Ending,
@@ -224,6 +224,42 @@ def test_a_failed_record_puts_back_the_batch_it_took_with_it_uncounted(
         assert takes == 4  # the first batch and, with its record, the second; twice
         assert instance.wait_idle()
         assert counts(store, deployment.id) == {"note": {"queued": 0, "running": 0, "parked": 0}}
+
+
+LOGGED: list[dict[str, str]] = []
+
+
+@flow_task("noteLogIds")
+def note_log_ids(flowfile: FlowFile, ctx: TaskContext) -> FlowFile:
+    LOGGED.append(telemetry.log_ids())
+    return flowfile
+
+
+NOTED = """
+name: noted-{backend}
+tasks:
+  first: {{type: noteLogIds, next: second}}
+  second: {{type: noteLogIds}}
+"""
+
+
+def test_a_deployed_flows_tasks_log_with_its_deployment_id(store: Store, conversation: str) -> None:
+    """Every line a task of a deployment logs names the deployment, a batch of them as one;
+    a one-shot run's name none, and nothing is left named once the batch is done."""
+    LOGGED.clear()
+    text = NOTED.format(backend=store.dialect)
+    with FlowService(store, reconcile_interval=None) as service:
+        deployment, _ = deps.deploy(store, text, conversation_id=conversation)
+        service.reconcile()
+        instance = service.instance(deployment.id)
+        assert instance is not None
+        instance.inject_many([FlowFile.create(attributes={"n": str(i)}) for i in range(5)])
+        eventually(lambda: len(instance.endings()) == 5 or None, timeout=20)
+    assert [{"deployment_id": deployment.id}] * 10 == LOGGED
+    LOGGED.clear()
+    run_batch(parse_flow(text), [FlowFile.create()])
+    assert LOGGED == [{}, {}]
+    assert "deployment_id" not in telemetry.log_ids()
 
 
 LOOP = """

@@ -54,6 +54,15 @@ RETRY_AFTER = 1.0
 """Seconds to wait before taking work again after the store failed."""
 
 
+Going = tuple[str, FlowFile, int]
+"""Where a FlowFile goes on: its next task, itself, and the tasks it will have passed."""
+
+
+def _row_for(task_id: str, flowfile: FlowFile, hops: int) -> tuple[NewRow, Going]:
+    """The row queueing ``flowfile`` for ``task_id``, and where it goes on."""
+    return NewRow(task_id, flowfile.id, flowfile.encode(), hops), (task_id, flowfile, hops)
+
+
 def _taken(items: list[Item]) -> None:
     """``items`` were taken in a transaction that committed: one more attempt each."""
     for item in items:
@@ -287,13 +296,14 @@ class DurableEngine(Engine):
             if self._take(task_id, items):
                 results = []
                 confirmed = True
-                for index, item in enumerate(items):
-                    if not self._confirmed():  # frozen or cut off: the lease may be elsewhere
-                        self._wait_for_lease(task_id, items[index:])
-                        confirmed = False
-                        break
-                    outcome = Outcome(self, item)
-                    results.append((item, outcome, self.run_task(task_id, item, outcome)))
+                with self.deployment_logged():
+                    for index, item in enumerate(items):
+                        if not self._confirmed():  # frozen or cut off: the lease may be elsewhere
+                            self._wait_for_lease(task_id, items[index:])
+                            confirmed = False
+                            break
+                        outcome = Outcome(self, item)
+                        results.append((item, outcome, self.run_logged(task_id, item, outcome)))
                 if results:
                     following = self._record(task_id, results, take_next=confirmed)
         finally:
@@ -342,33 +352,36 @@ class DurableEngine(Engine):
         that batch, taken. A failed transaction puts both batches back, neither recorded nor
         taken; a lost lease drops both."""
         endings: list[Ending] = []
-        # Per FlowFile taken: what it goes on as (next tasks, then parks).
-        plans: list[tuple[Item, bool, list[tuple[str, FlowFile, int]], list[Park]]] = []
+        # Per FlowFile taken: its rows to queue (each with where it goes on), then its parks.
+        # The rows are made, and their FlowFiles encoded, before the transaction begins.
+        plans: list[tuple[Item, bool, list[tuple[NewRow, Going | None]], list[Park]]] = []
+        routes: dict[str, tuple[str, ...]] = {}  # the targets of each relationship emitted
         for item, outcome, emitted in results:
-            going: list[tuple[str, FlowFile, int]] = []
+            hops = item.hops + 1
+            rows: list[tuple[NewRow, Going | None]] = []
             for relationship, flowfile in emitted:
-                targets = self.flow.targets(task_id, relationship)
+                targets = routes.get(relationship)
+                if targets is None:
+                    targets = routes[relationship] = self.flow.targets(task_id, relationship)
                 if not targets:
                     endings.append(Ending(flowfile, task_id, relationship))
-                for target, copy in fan_out(flowfile, targets):
-                    going.append((target, copy, item.hops + 1))
-            plans.append((item, outcome.held, going, outcome.parks))
+                elif len(targets) == 1:
+                    rows.append(_row_for(targets[0], flowfile, hops))
+                else:
+                    rows += [_row_for(t, copy, hops) for t, copy in fan_out(flowfile, targets)]
+            plans.append((item, outcome.held, rows, outcome.parks))
         now = self.store.now()
         parked: list[Continuation] = []
-        queued: list[tuple[int, tuple[str, FlowFile, int]]] = []
+        queued: list[tuple[int, Going]] = []
         following = self.take_batch() if take_next else None
         fresh = [] if following is None else [item for item in following[1] if not item.taken]
         try:
             with self.store.unit() as u:
                 u.queues.fence(self.lease, self.owner, self.epoch)
                 moves: list[tuple[int, NewRow]] = []
-                inserts: list[tuple[NewRow, tuple[str, FlowFile, int] | None]] = []
+                inserts: list[tuple[NewRow, Going | None]] = []
                 finished: list[int] = []
-                for item, held, going, parks in plans:
-                    rows: list[tuple[NewRow, tuple[str, FlowFile, int] | None]] = [
-                        (NewRow(t, ff.id, encode(ff, None), hops), (t, ff, hops))
-                        for t, ff, hops in going
-                    ]
+                for item, held, rows, parks in plans:
                     for park in parks:
                         parked.append(self._park(u.tx, park, now))
                         place = NewRow(
@@ -378,10 +391,12 @@ class DurableEngine(Engine):
                     if held or item.row_id is None:
                         inserts += rows  # a held FlowFile keeps its row running
                     elif rows:
-                        moves.append((item.row_id, rows[0][0]))
-                        if rows[0][1] is not None:
-                            queued.append((item.row_id, rows[0][1]))
-                        inserts += rows[1:]
+                        row, going = rows[0]
+                        moves.append((item.row_id, row))
+                        if going is not None:
+                            queued.append((item.row_id, going))
+                        if len(rows) > 1:
+                            inserts += rows[1:]
                     else:
                         finished.append(item.row_id)
                 done = u.queues.move(moves, self.token) + u.queues.finish(finished, self.token)

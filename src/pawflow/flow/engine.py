@@ -193,7 +193,18 @@ class Engine(Parker):
     # -- processing ---------------------------------------------------------------------
 
     def run_task(self, task_id: str, item: Item, parker: Parker) -> list[Emit]:
-        """What one task emits for one FlowFile; a failure leaves by ``failure``."""
+        """What one task emits for one FlowFile; a failure leaves by ``failure``. Its log
+        lines name the deployment (a batch of them: :meth:`deployment_logged`, then
+        :meth:`run_logged`)."""
+        with self.deployment_logged():
+            return self.run_logged(task_id, item, parker)
+
+    def deployment_logged(self) -> contextlib.AbstractContextManager[None]:
+        """The block whose log lines name this engine's deployment, if it has one."""
+        return log_context(deployment_id=self.runtime.instance_id)
+
+    def run_logged(self, task_id: str, item: Item, parker: Parker) -> list[Emit]:
+        """:meth:`run_task` inside :meth:`deployment_logged` (entered once for a batch)."""
         task = self.flow.tasks[task_id]
         resumed = item.resumption
         ctx = TaskContext(
@@ -206,7 +217,7 @@ class Engine(Parker):
             hops=item.hops,
         )
         store, deployment = self.runtime.store, self.runtime.instance_id
-        with log_context(deployment_id=deployment), contextlib.ExitStack() as resume:
+        with contextlib.ExitStack() as resume:
             if resumed is not None and store is not None and deployment is not None:
                 # A FlowFile back from a wait: its resume is a span linked to the ask.
                 resume.enter_context(
