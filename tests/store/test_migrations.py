@@ -217,7 +217,12 @@ def postgres_shape(url: str) -> dict[str, Any]:
             "SELECT conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint"
             " WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2"
         ).fetchall()
-    return {"columns": columns, "indexes": indexes, "constraints": constraints}
+        options = conn.execute(
+            "SELECT relname::text, reloptions FROM pg_class"
+            " WHERE relnamespace = 'public'::regnamespace AND reloptions IS NOT NULL"
+            " ORDER BY 1"
+        ).fetchall()
+    return {"columns": columns, "indexes": indexes, "constraints": constraints, "options": options}
 
 
 @pytest.mark.postgres

@@ -253,6 +253,7 @@ CREATE INDEX chat_turns_queued ON chat_turns (due_at) WHERE status = 'queued';
 CREATE INDEX chat_turns_leased ON chat_turns (lease_until) WHERE status = 'running';
 CREATE INDEX chat_turns_conversation ON chat_turns (conversation_id, seq);
 
+-- Pages half filled: a row's updates are written beside it, touching no index (0030).
 CREATE TABLE flow_queue (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     target TEXT NOT NULL,
@@ -266,7 +267,7 @@ CREATE TABLE flow_queue (
     continuation_id TEXT,
     created_at BIGINT NOT NULL,
     taken_at BIGINT
-);
+) WITH (fillfactor = 50);
 CREATE INDEX flow_queue_target ON flow_queue (target, id);
 CREATE UNIQUE INDEX flow_queue_continuation ON flow_queue (continuation_id)
     WHERE continuation_id IS NOT NULL;

@@ -1,0 +1,3 @@
+-- PostgreSQL leaves room on the queue table's pages for its rows' updates (a fill factor).
+-- SQLite rewrites a row in place on its page and has no such setting: nothing changes here;
+-- the step keeps both backends' versions in step.
