@@ -60,7 +60,7 @@ Going = tuple[str, FlowFile, int]
 
 def _row_for(task_id: str, flowfile: FlowFile, hops: int) -> tuple[NewRow, Going]:
     """The row queueing ``flowfile`` for ``task_id``, and where it goes on."""
-    return NewRow(task_id, flowfile.id, flowfile.encode(), hops), (task_id, flowfile, hops)
+    return NewRow(task_id, flowfile.id, encode(flowfile, None), hops), (task_id, flowfile, hops)
 
 
 def _taken(items: list[Item]) -> None:
@@ -355,9 +355,8 @@ class DurableEngine(Engine):
         # Per FlowFile taken: its rows to queue (each with where it goes on), then its parks.
         # The rows are made, and their FlowFiles encoded, before the transaction begins.
         plans: list[tuple[Item, bool, list[tuple[NewRow, Going | None]], list[Park]]] = []
-        routes: dict[str, tuple[str, ...]] = {}  # the targets of each relationship emitted
+        routes: dict[str, tuple[str, ...]] = {}  # each relationship's targets, looked up once
         for item, outcome, emitted in results:
-            hops = item.hops + 1
             rows: list[tuple[NewRow, Going | None]] = []
             for relationship, flowfile in emitted:
                 targets = routes.get(relationship)
@@ -365,10 +364,8 @@ class DurableEngine(Engine):
                     targets = routes[relationship] = self.flow.targets(task_id, relationship)
                 if not targets:
                     endings.append(Ending(flowfile, task_id, relationship))
-                elif len(targets) == 1:
-                    rows.append(_row_for(targets[0], flowfile, hops))
-                else:
-                    rows += [_row_for(t, copy, hops) for t, copy in fan_out(flowfile, targets)]
+                for target, copy in fan_out(flowfile, targets):
+                    rows.append(_row_for(target, copy, item.hops + 1))
             plans.append((item, outcome.held, rows, outcome.parks))
         now = self.store.now()
         parked: list[Continuation] = []
@@ -395,8 +392,7 @@ class DurableEngine(Engine):
                         moves.append((item.row_id, row))
                         if going is not None:
                             queued.append((item.row_id, going))
-                        if len(rows) > 1:
-                            inserts += rows[1:]
+                        inserts += rows[1:]
                     else:
                         finished.append(item.row_id)
                 done = u.queues.move(moves, self.token) + u.queues.finish(finished, self.token)
