@@ -364,8 +364,10 @@ class DurableEngine(Engine):
                     targets = routes[relationship] = self.flow.targets(task_id, relationship)
                 if not targets:
                     endings.append(Ending(flowfile, task_id, relationship))
-                for target, copy in fan_out(flowfile, targets):
-                    rows.append(_row_for(target, copy, item.hops + 1))
+                elif len(targets) == 1:  # fan_out's own case, without its call and list
+                    rows.append(_row_for(targets[0], flowfile, item.hops + 1))
+                else:
+                    rows += [_row_for(t, c, item.hops + 1) for t, c in fan_out(flowfile, targets)]
             plans.append((item, outcome.held, rows, outcome.parks))
         now = self.store.now()
         parked: list[Continuation] = []
