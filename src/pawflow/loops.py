@@ -158,9 +158,13 @@ class Loop:
         with _registry_lock:
             _started.add(self)
 
-    def stop(self) -> None:
+    def stop(self, *, waking: Callable[[], None] | None = None) -> None:
+        """Stop the loop and wait for its thread (``waking`` ends a wait of its step's own:
+        called once the loop is told to stop)."""
         self._stop.set()
         self._wake.set()
+        if waking is not None:
+            waking()
         with _registry_lock:
             _started.discard(self)
         if self._thread is not None:

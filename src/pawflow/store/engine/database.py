@@ -304,11 +304,17 @@ class Database:
         raise NotImplementedError
 
     def _watch(
-        self, callback: Callable[[str], None], session: Callable[[Loop], None], name: str
+        self,
+        callback: Callable[[str], None],
+        session: Callable[[Loop], None],
+        name: str,
+        *,
+        waking: Callable[[], None] | None = None,
     ) -> Callable[[], None]:
         """Run ``session`` on a loop of its own (it returns only when the loop stops, and
         raises when it loses the database: the loop logs that, waits, and runs it again);
-        local commits reach ``callback`` directly."""
+        local commits reach ``callback`` directly. ``waking`` ends a wait of the session's
+        that the loop cannot (called once the loop is told to stop)."""
         self._local_listeners.append(callback)
         loop: Loop = Loop(name, lambda: session(loop), interval=LISTEN_BACKOFF, join_timeout=5)
         loop.start()
@@ -318,7 +324,7 @@ class Database:
                 self._local_listeners.remove(callback)
             with contextlib.suppress(ValueError):
                 self._watchers.remove(stop_listening)
-            loop.stop()
+            loop.stop(waking=waking)
 
         self._watchers.append(stop_listening)
         return stop_listening

@@ -22,6 +22,7 @@ from typing import Any
 from pawflow.errors import Conflict, StoreError, StoreUnavailable
 from pawflow.loops import Loop
 from pawflow.store.engine import waits
+from pawflow.store.engine.bells import Bell, Bells
 from pawflow.store.engine.database import TOUCHED, Database, Params, Row, Tx
 from pawflow.store.engine.waits import WouldWait
 from pawflow.store.engine.writers import WritersLock
@@ -29,13 +30,15 @@ from pawflow.store.engine.writers import WritersLock
 log = logging.getLogger("pawflow.store")
 
 POLL_SLOW = 0.02
-"""SQLite: seconds between looks at ``data_version`` while no other process writes."""
+"""SQLite: seconds between a watcher's looks at the change counter while nothing rings it
+(or, without a bell, while no other process writes)."""
 POLL_FAST = 0.001
 POLL_OWN = 0.005
 POLL_FAST_FOR = 1.0
-"""After another process changed the file, look every ``POLL_FAST`` for this many seconds;
-after a change of this process's own, every ``POLL_OWN`` (an answer from another process
-to what this one just asked may follow); then slower step by step: a process answering
+"""Without a bell (``bells.py``): after another process changed the file, look every
+``POLL_FAST`` for this many seconds; after a change of this process's own, every
+``POLL_OWN`` (an answer from another process to what this one just asked may follow); then
+slower step by step: a process answering
 another's questions is heard within about a millisecond, an answer to a fresh question
 within a few, and an idle one costs no more than before. A look is a read of four bytes of
 the WAL index (its change counter), no statement and no lock; only another process's
@@ -80,6 +83,18 @@ def _only_own(own: set[int], last: int | None, now: int | None) -> bool:
     mine = seen <= own
     own -= seen
     return mine
+
+
+def _rest(loop: Loop, bell: Bell | None, seen: int, interval: float) -> bool:
+    """Wait for the watcher's next look; True once its loop is being stopped. With a bell,
+    until another process's commit rings it (its word moves past ``seen``), or
+    ``POLL_SLOW`` for writers that ring none; without one, ``interval``."""
+    if bell is None:
+        return loop.stopping(interval)
+    if loop.stopping():
+        return True
+    bell.sleep(seen, POLL_SLOW)
+    return loop.stopping()
 
 
 def _sqlite_busy(exc: BaseException) -> bool:
@@ -149,10 +164,10 @@ class SqliteDatabase(Database):
     SQLite's busy handler, which sleeps (up to 100 ms a time) and lets a late comer jump the
     queue; writers of other processes still meet at the file's lock.
 
-    Other processes learn of changes by watching ``PRAGMA data_version``, which moves whenever
-    another connection commits: polled every 20 ms, and every millisecond for a second after
-    the file changed — whoever changed it, since a change of another process's may come
-    right after one of ours.
+    Other processes learn of changes by watching the WAL index's change counter, which moves
+    with every commit: the watcher sleeps until another process's commit rings its bell
+    (``bells.py``), and looks every ``POLL_SLOW`` for writers that ring none; without a
+    bell, by the clock (:class:`_Pace`).
     """
 
     dialect = "sqlite"
@@ -186,6 +201,7 @@ class SqliteDatabase(Database):
         """When this process's writer took ``_writer`` (``time.monotonic()``)."""
         self._writer_conn: sqlite3.Connection | None = None
         self._writers = WritersLock(path)
+        self._bells = Bells(path)
         self._unchecked = 0
         self._checkpoints = threading.Condition()
         self._checkpointer: threading.Thread | None = None
@@ -358,6 +374,7 @@ class SqliteDatabase(Database):
                     raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
                 time.sleep(0.005)
         changes = conn.total_changes
+        changed = False
         cursor = conn.cursor()
         tx = Tx(self, cursor)
         try:
@@ -376,8 +393,9 @@ class SqliteDatabase(Database):
                 # Counted under the lock the watcher reads data_version under, so it sees a
                 # commit of ours and its count together or neither.
                 with self._commit_lock:
+                    changed = conn.total_changes != changes
                     if self._counting and self._shm is not None:
-                        self._commit_counted(conn, self._shm, changes)
+                        self._commit_counted(conn, self._shm, changed)
                     else:
                         conn.execute("COMMIT")
                     self._local_commits += 1
@@ -397,17 +415,21 @@ class SqliteDatabase(Database):
             self._committed()
         if committed is not None:
             committed()  # the next writer may start while this one's callbacks run
+        if changed:
+            # The watchers of other processes sleep until a commit rings them: rung once the
+            # write lock is free, so what they do about it does not wait for this writer.
+            self._bells.ring()
         self._finish(tx)
 
-    def _commit_counted(self, conn: sqlite3.Connection, shm: int, changes: int) -> None:
+    def _commit_counted(self, conn: sqlite3.Connection, shm: int, changed: bool) -> None:
         """COMMIT, noting for the watchers the change counter's value this commit gives it:
         read before, while this transaction holds the write lock (nobody else can commit),
-        plus one if the transaction changed rows since ``changes`` (a commit that wrote
-        nothing leaves the counter as it was). The value is noted before the COMMIT, so a
+        plus one if the transaction ``changed`` rows (a commit that wrote nothing leaves the
+        counter as it was). The value is noted before the COMMIT, so a
         watcher that sees the counter move finds it noted without taking a lock; a COMMIT
         that fails takes it back while this transaction still holds the write lock."""
         noted = None
-        if conn.total_changes != changes:
+        if changed:
             before = _read_counter(shm)
             if before is not None:
                 noted = (before + 1) & 0xFFFFFFFF
@@ -423,44 +445,59 @@ class SqliteDatabase(Database):
 
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
         # In this process, commits call listeners directly; other processes' commits are
-        # seen by polling the WAL index's change counter, which tells this process's own
-        # commits (noted as they commit) from others'. Where it cannot be read, by polling
-        # data_version on a connection of the watcher's own, which moves on this process's
-        # commits too: when this process also committed since the last poll, the change
-        # may be ours alone, and is announced as "touched" (a listener that already heard
-        # of its own commits may ignore it) rather than "changed".
+        # seen by looking at the WAL index's change counter, which tells this process's own
+        # commits (noted as they commit) from others'. The watcher sleeps on a bell that
+        # other processes' commits ring (bells.py), and looks every POLL_SLOW for writers
+        # that ring none; without a bell it looks by the clock (_Pace). Where the counter
+        # cannot be read, it looks at data_version on a connection of its own, which moves
+        # on this process's commits too: when this process also committed since the last
+        # look, the change may be ours alone, and is announced as "touched" (a listener that
+        # already heard of its own commits may ignore it) rather than "changed".
+        bell = self._bells.join()
 
         def watch(loop: Loop) -> None:
             conn = self.connect()
             shm = self._open_shm(conn)
             if shm is not None:
                 try:
-                    self._watch_counter(loop, shm, callback)
+                    self._watch_counter(loop, shm, callback, bell)
                 finally:
                     os.close(shm)
                     conn.close()
                 return
             try:
+                seen = 0 if bell is None else bell.rung()
                 with self._commit_lock:
                     last = conn.execute("PRAGMA data_version").fetchone()[0]
-                    seen = self._local_commits
+                    local_seen = self._local_commits
                 callback("changed")  # anything committed before the baseline was read
                 loop.failures.succeeded()
                 pace = _Pace()
-                while not loop.stopping(pace.interval):
+                while not _rest(loop, bell, seen, pace.interval):
+                    seen = 0 if bell is None else bell.rung()
                     with self._commit_lock:
                         version = conn.execute("PRAGMA data_version").fetchone()[0]
                         local = self._local_commits
                     moved = version != last
                     if moved:
                         last = version
-                        callback("changed" if local == seen else TOUCHED)
+                        callback("changed" if local == local_seen else TOUCHED)
                     pace.looked(moved=moved)
-                    seen = local
+                    local_seen = local
             finally:
                 conn.close()
 
-        return self._watch(callback, watch, "sqlite-watch")
+        stop = self._watch(
+            callback, watch, "sqlite-watch", waking=None if bell is None else bell.ring
+        )
+        if bell is None:
+            return stop
+
+        def stop_and_leave() -> None:
+            stop()
+            bell.leave()
+
+        return stop_and_leave
 
     def _open_shm(self, conn: sqlite3.Connection) -> int | None:
         """A descriptor of the WAL index whose change counter the watcher reads (``conn``,
@@ -477,15 +514,30 @@ class SqliteDatabase(Database):
             return None
         return shm
 
-    def _watch_counter(self, loop: Loop, shm: int, callback: Callable[[str], None]) -> None:
+    def _watch_counter(
+        self, loop: Loop, shm: int, callback: Callable[[str], None], bell: Bell | None
+    ) -> None:
         own: set[int] = set()
+        seen = 0 if bell is None else bell.rung()  # before the baseline: no ring is missed
         with self._commit_lock:
             last = _read_counter(shm)
             self._counting.append(own)
             if self._shm is None:
                 self._shm = os.dup(shm)  # what committers read the counter by
         try:
-            self._poll_counter(loop, shm, callback, own, last)
+            callback("changed")  # anything committed before the baseline was read
+            loop.failures.succeeded()
+            pace = _Pace()
+            while not _rest(loop, bell, seen, pace.interval):
+                seen = 0 if bell is None else bell.rung()
+                # No lock: a commit of ours notes its value before the counter moves.
+                now = _read_counter(shm)
+                moved = now != last
+                foreign = moved and not _only_own(own, last, now)
+                last = now
+                if foreign:  # another process committed: what it did may concern us
+                    callback("changed")
+                pace.looked(moved=moved, foreign=foreign)
         finally:
             with self._commit_lock:
                 # By identity: two watchers' sets may be equal (list.remove compares).
@@ -493,27 +545,6 @@ class SqliteDatabase(Database):
                 if not self._counting and self._shm is not None:
                     os.close(self._shm)
                     self._shm = None
-
-    def _poll_counter(
-        self,
-        loop: Loop,
-        shm: int,
-        callback: Callable[[str], None],
-        own: set[int],
-        last: int | None,
-    ) -> None:
-        callback("changed")  # anything committed before the baseline was read
-        loop.failures.succeeded()
-        pace = _Pace()
-        while not loop.stopping(pace.interval):
-            # No lock: a commit of ours notes its value before the counter moves.
-            now = _read_counter(shm)
-            moved = now != last
-            foreign = moved and not _only_own(own, last, now)
-            last = now
-            if foreign:  # another process committed: what it did may concern us
-                callback("changed")
-            pace.looked(moved=moved, foreign=foreign)
 
     # -- checkpoints ------------------------------------------------------------------------
 
@@ -574,6 +605,7 @@ class SqliteDatabase(Database):
 
     def close(self) -> None:
         self._stop_watchers()
+        self._bells.close()
         with self._checkpoints:
             self._closed = True
             self._checkpoints.notify_all()
