@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pawflow import open_store
-from pawflow.store.engine import bells, sqlite
+from pawflow.store.engine import bells, changes
 from pawflow.store.engine.bells import SLOTS, Bells
 from pawflow.testing import eventually
 
@@ -34,16 +34,16 @@ with open_store(f"sqlite:///{sys.argv[1]}") as store:
 @pytest.fixture
 def slow_clock(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """A minute between the watcher's looks by the clock; the threads that looked."""
-    monkeypatch.setattr(sqlite, "POLL_SLOW", 60.0)
+    monkeypatch.setattr(changes, "POLL_SLOW", 60.0)
     looked: list[str] = []
-    read = sqlite._read_counter
+    read = changes.read_counter
 
     def counting(shm: int) -> int | None:
         if threading.current_thread().name == "pawflow-sqlite-watch":
             looked.append("look")
         return read(shm)
 
-    monkeypatch.setattr(sqlite, "_read_counter", counting)
+    monkeypatch.setattr(changes, "read_counter", counting)
     return looked
 
 

@@ -12,7 +12,6 @@ import errno
 import logging
 import os
 import sqlite3
-import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,80 +20,13 @@ from typing import Any
 
 from pawflow.errors import Conflict, StoreError, StoreUnavailable
 from pawflow.loops import Loop
-from pawflow.store.engine import waits
+from pawflow.store.engine import changes, waits
 from pawflow.store.engine.bells import Bell, Bells
 from pawflow.store.engine.database import TOUCHED, Database, Params, Row, Tx
 from pawflow.store.engine.waits import WouldWait
 from pawflow.store.engine.writers import WritersLock
 
 log = logging.getLogger("pawflow.store")
-
-POLL_SLOW = 0.02
-"""SQLite: seconds between a watcher's looks at the change counter while nothing rings it
-(or, without a bell, while no other process writes)."""
-POLL_FAST = 0.001
-POLL_OWN = 0.005
-POLL_FAST_FOR = 1.0
-"""Without a bell (``bells.py``): after another process changed the file, look every
-``POLL_FAST`` for this many seconds; after a change of this process's own, every
-``POLL_OWN`` (an answer from another process to what this one just asked may follow); then
-slower step by step: a process answering
-another's questions is heard within about a millisecond, an answer to a fresh question
-within a few, and an idle one costs no more than before. A look is a read of four bytes of
-the WAL index (its change counter), no statement and no lock; only another process's
-commit wakes the listeners. Where the counter cannot be read, ``PRAGMA data_version`` is
-the look (every change counts as another process's), and a change that may be this
-process's own (it committed too) is announced as "touched": a listener that heard of its
-own commits directly looks for what it may hide of others' in one cheap read."""
-
-_CHANGE_COUNTER = struct.Struct("=I")
-"""SQLite's WAL index (the ``-shm`` file) begins with its header, whose third 32-bit word
-(``iChange``, native byte order) counts the commits that wrote to the WAL: one per
-commit, whichever process made it. A checkpoint leaves it as it is."""
-_CHANGE_AT = 8
-
-
-def _read_counter(shm: int) -> int | None:
-    """The WAL index's change counter, or None when the index cannot be read."""
-    try:
-        header = os.pread(shm, _CHANGE_AT + 4, 0)
-    except OSError:
-        return None
-    if len(header) < _CHANGE_AT + 4:
-        return None
-    value: int = _CHANGE_COUNTER.unpack_from(header, _CHANGE_AT)[0]
-    return value
-
-
-def _only_own(own: set[int], last: int | None, now: int | None) -> bool:
-    """Whether every commit that took the change counter from ``last`` to ``now`` was this
-    process's (``own``: the values its commits gave it); those seen are forgotten."""
-    if last is None or now is None:
-        own.clear()
-        return False
-    steps = (now - last) & 0xFFFFFFFF
-    if steps > len(own):  # more than we made: someone else's too (or the index was reset)
-        if steps > 1 << 16:
-            own.clear()
-        else:
-            own.difference_update((last + n) & 0xFFFFFFFF for n in range(1, steps + 1))
-        return False
-    seen = {(last + n) & 0xFFFFFFFF for n in range(1, steps + 1)}
-    mine = seen <= own
-    own -= seen
-    return mine
-
-
-def _rest(loop: Loop, bell: Bell | None, seen: int, interval: float) -> bool:
-    """Wait for the watcher's next look; True once its loop is being stopped. With a bell,
-    until another process's commit rings it (its word moves past ``seen``), or
-    ``POLL_SLOW`` for writers that ring none; without one, ``interval``."""
-    if bell is None:
-        return loop.stopping(interval)
-    if loop.stopping():
-        return True
-    bell.sleep(seen, POLL_SLOW)
-    return loop.stopping()
 
 
 def _sqlite_busy(exc: BaseException) -> bool:
@@ -125,29 +57,6 @@ _UNAVAILABLE = ("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_READON
 (503) until that is mended, rather than failing (500)."""
 
 
-class _Pace:
-    """How long a watcher waits before its next look: ``POLL_SLOW`` while the file is still,
-    ``POLL_FAST`` (``POLL_OWN`` after only this process's own commits) for
-    ``POLL_FAST_FOR`` after it changed, then slower step by step."""
-
-    def __init__(self) -> None:
-        self.interval = POLL_SLOW
-        self._quiet_until = 0.0
-
-    def looked(self, *, moved: bool, foreign: bool = True) -> None:
-        if moved:
-            # Someone is at work: look again soon (a change of another process's may come
-            # right after one of ours: an answer to what we just asked). A thread that
-            # wakes every millisecond takes the interpreter from this process's own work
-            # as often, so only another process's change brings the fastest pace.
-            pace = POLL_FAST if foreign else POLL_OWN
-            if foreign or self.interval >= POLL_OWN:
-                self.interval = pace
-            self._quiet_until = time.monotonic() + POLL_FAST_FOR
-        elif self.interval < POLL_SLOW and time.monotonic() > self._quiet_until:
-            self.interval = min(self.interval * 2, POLL_SLOW)
-
-
 LOOP_WAIT = 0.01
 """How long a write refusing to wait (on an event loop: ``waits.py``) still waits for this
 process's writer before it, counted from when that writer began: a transaction of another
@@ -166,8 +75,8 @@ class SqliteDatabase(Database):
 
     Other processes learn of changes by watching the WAL index's change counter, which moves
     with every commit: the watcher sleeps until another process's commit rings its bell
-    (``bells.py``), and looks every ``POLL_SLOW`` for writers that ring none; without a
-    bell, by the clock (:class:`_Pace`).
+    (``bells.py``), and looks every ``POLL_SLOW`` for writers that ring none; without a bell,
+    by the clock (``changes.py``).
     """
 
     dialect = "sqlite"
@@ -373,7 +282,7 @@ class SqliteDatabase(Database):
                 if time.monotonic() > deadline:
                     raise StoreUnavailable(f"the database stayed busy: {exc}") from exc
                 time.sleep(0.005)
-        changes = conn.total_changes
+        total = conn.total_changes
         changed = False
         cursor = conn.cursor()
         tx = Tx(self, cursor)
@@ -393,7 +302,7 @@ class SqliteDatabase(Database):
                 # Counted under the lock the watcher reads data_version under, so it sees a
                 # commit of ours and its count together or neither.
                 with self._commit_lock:
-                    changed = conn.total_changes != changes
+                    changed = conn.total_changes != total
                     if self._counting and self._shm is not None:
                         self._commit_counted(conn, self._shm, changed)
                     else:
@@ -430,7 +339,7 @@ class SqliteDatabase(Database):
         that fails takes it back while this transaction still holds the write lock."""
         noted = None
         if changed:
-            before = _read_counter(shm)
+            before = changes.read_counter(shm)
             if before is not None:
                 noted = (before + 1) & 0xFFFFFFFF
                 for own in self._counting:
@@ -448,7 +357,7 @@ class SqliteDatabase(Database):
         # seen by looking at the WAL index's change counter, which tells this process's own
         # commits (noted as they commit) from others'. The watcher sleeps on a bell that
         # other processes' commits ring (bells.py), and looks every POLL_SLOW for writers
-        # that ring none; without a bell it looks by the clock (_Pace). Where the counter
+        # that ring none; without a bell it looks by the clock (changes.py). Where the counter
         # cannot be read, it looks at data_version on a connection of its own, which moves
         # on this process's commits too: when this process also committed since the last
         # look, the change may be ours alone, and is announced as "touched" (a listener that
@@ -472,8 +381,8 @@ class SqliteDatabase(Database):
                     local_seen = self._local_commits
                 callback("changed")  # anything committed before the baseline was read
                 loop.failures.succeeded()
-                pace = _Pace()
-                while not _rest(loop, bell, seen, pace.interval):
+                pace = changes.Pace()
+                while not changes.rest(loop, bell, seen, pace.interval):
                     seen = 0 if bell is None else bell.rung()
                     with self._commit_lock:
                         version = conn.execute("PRAGMA data_version").fetchone()[0]
@@ -509,7 +418,7 @@ class SqliteDatabase(Database):
             shm = os.open(f"{self.path}-shm", os.O_RDONLY)
         except (OSError, sqlite3.Error):
             return None
-        if _read_counter(shm) is None:
+        if changes.read_counter(shm) is None:
             os.close(shm)
             return None
         return shm
@@ -520,20 +429,20 @@ class SqliteDatabase(Database):
         own: set[int] = set()
         seen = 0 if bell is None else bell.rung()  # before the baseline: no ring is missed
         with self._commit_lock:
-            last = _read_counter(shm)
+            last = changes.read_counter(shm)
             self._counting.append(own)
             if self._shm is None:
                 self._shm = os.dup(shm)  # what committers read the counter by
         try:
             callback("changed")  # anything committed before the baseline was read
             loop.failures.succeeded()
-            pace = _Pace()
-            while not _rest(loop, bell, seen, pace.interval):
+            pace = changes.Pace()
+            while not changes.rest(loop, bell, seen, pace.interval):
                 seen = 0 if bell is None else bell.rung()
                 # No lock: a commit of ours notes its value before the counter moves.
-                now = _read_counter(shm)
+                now = changes.read_counter(shm)
                 moved = now != last
-                foreign = moved and not _only_own(own, last, now)
+                foreign = moved and not changes.only_own(own, last, now)
                 last = now
                 if foreign:  # another process committed: what it did may concern us
                     callback("changed")
