@@ -78,8 +78,8 @@ def test_own_commits_ring_nothing_of_their_own(tmp_path: Path, slow_clock: list[
         assert len(slow_clock) == baseline  # 21 commits of its own: not one look
         # Another database object on the file (as another process would) rings it.
         other.create_conversation("bob", "Elsewhere")
-        eventually(lambda: len(slow_clock) > baseline, timeout=10)
-        assert heard == ["changed", "changed"]
+        eventually(lambda: heard == ["changed", "changed"], timeout=10)
+        assert len(slow_clock) > baseline
 
 
 def test_a_stopped_watcher_ends_without_waiting_for_the_clock(
