@@ -26,12 +26,12 @@ POLL_FAST_FOR = 1.0
 ``POLL_OWN`` (an answer from another process to what this one just asked may follow); then
 slower step by step: a process answering another's questions is heard within about a
 millisecond, an answer to a fresh question within a few, and an idle one costs no more than
-before. A look is a read of four bytes of
-the WAL index (its change counter), no statement and no lock; only another process's
-commit wakes the listeners. Where the counter cannot be read, ``PRAGMA data_version`` is
-the look (every change counts as another process's), and a change that may be this
-process's own (it committed too) is announced as "touched": a listener that heard of its
-own commits directly looks for what it may hide of others' in one cheap read."""
+before. A look is a read of four bytes of the WAL index (its change counter), no statement
+and no lock; only another process's commit wakes the listeners. Where the counter cannot be
+read, ``PRAGMA data_version`` is the look (every change counts as another process's), and a
+change that may be this process's own (it committed too) is announced as "touched": a
+listener that heard of its own commits directly looks for what it may hide of others' in one
+cheap read."""
 
 _CHANGE_COUNTER = struct.Struct("=I")
 """SQLite's WAL index (the ``-shm`` file) begins with its header, whose third 32-bit word

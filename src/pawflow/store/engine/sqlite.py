@@ -334,9 +334,9 @@ class SqliteDatabase(Database):
         """COMMIT, noting for the watchers the change counter's value this commit gives it:
         read before, while this transaction holds the write lock (nobody else can commit),
         plus one if the transaction ``changed`` rows (a commit that wrote nothing leaves the
-        counter as it was). The value is noted before the COMMIT, so a
-        watcher that sees the counter move finds it noted without taking a lock; a COMMIT
-        that fails takes it back while this transaction still holds the write lock."""
+        counter as it was). The value is noted before the COMMIT, so a watcher that sees the
+        counter move finds it noted without taking a lock; a COMMIT that fails takes it back
+        while this transaction still holds the write lock."""
         noted = None
         if changed:
             before = changes.read_counter(shm)
