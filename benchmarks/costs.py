@@ -16,6 +16,7 @@ import cProfile
 import os
 import pstats
 import re
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from common import Run, postgres_db
 from cycles import sqlite_floor
 
 from pawflow import Delivery, Park, Question, Store, open_store
+from pawflow.ids import new_id
 
 _WRITTEN = re.compile(r"\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+(\w+)", re.IGNORECASE)
 """The tables a statement writes (a ``WITH`` statement may write several; ``DO UPDATE SET``
@@ -144,6 +146,99 @@ def _counted(run: Run, backend: str, url: str, count: int) -> None:
         )
 
 
+def _recorded_cycle(store: Store) -> tuple[list[list[tuple[str, Any]]], str, str]:
+    """The statements of one cycle as the store sends them (by transaction, with their
+    parameters), and the ids of its request and continuation."""
+    db: Any = store.db
+    run, transaction = db.run, db.transaction
+    transactions: list[list[tuple[str, Any]]] = []
+    parked: list[str] = []
+
+    def recording_run(cursor: Any, sql: str, params: Any) -> None:
+        transactions[-1].append((sql, params))
+        run(cursor, sql, params)
+
+    @contextlib.contextmanager
+    def recording_transaction(*, write: bool = True) -> Iterator[Any]:
+        transactions.append([])
+        with transaction(write=write) as tx:
+            yield tx
+
+    store.register_handler("replay", lambda delivery: parked.append(delivery.continuation.id))
+    conversation = store.create_conversation("bench").id
+    for n in range(2):  # the first makes what a store makes once (the user, say): not recorded
+        question = Question("bench", conversation, "confirm", f"#{n}")
+        if n:
+            db.run, db.transaction = recording_run, recording_transaction
+        try:
+            asked = store.ask(question, park=Park(f"replay:{n}")).interaction.id
+            store.respond_interaction(asked, True, user="bench")
+        finally:
+            db.run, db.transaction = run, transaction
+    return transactions, asked, parked[-1]
+
+
+def _renamed(params: Any, names: dict[str, str]) -> Any:
+    """``params`` with each of the ``names`` (old → new) replaced wherever a text holds it."""
+
+    def renamed(value: Any) -> Any:
+        if isinstance(value, str):
+            for old, new in names.items():
+                value = value.replace(old, new)
+        return value
+
+    return tuple(renamed(value) for value in params)
+
+
+def statements_alone(run: Run, count: int) -> None:
+    """The statements of one cycle, sent again from bare Python (fresh ids each time, the
+    store's pragmas, BEGIN IMMEDIATE … COMMIT per transaction), beside the cycle itself and
+    the raw floor: what the SQL costs without PawFlow's Python around it."""
+    path = run.path("alone").with_suffix(".db")
+    with open_store(f"sqlite:///{path}") as store:
+        transactions, request, continuation = _recorded_cycle(store)
+    conn = sqlite3.connect(path, isolation_level=None)
+    for pragma in ("synchronous = NORMAL", "foreign_keys = ON", "wal_autocheckpoint = 0"):
+        conn.execute(f"PRAGMA {pragma}")
+    per_cycle = sum(len(statements) + 2 for statements in transactions)
+    alone = 0.0
+    try:
+        for n in range(count + 5):
+            names = {request: new_id(), continuation: new_id()}
+            replayed = [
+                [(sql, _renamed(params, names)) for sql, params in statements]
+                for statements in transactions
+            ]
+            started = time.perf_counter()
+            for statements in replayed:
+                cursor = conn.cursor()
+                cursor.execute("BEGIN IMMEDIATE")
+                for sql, params in statements:
+                    cursor.execute(sql, params).fetchall()
+                cursor.execute("COMMIT")
+            if n >= 5:  # the first few warm the statement cache
+                alone += time.perf_counter() - started
+            if n % 250 == 249:  # as the store's checkpointer would, off the clock
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    finally:
+        conn.close()
+    with open_store(f"sqlite:///{run.path('whole')}.db") as store:
+        store.register_handler("bench", lambda delivery: None)
+        _cycles(store, 5)
+        started = time.perf_counter()
+        _cycles(store, count)
+        whole = time.perf_counter() - started
+    floor = sqlite_floor(run.path("alone-floor").with_suffix(".db"), count)
+    run.say(
+        f"sqlite: the cycle's {per_cycle} statements alone, from bare Python:"
+        f" {count / alone:,.0f} cycles/s ({alone / count * 1e6:.0f} us)"
+        f"  | the cycle {count / whole:,.0f} cycles/s ({whole / count * 1e6:.0f} us:"
+        f" {100 * alone / whole:.0f}% of it the statements)"
+        f"  | raw floor {count / floor:,.0f} cycles/s (the statements alone are"
+        f" {floor / alone:.2f}x of it, the cycle {floor / whole:.3f}x)"
+    )
+
+
 _GROUPS = (
     ("database driver (C)", ("sqlite3.", "psycopg", "pq.")),
     ("pydantic", ("pydantic",)),
@@ -257,4 +352,5 @@ def section(run: Run) -> None:
             postgres_time(run, url, run.n(1000, 50))
     else:
         run.skip("postgres per cycle", "no PostgreSQL on 127.0.0.1:5432")
+    statements_alone(run, run.n(2000, 100))
     profile(run, f"sqlite:///{run.path('profile')}.db", count)
