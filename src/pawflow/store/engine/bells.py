@@ -64,7 +64,9 @@ def _load_syscall() -> Callable[..., int] | None:
 _syscall = _load_syscall()
 
 
-def _wake(address: int) -> None:
+def _ring(word: ctypes.c_uint32, address: int) -> None:
+    """Move ``word`` (at ``address``) on and wake whoever sleeps on it."""
+    word.value = (word.value + 1) & 0xFFFFFFFF
     if _syscall is not None:
         _syscall(_SYS_FUTEX, ctypes.c_void_p(address), _FUTEX_WAKE, _EVERYONE, None, None, 0)
 
@@ -119,8 +121,7 @@ class Bell:
     def ring(self) -> None:
         """Wake its watcher now (to stop it)."""
         if self._word is not None:
-            self._word.value = (self._word.value + 1) & 0xFFFFFFFF
-            _wake(self._address)
+            _ring(self._word, self._address)
 
     def leave(self) -> None:
         """Give the slot back: nobody rings it any more."""
@@ -159,8 +160,7 @@ class Bells:
         if generation.value != self._seen:
             self._rescan()
         for word, address in self._others:
-            word.value = (word.value + 1) & 0xFFFFFFFF
-            _wake(address)
+            _ring(word, address)
 
     def join(self) -> Bell | None:
         """A slot for a watcher of this database object, or None where there are no bells
@@ -170,7 +170,7 @@ class Bells:
         assert self._map is not None and self._fd is not None
         with self._lock, self._exclusive():
             for slot in range(1, SLOTS + 1):
-                holder = int.from_bytes(self._map[slot * _SLOT : slot * _SLOT + 4], "little")
+                holder = self._holder(slot)
                 if holder == 0 or not _alive(holder):
                     self._put(slot, os.getpid())
                     self._mine.add(slot)
@@ -236,6 +236,11 @@ class Bells:
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
+    def _holder(self, slot: int) -> int:
+        """The process id holding ``slot`` (0: free)."""
+        assert self._map is not None
+        return int.from_bytes(self._map[slot * _SLOT : slot * _SLOT + 4], "little")
+
     def _put(self, slot: int, pid: int) -> None:
         assert self._map is not None and self._generation is not None
         self._map[slot * _SLOT : slot * _SLOT + 4] = pid.to_bytes(4, "little")
@@ -258,7 +263,7 @@ class Bells:
             for slot in range(1, SLOTS + 1):
                 if slot in self._mine:
                     continue
-                if int.from_bytes(self._map[slot * _SLOT : slot * _SLOT + 4], "little"):
+                if self._holder(slot):
                     word = ctypes.c_uint32.from_buffer(self._map, slot * _SLOT + 4)
                     others.append((word, ctypes.addressof(word)))
             self._others = others
