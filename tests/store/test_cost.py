@@ -32,7 +32,7 @@ the WAL index's change counter, no statement, and tells this process's commits f
 others', so the cycle's own commits wake nothing. Where it cannot read the counter, its look
 at ``PRAGMA data_version`` is its clock, not counted."""
 HEARTBEAT = "PRAGMA data_version"
-POSTGRES_ROUND_TRIPS = 6
+POSTGRES_ROUND_TRIPS = 5
 EXCHANGES = {"BasePipeline._exit_gen": "(the pipeline's exchange: what it sent, and their results)"}
 PIPELINED = "  sent along: "
 """PostgreSQL: a statement sent in a pipeline, which waits for the exchange that ends it."""

@@ -146,6 +146,32 @@ class Question:
         return record
 
 
+_ASKED = (
+    "id",
+    "contract_version",
+    "kind",
+    "title",
+    "message",
+    "options",
+    "response_schema",
+    "owner",
+    "conversation_id",
+    "requester",
+    "signal_id",
+    "status",
+    "created_at",
+    "expires_at",
+    "ui_surface",
+    "idempotency_key",
+    "trace_context",
+)
+"""The columns a request is written with (the others start empty)."""
+_INSERT = f"INSERT INTO interactions ({', '.join(_ASKED)}) VALUES ({', '.join('?' * len(_ASKED))})"
+_INSERT_ONCE = _INSERT + (
+    " ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING *"
+)
+
+
 def request(
     tx: Tx,
     *,
@@ -224,36 +250,37 @@ def request(
         if first is not None:
             return first
     request_id = new_ordered_id()  # requests made in one millisecond still show in order
-    row = sql(tx).one(
-        "INSERT INTO interactions (id, contract_version, kind, title, message, options,"
-        " response_schema, owner, conversation_id, requester, signal_id, status,"
-        " created_at, expires_at, ui_surface, idempotency_key, trace_context)"
-        " VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)"
-        " ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
-        " RETURNING *",
-        (
-            request_id,
-            parsed_kind.value,
-            title,
-            message,
-            None if options_json is None else json.dumps(options_json),
-            json.dumps(schema),
-            owner,
-            conversation_id,
-            json.dumps(requester.model_dump()),
-            f"{family}:{request_id}",
-            to_millis(now),
-            None if expires_at is None else to_millis(expires_at),
-            None if ui_surface is None else json.dumps(ui_surface),
-            idempotency_key,
-            telemetry.traceparent(),  # the ask's: its answer and resume link to it
-        ),
+    values = (
+        request_id,
+        1,
+        parsed_kind.value,
+        title,
+        message,
+        None if options_json is None else json.dumps(options_json),
+        json.dumps(schema),
+        owner,
+        conversation_id,
+        json.dumps(requester.model_dump()),
+        f"{family}:{request_id}",
+        "pending",
+        to_millis(now),
+        None if expires_at is None else to_millis(expires_at),
+        None if ui_surface is None else json.dumps(ui_surface),
+        idempotency_key,
+        telemetry.traceparent(),  # the ask's: its answer and resume link to it
     )
-    if row is None:  # the same key, committed meanwhile by a concurrent request
-        assert idempotency_key is not None
-        first = idempotency.asked_before(tx, owner, idempotency_key, asked)
-        assert first is not None
-        return first
+    if idempotency_key is None:
+        # A fresh id cannot conflict, so nothing is read back: where the backend pipelines,
+        # the row travels with the ask's other writes and its commit, in one exchange.
+        sql(tx).send(_INSERT, values)
+        row: dict[str, Any] = dict(zip(_ASKED, values, strict=True))
+    else:
+        found = sql(tx).one(_INSERT_ONCE, values)
+        if found is None:  # the same key, committed meanwhile by a concurrent request
+            first = idempotency.asked_before(tx, owner, idempotency_key, asked)
+            assert first is not None
+            return first
+        row = found
     record = Interaction.from_row(row)
     policies.attach(
         tx,
