@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from common import Run, postgres_db
-from cycles import sqlite_floor
+from cycles import postgres_floor, sqlite_floor
 
 from pawflow import Delivery, Park, Question, Store, open_store
 from pawflow.ids import new_id
@@ -239,6 +239,74 @@ def statements_alone(run: Run, count: int) -> None:
     )
 
 
+def postgres_statements_alone(run: Run, url: str, count: int) -> None:
+    """The statements of one PostgreSQL cycle, sent again from a bare psycopg connection as
+    the store sends them (each exchange of several in one pipeline, fresh ids each time),
+    beside the cycle itself and the raw floor: what the driver and the server cost alone."""
+    import psycopg  # noqa: PLC0415
+    from psycopg.rows import dict_row  # noqa: PLC0415
+
+    with open_store(url) as store:
+        db: Any = store.db
+        exchanges: list[list[tuple[str, Any]]] = []
+        one, batch = db.run, db.run_batch
+
+        def recording_run(cursor: Any, sql: str, params: Any) -> None:
+            exchanges.append([(db._translate(sql), params)])
+            one(cursor, sql, params)
+
+        def recording_batch(cursor: Any, statements: list[tuple[str, Any]]) -> None:
+            exchanges.append([(db._translate(sql), params) for sql, params in statements])
+            batch(cursor, statements)
+
+        parked: list[str] = []
+        store.register_handler("replay", lambda delivery: parked.append(delivery.continuation.id))
+        conversation = store.create_conversation("bench").id
+        for n in range(2):  # the first makes what a store makes once: not recorded
+            if n:
+                db.run, db.run_batch = recording_run, recording_batch
+            try:
+                question = Question("bench", conversation, "confirm", f"#{n}")
+                asked = store.ask(question, park=Park(f"replay:{n}")).interaction.id
+                store.respond_interaction(asked, True, user="bench")
+            finally:
+                db.run, db.run_batch = one, batch
+        store.register_handler("bench", lambda delivery: None)
+        _cycles(store, 5)
+        started = time.perf_counter()
+        _cycles(store, count)
+        whole = time.perf_counter() - started
+    alone = 0.0
+    with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+        cursor = conn.cursor()
+        for n in range(count + 5):
+            names = {asked: new_id(), parked[-1]: new_id()}
+            replayed = [
+                [(sql, _renamed(params, names)) for sql, params in statements]
+                for statements in exchanges
+            ]
+            started = time.perf_counter()
+            for statements in replayed:
+                if len(statements) == 1:
+                    cursor.execute(*statements[0])
+                    continue
+                with conn.pipeline():
+                    for sql, params in statements:
+                        cursor.execute(sql, params)
+            if n >= 5:  # the first few make the prepared statements
+                alone += time.perf_counter() - started
+    floor = postgres_floor(url, count)
+    sent = sum(len(statements) for statements in exchanges)
+    run.say(
+        f"postgres: the cycle's {sent} statements in {len(exchanges)} exchanges alone, from bare"
+        f" psycopg: {count / alone:,.0f} cycles/s ({alone / count * 1e6:.0f} us)"
+        f"  | the cycle {count / whole:,.0f} cycles/s ({whole / count * 1e6:.0f} us:"
+        f" {100 * alone / whole:.0f}% of it the statements)"
+        f"  | raw floor {count / floor:,.0f} cycles/s (the statements alone are"
+        f" {floor / alone:.2f}x of it, the cycle {floor / whole:.2f}x)"
+    )
+
+
 _GROUPS = (
     ("database driver (C)", ("sqlite3.", "psycopg", "pq.")),
     ("pydantic", ("pydantic",)),
@@ -350,6 +418,8 @@ def section(run: Run) -> None:
             _counted(run, "postgres", url, run.n(200, 20))
         with postgres_db() as url:
             postgres_time(run, url, run.n(1000, 50))
+        with postgres_db() as url:
+            postgres_statements_alone(run, url, run.n(1000, 50))
     else:
         run.skip("postgres per cycle", "no PostgreSQL on 127.0.0.1:5432")
     statements_alone(run, run.n(2000, 100))
