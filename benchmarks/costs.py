@@ -6,7 +6,9 @@ statements (and, from their SQL, the tables written, advisory locks and notifica
 ``/proc/self/io`` gives the bytes and ``write()`` calls the process made; cProfile gives the
 time by function, grouped into the time spent inside the database driver and the Python
 around it. On PostgreSQL, the CPU a cycle costs this thread (inside psycopg and around it),
-the store's other threads and the server's processes, beside its wall-clock time.
+the store's other threads and the server's processes, beside its wall-clock time. And on
+each backend, the statements of one recorded cycle sent again from the bare driver, beside
+the cycle and the raw floor: what the SQL costs without PawFlow's Python around it.
 """
 
 from __future__ import annotations
