@@ -148,17 +148,27 @@ def _counted(run: Run, backend: str, url: str, count: int) -> None:
         )
 
 
-def _recorded_cycle(store: Store) -> tuple[list[list[tuple[str, Any]]], str, str]:
-    """The statements of one cycle as the store sends them (by transaction, with their
-    parameters), and the ids of its request and continuation."""
+Exchanges = list[list[list[tuple[str, Any]]]]
+"""A cycle's statements as the driver got them: by transaction, then by exchange with the
+server (one statement, or a PostgreSQL pipeline's), each with its parameters."""
+
+
+def _recorded_cycle(store: Store) -> tuple[Exchanges, str, str]:
+    """The statements of one cycle as the store sends them, and the ids of its request and
+    continuation."""
     db: Any = store.db
-    run, transaction = db.run, db.transaction
-    transactions: list[list[tuple[str, Any]]] = []
+    run, batch, transaction = db.run, db.run_batch, db.transaction
+    translated = getattr(db, "_translate", lambda sql: sql)  # the driver's placeholders
+    transactions: Exchanges = []
     parked: list[str] = []
 
     def recording_run(cursor: Any, sql: str, params: Any) -> None:
-        transactions[-1].append((sql, params))
+        transactions[-1].append([(translated(sql), params)])
         run(cursor, sql, params)
+
+    def recording_batch(cursor: Any, statements: list[tuple[str, Any]]) -> None:
+        transactions[-1].append([(translated(sql), params) for sql, params in statements])
+        batch(cursor, statements)
 
     @contextlib.contextmanager
     def recording_transaction(*, write: bool = True) -> Iterator[Any]:
@@ -171,13 +181,24 @@ def _recorded_cycle(store: Store) -> tuple[list[list[tuple[str, Any]]], str, str
     for n in range(2):  # the first makes what a store makes once (the user, say): not recorded
         question = Question("bench", conversation, "confirm", f"#{n}")
         if n:
-            db.run, db.transaction = recording_run, recording_transaction
+            db.run, db.run_batch = recording_run, recording_batch
+            db.transaction = recording_transaction
         try:
             asked = store.ask(question, park=Park(f"replay:{n}")).interaction.id
             store.respond_interaction(asked, True, user="bench")
         finally:
-            db.run, db.transaction = run, transaction
+            db.run, db.run_batch, db.transaction = run, batch, transaction
     return transactions, asked, parked[-1]
+
+
+def _whole_cycles(url: str, count: int) -> float:
+    """Seconds for ``count`` cycles through the public API (after five to warm)."""
+    with open_store(url) as store:
+        store.register_handler("bench", lambda delivery: None)
+        _cycles(store, 5)
+        started = time.perf_counter()
+        _cycles(store, count)
+        return time.perf_counter() - started
 
 
 def _renamed(params: Any, names: dict[str, str]) -> Any:
@@ -202,14 +223,14 @@ def statements_alone(run: Run, count: int) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     for pragma in ("synchronous = NORMAL", "foreign_keys = ON", "wal_autocheckpoint = 0"):
         conn.execute(f"PRAGMA {pragma}")
-    per_cycle = sum(len(statements) + 2 for statements in transactions)
+    per_cycle = sum(sum(map(len, exchanges)) + 2 for exchanges in transactions)
     alone = 0.0
     try:
         for n in range(count + 5):
             names = {request: new_id(), continuation: new_id()}
             replayed = [
-                [(sql, _renamed(params, names)) for sql, params in statements]
-                for statements in transactions
+                [(sql, _renamed(params, names)) for sent in exchanges for sql, params in sent]
+                for exchanges in transactions
             ]
             started = time.perf_counter()
             for statements in replayed:
@@ -224,12 +245,7 @@ def statements_alone(run: Run, count: int) -> None:
                 conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     finally:
         conn.close()
-    with open_store(f"sqlite:///{run.path('whole')}.db") as store:
-        store.register_handler("bench", lambda delivery: None)
-        _cycles(store, 5)
-        started = time.perf_counter()
-        _cycles(store, count)
-        whole = time.perf_counter() - started
+    whole = _whole_cycles(f"sqlite:///{run.path('whole')}.db", count)
     floor = sqlite_floor(run.path("alone-floor").with_suffix(".db"), count)
     run.say(
         f"sqlite: the cycle's {per_cycle} statements alone, from bare Python:"
@@ -249,43 +265,16 @@ def postgres_statements_alone(run: Run, url: str, count: int) -> None:
     from psycopg.rows import dict_row  # noqa: PLC0415
 
     with open_store(url) as store:
-        db: Any = store.db
-        exchanges: list[list[tuple[str, Any]]] = []
-        one, batch = db.run, db.run_batch
-
-        def recording_run(cursor: Any, sql: str, params: Any) -> None:
-            exchanges.append([(db._translate(sql), params)])
-            one(cursor, sql, params)
-
-        def recording_batch(cursor: Any, statements: list[tuple[str, Any]]) -> None:
-            exchanges.append([(db._translate(sql), params) for sql, params in statements])
-            batch(cursor, statements)
-
-        parked: list[str] = []
-        store.register_handler("replay", lambda delivery: parked.append(delivery.continuation.id))
-        conversation = store.create_conversation("bench").id
-        for n in range(2):  # the first makes what a store makes once: not recorded
-            if n:
-                db.run, db.run_batch = recording_run, recording_batch
-            try:
-                question = Question("bench", conversation, "confirm", f"#{n}")
-                asked = store.ask(question, park=Park(f"replay:{n}")).interaction.id
-                store.respond_interaction(asked, True, user="bench")
-            finally:
-                db.run, db.run_batch = one, batch
-        store.register_handler("bench", lambda delivery: None)
-        _cycles(store, 5)
-        started = time.perf_counter()
-        _cycles(store, count)
-        whole = time.perf_counter() - started
+        transactions, request, continuation = _recorded_cycle(store)
+    exchanges = [sent for recorded in transactions for sent in recorded]
+    whole = _whole_cycles(url, count)
     alone = 0.0
     with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
         cursor = conn.cursor()
         for n in range(count + 5):
-            names = {asked: new_id(), parked[-1]: new_id()}
+            names = {request: new_id(), continuation: new_id()}
             replayed = [
-                [(sql, _renamed(params, names)) for sql, params in statements]
-                for statements in exchanges
+                [(sql, _renamed(params, names)) for sql, params in sent] for sent in exchanges
             ]
             started = time.perf_counter()
             for statements in replayed:
