@@ -247,8 +247,14 @@ def statements_alone(run: Run, count: int) -> None:
         conn.close()
     whole = _whole_cycles(f"sqlite:///{run.path('whole')}.db", count)
     floor = sqlite_floor(run.path("alone-floor").with_suffix(".db"), count)
+    _say_alone(run, f"sqlite: the cycle's {per_cycle} statements", count, alone, whole, floor)
+
+
+def _say_alone(run: Run, what: str, count: int, alone: float, whole: float, floor: float) -> None:
+    """One line: ``count`` cycles' statements ``alone``, the ``whole`` cycles and the
+    ``floor`` (seconds each), as rates and shares."""
     run.say(
-        f"sqlite: the cycle's {per_cycle} statements alone, from bare Python:"
+        f"{what} alone, from the bare driver:"
         f" {count / alone:,.0f} cycles/s ({alone / count * 1e6:.0f} us)"
         f"  | the cycle {count / whole:,.0f} cycles/s ({whole / count * 1e6:.0f} us:"
         f" {100 * alone / whole:.0f}% of it the statements)"
@@ -288,14 +294,8 @@ def postgres_statements_alone(run: Run, url: str, count: int) -> None:
                 alone += time.perf_counter() - started
     floor = postgres_floor(url, count)
     sent = sum(len(statements) for statements in exchanges)
-    run.say(
-        f"postgres: the cycle's {sent} statements in {len(exchanges)} exchanges alone, from bare"
-        f" psycopg: {count / alone:,.0f} cycles/s ({alone / count * 1e6:.0f} us)"
-        f"  | the cycle {count / whole:,.0f} cycles/s ({whole / count * 1e6:.0f} us:"
-        f" {100 * alone / whole:.0f}% of it the statements)"
-        f"  | raw floor {count / floor:,.0f} cycles/s (the statements alone are"
-        f" {floor / alone:.2f}x of it, the cycle {floor / whole:.2f}x)"
-    )
+    what = f"postgres: the cycle's {sent} statements in {len(exchanges)} exchanges"
+    _say_alone(run, what, count, alone, whole, floor)
 
 
 _GROUPS = (

@@ -71,6 +71,12 @@ def only_own(own: set[int], last: int | None, now: int | None) -> bool:
     return mine
 
 
+def rung(bell: Bell | None) -> int:
+    """The bell's word before a look (0 without a bell): what :func:`rest` sleeps on after
+    it, so a ring in between ends that sleep at once."""
+    return 0 if bell is None else bell.rung()
+
+
 def rest(loop: Loop, bell: Bell | None, seen: int, interval: float) -> bool:
     """Wait for the watcher's next look; True once its loop is being stopped. With a bell,
     until another process's commit rings it (its word moves past ``seen``), or

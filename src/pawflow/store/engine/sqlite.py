@@ -375,7 +375,7 @@ class SqliteDatabase(Database):
                     conn.close()
                 return
             try:
-                seen = 0 if bell is None else bell.rung()
+                seen = changes.rung(bell)
                 with self._commit_lock:
                     last = conn.execute("PRAGMA data_version").fetchone()[0]
                     local_seen = self._local_commits
@@ -383,7 +383,7 @@ class SqliteDatabase(Database):
                 loop.failures.succeeded()
                 pace = changes.Pace()
                 while not changes.rest(loop, bell, seen, pace.interval):
-                    seen = 0 if bell is None else bell.rung()
+                    seen = changes.rung(bell)
                     with self._commit_lock:
                         version = conn.execute("PRAGMA data_version").fetchone()[0]
                         local = self._local_commits
@@ -427,7 +427,7 @@ class SqliteDatabase(Database):
         self, loop: Loop, shm: int, callback: Callable[[str], None], bell: Bell | None
     ) -> None:
         own: set[int] = set()
-        seen = 0 if bell is None else bell.rung()  # before the baseline: no ring is missed
+        seen = changes.rung(bell)  # before the baseline: no ring is missed
         with self._commit_lock:
             last = changes.read_counter(shm)
             self._counting.append(own)
@@ -438,7 +438,7 @@ class SqliteDatabase(Database):
             loop.failures.succeeded()
             pace = changes.Pace()
             while not changes.rest(loop, bell, seen, pace.interval):
-                seen = 0 if bell is None else bell.rung()
+                seen = changes.rung(bell)
                 # No lock: a commit of ours notes its value before the counter moves.
                 now = changes.read_counter(shm)
                 moved = now != last
